@@ -1,0 +1,222 @@
+"""The one sorted-statistics kernel: sorted scores, merged label runs and PAV blocks.
+
+numpy/scipy only. Everything binary (ROCCH, minDCF, EER, PRBEP, minCllr, PAV llrs, DET) is read
+from the :class:`Blocks` computed here, and actual DCF from the sorted arrays themselves, so one
+group costs one sort (MATH.md sections 4-5; seed 000 section 3.2).
+
+Order convention: scores ascending, and among equal scores targets before non-targets (the
+pessimistic order of BOSARIS' stable sort of ``[tar non]``). A tie group is never split by PAV.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import isotonic_regression
+
+__all__ = ["Blocks", "SortedScores", "pav_blocks", "sort_scores"]
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
+
+@dataclass(frozen=True, eq=False)
+class SortedScores:
+    """Target and non-target scores of one group, each sorted ascending.
+
+    Build it with :func:`sort_scores` (or directly from arrays already sorted, e.g. by a
+    dataframe engine). The PAV blocks are computed on first use and cached.
+    """
+
+    tar: F64
+    non: F64
+
+    @property
+    def n_tar(self) -> int:
+        """Number of target trials."""
+        return int(self.tar.shape[0])
+
+    @property
+    def n_non(self) -> int:
+        """Number of non-target trials."""
+        return int(self.non.shape[0])
+
+    @cached_property
+    def blocks(self) -> Blocks:
+        """PAV blocks of the merged, labelled scores (see :func:`pav_blocks`)."""
+        return pav_blocks(self)
+
+    @cached_property
+    def tar_positions(self) -> I64:
+        """0-based position of every sorted target in the merged order."""
+        return np.arange(self.n_tar, dtype=np.int64) + np.searchsorted(
+            self.non, self.tar, side="left"
+        ).astype(np.int64)
+
+    def merged_labels(self) -> NDArray[np.bool_]:
+        """Labels of all trials in merged order (True = target); O(n) memory."""
+        lab = np.zeros(self.n_tar + self.n_non, dtype=bool)
+        lab[self.tar_positions] = True
+        return lab
+
+    def merged_scores(self) -> F64:
+        """All scores in merged order; O(n) memory."""
+        out = np.empty(self.n_tar + self.n_non, dtype=np.float64)
+        lab = self.merged_labels()
+        out[lab] = self.tar
+        out[~lab] = self.non
+        return out
+
+    def score_at(self, positions: I64) -> F64:
+        """Score at the given 0-based merged positions, without building the merged array."""
+        positions = np.asarray(positions, dtype=np.int64)
+        k = np.searchsorted(self.tar_positions, positions, side="left")  # targets before
+        is_tar = np.zeros(positions.shape, dtype=bool)
+        inside = k < self.n_tar
+        is_tar[inside] = self.tar_positions[k[inside]] == positions[inside]
+        out = np.empty(positions.shape, dtype=np.float64)
+        out[is_tar] = self.tar[k[is_tar]]
+        out[~is_tar] = self.non[positions[~is_tar] - k[~is_tar]]
+        return out
+
+
+def sort_scores(tar: ArrayLike, non: ArrayLike) -> SortedScores:
+    """Sort target and non-target scores (one sort of the group's scores).
+
+    Parameters
+    ----------
+    tar, non
+        Scores of target and non-target trials; larger favours target. Not validated here:
+        the public functions of :mod:`scoreframe.metrics` reject NaN and empty inputs.
+
+    Examples
+    --------
+    >>> s = sort_scores([2.0, 1.0], [0.5, 3.0])
+    >>> s.tar.tolist(), s.non.tolist()
+    ([1.0, 2.0], [0.5, 3.0])
+    """
+    return SortedScores(np.sort(np.asarray(tar, dtype=np.float64)),
+                        np.sort(np.asarray(non, dtype=np.float64)))
+
+
+@dataclass(frozen=True, eq=False)
+class Blocks:
+    """PAV blocks: maximal runs of the merged order pooled by isotonic regression.
+
+    Block means (target fractions) are strictly increasing. These few numbers are the
+    sufficient statistics of ROCCH, minDCF at any prior, EER, PRBEP and minCllr.
+
+    Attributes
+    ----------
+    n_tar, n_non
+        Targets and non-targets in each block.
+    start
+        0-based merged position of each block's first trial.
+    lo, hi
+        Lowest and highest score in each block.
+    tar_pos_sum, tar_pos_sq
+        Sum and sum of squares of the 1-based merged positions of the block's targets (used
+        only to reproduce BOSARIS' monotonicity ramp in minCllr exactly).
+    """
+
+    n_tar: I64
+    n_non: I64
+    start: I64
+    lo: F64
+    hi: F64
+    tar_pos_sum: F64
+    tar_pos_sq: F64
+
+    @property
+    def total_tar(self) -> int:
+        """All targets."""
+        return int(self.n_tar.sum())
+
+    @property
+    def total_non(self) -> int:
+        """All non-targets."""
+        return int(self.n_non.sum())
+
+    @property
+    def size(self) -> I64:
+        """Trials per block."""
+        return self.n_tar + self.n_non
+
+    def llr(self) -> F64:
+        """PAV llr of each block: ``logit(p_b) - log(T/N)`` (MATH.md 4.3); may be +-inf."""
+        t = self.n_tar.astype(np.float64)
+        m = self.n_non.astype(np.float64)
+        with np.errstate(divide="ignore"):
+            return (np.log(t) - np.log(m)) - (np.log(self.total_tar) - np.log(self.total_non))
+
+
+def _label_runs(s: SortedScores) -> tuple[I64, NDArray[np.bool_]]:
+    """Run-length encode the merged label sequence: run lengths and run labels."""
+    t, n = s.n_tar, s.n_non
+    if t == 0 or n == 0:
+        return np.array([t + n], dtype=np.int64), np.array([t > 0])
+    below = s.tar_positions - np.arange(t, dtype=np.int64)  # non-targets before each target
+    gap = np.diff(below, prepend=0)  # non-targets between consecutive targets
+    new_run = np.empty(t, dtype=bool)
+    new_run[0] = True
+    new_run[1:] = gap[1:] > 0
+    ones_start = np.flatnonzero(new_run)
+    ones_len = np.diff(np.append(ones_start, t))
+    r = ones_start.shape[0]
+    run_len = np.empty(2 * r + 1, dtype=np.int64)
+    run_len[0:-1:2] = gap[ones_start]
+    run_len[1::2] = ones_len
+    run_len[-1] = n - below[-1]
+    run_lab = np.zeros(2 * r + 1, dtype=bool)
+    run_lab[1::2] = True
+    keep = run_len > 0
+    return run_len[keep], run_lab[keep]
+
+
+def pav_blocks(s: SortedScores) -> Blocks:
+    """Pool adjacent violators over the merged labels of ``s`` (MATH.md section 4).
+
+    Runs of equal labels are pooled first (PAV never splits them), then SciPy's isotonic
+    regression pools the alternating runs; adjacent blocks with exactly equal target fractions
+    are merged using integer arithmetic, so the blocks do not depend on float rounding.
+
+    Examples
+    --------
+    >>> b = pav_blocks(sort_scores([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4]))
+    >>> b.n_tar.tolist(), b.n_non.tolist()
+    ([0, 1, 2, 2], [2, 2, 2, 0])
+    """
+    run_len, run_lab = _label_runs(s)
+    if run_len.shape[0] == 1:
+        starts = np.array([0], dtype=np.int64)
+    else:
+        fit = isotonic_regression(run_lab.astype(np.float64), weights=run_len.astype(np.float64))
+        starts = np.asarray(fit.blocks[:-1], dtype=np.int64)
+    run_t = np.where(run_lab, run_len, 0)
+    t_b = np.add.reduceat(run_t, starts)
+    n_b = np.add.reduceat(run_len, starts)
+    # merge neighbours whose target fractions are exactly equal (t_i/n_i == t_j/n_j)
+    if t_b.shape[0] > 1:
+        keep = np.ones(t_b.shape[0], dtype=bool)
+        keep[1:] = t_b[:-1] * n_b[1:] != t_b[1:] * n_b[:-1]
+        if not keep.all():
+            idx = np.flatnonzero(keep)
+            t_b = np.add.reduceat(t_b, idx)
+            n_b = np.add.reduceat(n_b, idx)
+    m_b = n_b - t_b
+    end = np.cumsum(n_b)
+    start = end - n_b
+    lo = s.score_at(start)
+    hi = s.score_at(end - 1)
+    # position sums of targets per block (1-based positions)
+    pos1 = s.tar_positions + 1
+    tcum = np.concatenate(([0], np.cumsum(t_b)))
+    csum = np.concatenate(([0], np.cumsum(pos1)))
+    csq = np.concatenate(([0.0], np.cumsum(pos1.astype(np.float64) ** 2)))
+    tar_pos_sum = (csum[tcum[1:]] - csum[tcum[:-1]]).astype(np.float64)
+    tar_pos_sq = csq[tcum[1:]] - csq[tcum[:-1]]
+    return Blocks(t_b.astype(np.int64), m_b.astype(np.int64), start.astype(np.int64),
+                  lo, hi, tar_pos_sum, tar_pos_sq)
