@@ -1,0 +1,160 @@
+"""Aligning scores with a key (or trial list): report what does not match, then join.
+
+Frames layer (polars, lazy). Joining scores to a key reports trials in the key with no score,
+scores for trials not in the key, and duplicates on either side (counts plus a few examples).
+The default is an error; ``missing="drop"`` or ``missing=<float>`` (BOSARIS
+``set_missing_to_value``) and ``extra="drop"`` are explicit choices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from scoreframe.errors import AlignmentError, message
+
+__all__ = ["AlignmentReport", "align", "alignment_report"]
+
+_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class AlignmentReport:
+    """Counts (and a few examples) of what did not align."""
+
+    n_key: int
+    n_scores: int
+    n_missing: int
+    n_extra: int
+    n_dup_key: int
+    n_dup_scores: int
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when every key trial has exactly one score and every score a trial."""
+        return not (self.n_missing or self.n_extra or self.n_dup_key or self.n_dup_scores)
+
+    def describe(self) -> str:
+        """One line listing the problems with examples."""
+        parts = []
+        for label, n, ex in (
+            ("key trial(s) with no score", self.n_missing, "missing"),
+            ("score(s) with no key trial", self.n_extra, "extra"),
+            ("duplicated key trial(s)", self.n_dup_key, "dup_key"),
+            ("duplicated score(s)", self.n_dup_scores, "dup_scores"),
+        ):
+            if n:
+                parts.append(f"{n} {label} (e.g. {', '.join(self.examples.get(ex, []))})")
+        return "; ".join(parts) or "aligned"
+
+
+def _ex(lf: pl.LazyFrame, cols: list[str]) -> list[str]:
+    rows = lf.select(cols).head(_EXAMPLES).collect().iter_rows()
+    return ["/".join(str(v) for v in r) for r in rows]
+
+
+def _count(lf: pl.LazyFrame) -> int:
+    return int(lf.select(pl.len()).collect().item())
+
+
+def _expected(key: pl.LazyFrame, scores: pl.LazyFrame) -> tuple[pl.LazyFrame, list[str]]:
+    """Key trials, crossed with the systems of ``scores`` when the key has no ``system``."""
+    on = ["model", "segment"]
+    if "system" in scores.collect_schema().names() and "system" not in (
+            key.collect_schema().names()):
+        systems = scores.select("system").unique()
+        return key.join(systems, how="cross"), [*on, "system"]
+    return key, on + (["system"] if "system" in key.collect_schema().names() else [])
+
+
+def alignment_report(key: pl.LazyFrame | pl.DataFrame,
+                     scores: pl.LazyFrame | pl.DataFrame) -> AlignmentReport:
+    """Count key trials without score, scores without trial and duplicates (lazy queries)."""
+    key, scores = key.lazy(), scores.lazy()
+    expected, on = _expected(key, scores)
+    missing = expected.join(scores.select(on), on=on, how="anti")
+    extra = scores.join(expected.select(on), on=on, how="anti")
+    dup_k = expected.group_by(on).agg(pl.len()).filter(pl.col("len") > 1)
+    dup_s = scores.group_by(on).agg(pl.len()).filter(pl.col("len") > 1)
+    counts = pl.concat([
+        missing.select(pl.len().alias("n")), extra.select(pl.len().alias("n")),
+        dup_k.select(pl.len().alias("n")), dup_s.select(pl.len().alias("n")),
+        expected.select(pl.len().alias("n")), scores.select(pl.len().alias("n")),
+    ]).collect()["n"].to_list()
+    n_missing, n_extra, n_dk, n_ds, n_key, n_scores = (int(c) for c in counts)
+    examples = {}
+    for name, n, lf in (("missing", n_missing, missing), ("extra", n_extra, extra),
+                        ("dup_key", n_dk, dup_k), ("dup_scores", n_ds, dup_s)):
+        if n:
+            examples[name] = _ex(lf, on)
+    return AlignmentReport(n_key, n_scores, n_missing, n_extra, n_dk, n_ds, examples)
+
+
+def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame, *,
+          missing: str | float = "error", extra: str = "error",
+          check: bool = True) -> pl.LazyFrame:
+    """Join scores to a key on (``model``, ``segment``[, ``system``]).
+
+    Parameters
+    ----------
+    key
+        Key (``model, segment, label`` + conditions) or trial list (Ndx, no ``label``).
+    scores
+        ``model, segment, score`` (+ ``system``: then every key trial is expected once per
+        system).
+    missing
+        Key trials with no score: ``"error"`` (default), ``"drop"``, or a float to fill in.
+    extra
+        Scores with no key trial: ``"error"`` (default) or ``"drop"``.
+    check
+        Run the alignment report first (several lazy scans); duplicates are always errors.
+
+    Returns
+    -------
+    polars.LazyFrame
+        Key columns, ``score`` (and ``system``), in the canonical schema.
+
+    Raises
+    ------
+    AlignmentError
+        Listing counts and examples of what did not align.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> key = pl.DataFrame({"model": ["a", "a"], "segment": ["x", "y"], "label": [True, False]})
+    >>> sc = pl.DataFrame({"model": ["a"], "segment": ["x"], "score": [2.0]})
+    >>> align(key, sc, missing=0.0).collect()["score"].to_list()
+    [2.0, 0.0]
+    """
+    if missing not in ("error", "drop") and not isinstance(missing, (int, float)):
+        raise AlignmentError(message("bad `missing` policy", expected="error | drop | a number",
+                                     got=repr(missing)))
+    if extra not in ("error", "drop"):
+        raise AlignmentError(message("bad `extra` policy", expected="error | drop",
+                                     got=repr(extra)))
+    key, scores = key.lazy(), scores.lazy()
+    expected, on = _expected(key, scores)
+    if check:
+        rep = alignment_report(key, scores)
+        problems = []
+        if rep.n_dup_key or rep.n_dup_scores:
+            problems.append("duplicates")
+        if rep.n_missing and missing == "error":
+            problems.append("missing")
+        if rep.n_extra and extra == "error":
+            problems.append("extra")
+        if problems:
+            raise AlignmentError(message(
+                "scores do not align with the key", got=rep.describe(),
+                hint="Choose a policy: missing='drop' or a fill value (CLI --missing), "
+                     "extra='drop' (CLI --extra drop); duplicates must be fixed."))
+    how = "inner" if missing == "drop" else "left"
+    score_cols = [c for c in scores.collect_schema().names()
+                  if c not in expected.collect_schema().names() or c in on]
+    out = expected.join(scores.select(score_cols), on=on, how=how)
+    if missing not in ("error", "drop"):
+        out = out.with_columns(pl.col("score").fill_null(float(missing)))
+    return out

@@ -1,0 +1,253 @@
+"""Binary metrics on arrays of target and non-target scores (the BOSARIS-style scalar API).
+
+Each function validates its inputs (1-D, no NaN, at least one target and one non-target) and
+calls the kernels. For data frames grouped by condition use :func:`scoreframe.evaluate`.
+Operating points are effective priors ``p_target`` (optionally with ``c_miss``, ``c_fa``,
+reduced to an effective prior), or ``prior_log_odds`` whose Bayes threshold is used directly.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from scoreframe.errors import DegenerateError, ScoreframeError, message
+from scoreframe.kernels import SortedScores, sort_scores
+from scoreframe.kernels import cllr as _cllr
+from scoreframe.kernels import dcf as _dcf
+from scoreframe.kernels import eer_conventions as _eerc
+from scoreframe.kernels import rocch as _rocch
+from scoreframe.kernels.elementary import effective_prior, operating_points
+
+__all__ = [
+    "EER_METHODS",
+    "act_dcf",
+    "area_under_rocch",
+    "check_scores",
+    "cllr",
+    "cross_entropy",
+    "eer",
+    "min_cllr",
+    "min_dcf",
+    "pav_llrs",
+    "prbep",
+    "rocch",
+    "sorted_scores",
+    "uer",
+]
+
+EER_METHODS = ("rocch", "nist", "kaldi")
+EerMethod = Literal["rocch", "nist", "kaldi"]
+F64 = NDArray[np.float64]
+
+
+def _as_scores(x: ArrayLike, name: str) -> F64:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1:
+        a = a.reshape(-1) if a.ndim == 0 or 1 in a.shape else a
+    if a.ndim != 1:
+        raise ScoreframeError(message(f"`{name}` must be one-dimensional",
+                                      got=f"shape {a.shape}"))
+    nan = np.isnan(a)
+    if nan.any():
+        first = int(np.argmax(nan))
+        raise ScoreframeError(message(f"`{name}` contains NaN scores",
+                                      expected="finite or infinite llrs", where=f"index {first}",
+                                      got=f"{int(nan.sum())} NaN value(s)",
+                                      hint="Drop or repair those trials before evaluating."))
+    return a
+
+
+def check_scores(tar: ArrayLike, non: ArrayLike) -> tuple[F64, F64]:
+    """Validate target and non-target scores and return them as float64 arrays.
+
+    Raises
+    ------
+    ScoreframeError
+        On NaN or non-1-D input.
+    DegenerateError
+        When there is no target or no non-target.
+    """
+    t = _as_scores(tar, "tar")
+    n = _as_scores(non, "non")
+    if t.shape[0] == 0 or n.shape[0] == 0:
+        raise DegenerateError(message(
+            "binary metrics need at least one target and one non-target",
+            got=f"{t.shape[0]} target(s) and {n.shape[0]} non-target(s)"))
+    return t, n
+
+
+def sorted_scores(tar: ArrayLike, non: ArrayLike) -> SortedScores:
+    """Validate and sort once; pass the result to several metrics to avoid re-sorting."""
+    if isinstance(tar, SortedScores):
+        return tar
+    return sort_scores(*check_scores(tar, non))
+
+
+def _ops(p_target: ArrayLike | None, c_miss: ArrayLike, c_fa: ArrayLike,
+         prior_log_odds: ArrayLike | None) -> tuple[F64, F64, F64]:
+    if prior_log_odds is not None:
+        if p_target is not None:
+            raise TypeError("give `p_target` or `prior_log_odds`, not both")
+        return operating_points(prior_log_odds=prior_log_odds)
+    if p_target is None:
+        raise TypeError("give `p_target` (or `prior_log_odds`)")
+    p = np.atleast_1d(np.asarray(p_target, dtype=np.float64))
+    if np.any((p < 0) | (p > 1)) or np.isnan(p).any():
+        raise ScoreframeError(message("`p_target` must lie in [0, 1]", got=str(p.tolist())))
+    if not (np.all(np.asarray(c_miss) == 1) and np.all(np.asarray(c_fa) == 1)):
+        p = effective_prior(p, c_miss, c_fa)
+    return operating_points(p_target=p)
+
+
+def _shape(x: F64, like: ArrayLike | None) -> float | F64:
+    if like is not None and np.ndim(like) == 0:
+        return float(x[0])
+    return x
+
+
+def _normalize(dcf: F64, p: F64, q: F64) -> F64:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return dcf / np.minimum(p, q)
+
+
+def act_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike | None = None,
+            c_miss: ArrayLike = 1.0, c_fa: ArrayLike = 1.0,
+            prior_log_odds: ArrayLike | None = None, normalize: bool = True) -> float | F64:
+    """Actual DCF (empirical Bayes error rate) of llrs at the Bayes threshold.
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target llrs (or a :class:`SortedScores` as ``tar``).
+    p_target, c_miss, c_fa
+        Operating point(s); reduced to the effective prior (seed 000 eq 10).
+    prior_log_odds
+        Alternative to ``p_target``: the threshold is ``-prior_log_odds`` exactly.
+    normalize
+        Divide by the default system's cost ``min(p, 1 - p)`` (seed 000 eq 13).
+
+    Returns
+    -------
+    float or ndarray
+        A float for a scalar operating point, else one value per operating point.
+
+    Examples
+    --------
+    >>> round(act_dcf([1, 2, 5, 7], [-7, -5, -2, -1], prior_log_odds=1.0, normalize=False), 6)
+    0.067235
+    """
+    s = sorted_scores(tar, non)
+    p, q, thr = _ops(p_target, c_miss, c_fa, prior_log_odds)
+    dcf, _, _ = _dcf.act_dcf(s, p, q, thr)
+    return _shape(_normalize(dcf, p, q) if normalize else dcf,
+                  p_target if prior_log_odds is None else prior_log_odds)
+
+
+def min_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike | None = None,
+            c_miss: ArrayLike = 1.0, c_fa: ArrayLike = 1.0,
+            prior_log_odds: ArrayLike | None = None, normalize: bool = True) -> float | F64:
+    """Minimum DCF over all thresholds (on the ROCCH, seed 000 eqs 15-16, 25).
+
+    Examples
+    --------
+    >>> round(min_dcf([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4], p_target=0.5), 6)
+    0.533333
+    """
+    s = sorted_scores(tar, non)
+    p, q, _ = _ops(p_target, c_miss, c_fa, prior_log_odds)
+    dcf, _, _ = _rocch.min_dcf(s.blocks, p, q)
+    return _shape(_normalize(dcf, p, q) if normalize else dcf,
+                  p_target if prior_log_odds is None else prior_log_odds)
+
+
+def eer(tar: ArrayLike, non: ArrayLike | None = None, *, method: EerMethod = "rocch") -> float:
+    """Equal error rate.
+
+    Parameters
+    ----------
+    method
+        ``"rocch"`` (default, BOSARIS: where the ROC convex hull crosses ``pmiss = pfa``),
+        ``"nist"`` (linear interpolation of the per-trial ROC, NIST SRE scorer) or ``"kaldi"``
+        (Kaldi ``compute-eer``).
+
+    Examples
+    --------
+    >>> round(eer([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4]), 6)
+    0.272727
+    """
+    s = sorted_scores(tar, non)
+    if method == "rocch":
+        return _rocch.rocch_eer(s.blocks)
+    if method == "nist":
+        return _eerc.steppy_eer(s)
+    if method == "kaldi":
+        return _eerc.kaldi_eer(s)
+    raise ScoreframeError(message("unknown EER method", expected=" | ".join(EER_METHODS),
+                                  got=repr(method)))
+
+
+def prbep(tar: ArrayLike, non: ArrayLike | None = None) -> float:
+    """Precision-recall break-even point, as a count of errors (BOSARIS ``prbep``)."""
+    return _rocch.prbep(sorted_scores(tar, non).blocks)
+
+
+def uer(tar: ArrayLike, non: ArrayLike | None = None, *, r: float) -> float:
+    """Unit error rate ``UER(r)`` (seed 000 eqs 27-28); ``r = 1`` gives the EER."""
+    if not (0 < r < np.inf):
+        raise ScoreframeError(message("`r` must be positive and finite", got=repr(r)))
+    return _rocch.uer(sorted_scores(tar, non).blocks, r)
+
+
+def rocch(tar: ArrayLike, non: ArrayLike | None = None) -> tuple[F64, F64]:
+    """ROCCH vertices ``(pmiss, pfa)`` from ``(0, 1)`` to ``(1, 0)``."""
+    return _rocch.rocch(sorted_scores(tar, non).blocks)
+
+
+def area_under_rocch(tar: ArrayLike, non: ArrayLike | None = None) -> float:
+    """Area under the ROCCH in (pfa, pmiss) space (0 is perfect; BOSARIS ``area_under_rocch``)."""
+    return _rocch.area_under_rocch(sorted_scores(tar, non).blocks)
+
+
+def cllr(tar: ArrayLike, non: ArrayLike | None = None) -> float:
+    """Cllr in bits, scores taken as natural-log llrs (seed 000 eq 18).
+
+    Examples
+    --------
+    >>> round(cllr([1, 2, 5, 7], [-7, -5, -2, -1]), 6)
+    0.161516
+    """
+    if isinstance(tar, SortedScores):
+        return _cllr.cllr(tar.tar, tar.non)
+    return _cllr.cllr(*check_scores(tar, non))
+
+
+def min_cllr(tar: ArrayLike, non: ArrayLike | None = None, *, ramp: bool = True) -> float:
+    """Cllr after optimal (PAV) calibration.
+
+    ``ramp=True`` (default) reproduces BOSARIS ``min_cllr`` exactly, including its ``k*1e-6/n``
+    monotonicity ramp; ``ramp=False`` gives the exact PAV value.
+
+    Examples
+    --------
+    >>> round(min_cllr([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4], ramp=False), 6)
+    0.618993
+    """
+    return _cllr.min_cllr(sorted_scores(tar, non).blocks, ramp=ramp)
+
+
+def cross_entropy(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: float) -> float:
+    """Prior-weighted cross-entropy (ECE) in bits; ``p_target = 0.5`` gives Cllr."""
+    if not 0 < p_target < 1:
+        raise ScoreframeError(message("`p_target` must lie in (0, 1)", got=repr(p_target)))
+    t, n = check_scores(tar, non)
+    return _cllr.cross_entropy(t, n, p_target)
+
+
+def pav_llrs(tar: ArrayLike, non: ArrayLike | None = None, *, laplace: bool = False,
+             ramp: bool = False) -> tuple[F64, F64]:
+    """PAV-optimal llr of each trial, in input order (BOSARIS ``opt_loglr``)."""
+    t, n = check_scores(tar, non)
+    return _cllr.pav_llrs(t, n, laplace=laplace, ramp=ramp)

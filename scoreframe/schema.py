@@ -1,0 +1,212 @@
+"""Canonical trial schema and the one validation entry point used by every reader.
+
+Frames layer: may use polars; never touches files (see :mod:`scoreframe.io`).
+
+A trial table has ``model: str``, ``segment: str``, ``score: f64``, ``label: bool`` (True =
+target, null = unknown), optionally ``system: str``, and any number of condition columns. A key
+has no ``score``, a score table no ``label``, an index (Ndx) neither. Text labels are normalized
+to bool here, at the import boundary, and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import polars as pl
+
+from scoreframe.errors import SchemaError, message
+
+__all__ = [
+    "KEY_COLUMNS",
+    "Kind",
+    "id_columns",
+    "normalize_label",
+    "validate_trials",
+]
+
+KEY_COLUMNS = ("model", "segment")
+Kind = Literal["trials", "key", "scores", "ndx"]
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "trials": ("model", "segment", "score", "label"),
+    "key": ("model", "segment", "label"),
+    "scores": ("model", "segment", "score"),
+    "ndx": ("model", "segment"),
+}
+_TRUE = ("target", "1", "true", "tgt", "t", "yes", "y")
+_FALSE = ("nontarget", "non-target", "0", "false", "non", "imp", "impostor", "f", "no", "n")
+_STRICT_TRUE = ("target", "1", "true")
+_STRICT_FALSE = ("nontarget", "0", "false")
+
+
+def id_columns(schema: pl.Schema | Sequence[str]) -> list[str]:
+    """Columns that identify a trial: ``model``, ``segment`` and ``system`` when present."""
+    names = list(schema.names() if isinstance(schema, pl.Schema) else schema)
+    return [c for c in ("model", "segment", "system") if c in names]
+
+
+def normalize_label(dtype: pl.DataType, name: str = "label") -> pl.Expr:
+    """Expression mapping an accepted label column to ``Boolean`` (invalid values become null).
+
+    Accepted: booleans; integers 1/0; strings ``target``/``nontarget``, ``1``/``0``,
+    ``true``/``false`` (case-insensitive, surrounding space ignored). Null stays null (unknown).
+    """
+    col = pl.col(name)
+    if dtype == pl.Boolean:
+        return col
+    if dtype.is_integer() or dtype.is_float():
+        return pl.when(col == 1).then(True).when(col == 0).then(False).otherwise(None)
+    if dtype in (pl.String, pl.Categorical, pl.Enum) or isinstance(dtype, (pl.Categorical,
+                                                                        pl.Enum)):
+        low = col.cast(pl.String).str.strip_chars().str.to_lowercase()
+        return (pl.when(low.is_in(_STRICT_TRUE)).then(True)
+                .when(low.is_in(_STRICT_FALSE)).then(False).otherwise(None))
+    raise SchemaError(message(f"column `{name}` has an unsupported type",
+                              expected="bool, 0/1 integers or target/nontarget strings",
+                              got=str(dtype)))
+
+
+def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
+    missing = [c for c in _REQUIRED[kind] if c not in schema]
+    if missing:
+        raise SchemaError(message(
+            f"missing column(s) {', '.join(f'`{c}`' for c in missing)}", where=where,
+            expected=f"{kind} columns {', '.join(_REQUIRED[kind])}",
+            got=f"columns {', '.join(schema.names()) or '(none)'}",
+            hint="Rename the columns (readers accept a `columns=` mapping) or pick another kind."))
+    exprs: list[pl.Expr] = []
+    for c in ("model", "segment", "system"):
+        if c in schema and schema[c] != pl.String:
+            if schema[c].is_numeric() or schema[c] in (pl.Categorical, pl.Enum) or isinstance(
+                    schema[c], (pl.Categorical, pl.Enum)):
+                exprs.append(pl.col(c).cast(pl.String))
+            else:
+                raise SchemaError(message(f"column `{c}` must hold identifiers", where=where,
+                                          expected="str", got=str(schema[c])))
+    if "score" in schema and schema["score"] != pl.Float64:
+        if not schema["score"].is_numeric():
+            raise SchemaError(message("column `score` must be numeric", where=where,
+                                      expected="f64", got=str(schema["score"]),
+                                      hint="Parse the scores as numbers before importing."))
+        exprs.append(pl.col("score").cast(pl.Float64))
+    if "label" in schema and schema["label"] != pl.Boolean:
+        exprs.append(normalize_label(schema["label"]).alias("label"))
+    return exprs
+
+
+def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, kind: Kind,
+                   where: str, duplicates: bool) -> None:
+    """Run one aggregate pass and raise on the first problem found."""
+    aggs = [pl.len().alias("rows")]
+    if "score" in schema:
+        aggs.append(pl.col("score").is_nan().sum().alias("nan"))
+        aggs.append(pl.col("score").is_null().sum().alias("null_score"))
+    if "label" in schema:
+        bad = pl.col("__label_new").is_null() & pl.col("__label_old").is_not_null()
+        aggs.append(bad.sum().alias("bad_label"))
+    for c in ("model", "segment"):
+        aggs.append(pl.col(c).is_null().sum().alias(f"null_{c}"))
+    stats = _stats_with_labels(lf, original, schema, aggs)
+    if stats["rows"] == 0:
+        raise SchemaError(message(f"no {kind} rows", where=where, expected="at least one row",
+                                  got="an empty table"))
+    for c in ("model", "segment"):
+        if stats[f"null_{c}"]:
+            raise SchemaError(message(f"column `{c}` has missing values", where=where,
+                                      expected="an identifier on every row",
+                                      got=f"{stats[f'null_{c}']} null(s)"))
+    if stats.get("null_score"):
+        rows = _first_rows(lf, pl.col("score").is_null())
+        raise SchemaError(message("column `score` has missing values", where=where,
+                                  expected="a number on every row",
+                                  got=f"{stats['null_score']} null(s), first at row(s) {rows}"))
+    if stats.get("nan"):
+        rows = _first_rows(lf, pl.col("score").is_nan())
+        raise SchemaError(message("column `score` has NaN values", where=where,
+                                  expected="finite or infinite numbers",
+                                  got=f"{stats['nan']} NaN(s), first at row(s) {rows}",
+                                  hint="Drop those trials or give them a score explicitly."))
+    if stats.get("bad_label"):
+        vals = (original.with_row_index("__row").select("__row", "label")
+                .filter(pl.col("label").is_not_null()).with_columns(
+                    normalize_label(schema["label"]).alias("__n"))
+                .filter(pl.col("__n").is_null()).head(3).collect())
+        shown = ", ".join(f"{v!r} (row {r})" for r, v in zip(vals["__row"], vals["label"],
+                                                            strict=True))
+        raise SchemaError(message(
+            "column `label` has values outside the accepted spellings", where=where,
+            expected="bool, 1/0, target/nontarget or true/false (any case)",
+            got=f"{stats['bad_label']} bad value(s), e.g. {shown}",
+            hint="Map those values explicitly before importing."))
+    if duplicates:
+        ids = id_columns(schema)
+        dup = (lf.group_by(ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
+               .sort(ids).collect())
+        if dup.height:
+            ex = "; ".join(" ".join(str(v) for v in row[:-1]) + f" (x{row[-1]})"
+                           for row in dup.head(3).iter_rows())
+            raise SchemaError(message(
+                f"duplicate trials on ({', '.join(ids)})", where=where,
+                expected="each trial once",
+                got=f"{dup.height} duplicated trial(s), e.g. {ex}",
+                hint="Add the distinguishing column (e.g. `system` or a condition) to the "
+                     "trial id, or deduplicate the input."))
+
+
+def _stats_with_labels(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema,
+                       aggs: list[pl.Expr]) -> dict[str, int]:
+    if "label" in schema:
+        both = original.with_columns(
+            normalize_label(schema["label"]).alias("__label_new"),
+            pl.col("label").alias("__label_old"))
+        if "score" in schema and schema["score"] != pl.Float64:
+            both = both.with_columns(pl.col("score").cast(pl.Float64))
+        row = both.select(aggs).collect().row(0, named=True)
+    else:
+        row = lf.select(aggs).collect().row(0, named=True)
+    return {k: int(v or 0) for k, v in row.items()}
+
+
+def _first_rows(lf: pl.LazyFrame, cond: pl.Expr, n: int = 3) -> str:
+    rows = lf.with_row_index("__row").filter(cond).select("__row").head(n).collect()
+    return ", ".join(str(r) for r in rows["__row"])
+
+
+def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
+                    where: str = "input", check_data: bool = True,
+                    duplicates: bool = True) -> pl.LazyFrame:
+    """Check and normalize a table to the canonical schema; return it as a LazyFrame.
+
+    Parameters
+    ----------
+    data
+        The table, eager or lazy.
+    kind
+        ``"trials"`` (key + scores), ``"key"``, ``"scores"`` or ``"ndx"``.
+    where
+        Where the data came from (a file name), quoted in error messages.
+    check_data
+        Also scan the data (one aggregate pass): empty input, null ids, NaN or null scores,
+        labels outside the accepted spellings. Column names and types are always checked.
+    duplicates
+        With ``check_data``, also reject duplicate ``(model, segment[, system])`` trials.
+
+    Raises
+    ------
+    SchemaError
+        With the column, what was expected, what was found and where.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"model": ["m1"], "segment": ["s1"], "score": [1], "label": ["target"]})
+    >>> validate_trials(df).collect().dtypes
+    [String, String, Float64, Boolean]
+    """
+    lf = data.lazy() if isinstance(data, pl.DataFrame) else data
+    schema = lf.collect_schema()
+    exprs = _cast_plan(schema, kind, where)
+    out = lf.with_columns(exprs) if exprs else lf
+    if check_data:
+        _data_problems(out, lf, schema, kind, where, duplicates)
+    return out

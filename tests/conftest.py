@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+DATA = Path(__file__).parent / "data"
+BOSARIS = DATA / "bosaris"
+BINARY_CASES = ["gauss_small", "ties", "tiny", "tiny_interleaved", "all_equal", "separable"]
+
+
+def load_case(name: str) -> tuple[np.ndarray, np.ndarray, dict]:
+    """A BOSARIS reference case: inputs and the toolkit's outputs (tests/data/bosaris/README.md)."""
+    d = BOSARIS / name
+    tar = np.loadtxt(d / "tar.txt", ndmin=1)
+    non = np.loadtxt(d / "non.txt", ndmin=1)
+    expected = json.loads((d / "expected.json").read_text())
+    return tar, non, expected
+
+
+def assert_close(actual, expected, *, rtol: float = 1e-12, atol: float = 1e-15, what: str = ""):
+    np.testing.assert_allclose(np.asarray(actual, dtype=float), np.asarray(expected, dtype=float),
+                               rtol=rtol, atol=atol, err_msg=what)
+
+
+@pytest.fixture(params=BINARY_CASES)
+def case(request):
+    return (request.param, *load_case(request.param))

@@ -1,0 +1,118 @@
+"""Every binary metric against the original BOSARIS Toolkit (tests/data/bosaris, see README there).
+
+Counting-based values must agree to 1e-12 relative (1e-15 absolute near zero).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import BOSARIS, assert_close, load_case
+
+from scoreframe import metrics
+from scoreframe.kernels import elementary as el
+from scoreframe.kernels import rocch as kr
+from scoreframe.kernels.elementary import operating_points
+
+
+def test_rocch_vertices(case):
+    _, tar, non, e = case
+    pmiss, pfa = metrics.rocch(tar, non)
+    assert_close(pmiss, e["rocch"]["pmiss"])
+    assert_close(pfa, e["rocch"]["pfa"])
+
+
+def test_scalar_metrics(case):
+    _, tar, non, e = case
+    assert_close(metrics.eer(tar, non), e["eer"])
+    assert_close(metrics.eer(tar, non), e["rocch2eer"])
+    assert_close(metrics.prbep(tar, non), e["prbep"])
+    assert_close(metrics.area_under_rocch(tar, non), e["area_under_rocch"])
+    assert_close(metrics.cllr(tar, non), e["cllr"])
+    assert_close(metrics.min_cllr(tar, non), e["min_cllr"])
+    assert_close(metrics.min_cllr(tar, non), e["cllr_of_opt_loglr_raw"])
+    assert e["results_class"]["num_tar"] == len(tar)
+    assert_close(metrics.eer(tar, non), e["results_class"]["eer"])
+
+
+def test_dcf_at_priors(case):
+    _, tar, non, e = case
+    d = e["dcf_at_priors"]
+    p = np.array(d["priors"])
+    plo = np.array(d["plo"])
+    assert_close(el.logit(p), plo)
+    # BOSARIS fast_actDCF/fast_minDCF take prior log odds
+    assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo), d["act_norm"])
+    assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo, normalize=False), d["act_unnorm"])
+    assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo), d["min_norm"])
+    assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo, normalize=False), d["min_unnorm"])
+    assert_close(metrics.act_dcf(tar, non, p_target=p), d["fastEval_actdcf"])
+    assert_close(metrics.min_dcf(tar, non, p_target=p), d["fastEval_mindcf"])
+    # Results class: min uses p directly
+    assert_close(metrics.min_dcf(tar, non, p_target=p, normalize=False), d["results_min_dcf"])
+    assert_close(metrics.act_dcf(tar, non, p_target=p, normalize=False), d["results_act_dcf"])
+    assert_close(metrics.act_dcf(tar, non, p_target=p, normalize=False),
+                 d["dcf_at_threshold_unnorm"])
+    assert_close(metrics.act_dcf(tar, non, p_target=p), d["dcf_at_threshold_norm"])
+    s = metrics.sorted_scores(tar, non)
+    pp, qq, _ = operating_points(prior_log_odds=plo)
+    _, n_miss, n_fa = kr.min_dcf(s.blocks, pp, qq)
+    assert_close(n_miss / len(tar), d["min_Pmiss"])
+    assert_close(n_fa / len(non), d["min_Pfa"])
+    from scoreframe.kernels import dcf as kd
+    _, a_miss, a_fa = kd.act_dcf(s, pp, qq, -plo)
+    assert_close(a_miss / len(tar), d["act_Pmiss"])
+    assert_close(a_fa / len(non), d["act_Pfa"])
+
+
+def test_plo_grid(case):
+    _, tar, non, e = case
+    g = e["plo_grid"]
+    plo = np.array(g["plo"])
+    assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo, normalize=False), g["act_dcf"])
+    assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo), g["act_dcf_norm"])
+    assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo, normalize=False), g["min_dcf"])
+    assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo), g["min_dcf_norm"])
+    assert_close(metrics.prbep(tar, non), g["min_prbep"])
+    assert_close(metrics.eer(tar, non), g["min_eer"])
+
+
+def test_opt_loglr(case):
+    _, tar, non, e = case
+    o = e["opt_loglr"]
+    for variant in ("raw", "laplace"):
+        tl, nl = metrics.pav_llrs(tar, non, laplace=variant == "laplace", ramp=True)
+        ti = np.array(o["tar_index"]) - 1
+        ni = np.array(o["non_index"]) - 1
+        assert_close(tl[ti], o[f"{variant}_tar"], what=variant)
+        assert_close(nl[ni], o[f"{variant}_non"], what=variant)
+    assert_close(metrics.min_cllr(tar, non), e["cllr_of_opt_loglr_raw"])
+
+
+def test_misc_elementary():
+    e = json.loads((BOSARIS / "misc" / "expected.json").read_text())
+    assert_close(el.effective_prior(0.01, 10, 1), e["effective_prior_0p01_10_1"])
+    assert_close(el.effective_prior(0.001, 1, 1), e["effective_prior_0p001_1_1"])
+    assert_close(el.sigmoid(e["x"]), e["sigmoid"])
+    assert_close(el.neglogsigmoid(e["x"]), e["neglogsigmoid"])
+    assert_close(el.logit(e["p"]), e["logit"])
+    assert_close(el.probit(e["probit_p"]), e["probit"])
+    assert_close(metrics.cllr([0.0], [0.0]), e["cllr_zero_zero"])
+    assert_close(metrics.min_cllr([3, 3, 3], [3, 3]), e["min_cllr_const"])
+
+
+def test_misc_pavx():
+    from scipy.optimize import isotonic_regression
+
+    e = json.loads((BOSARIS / "misc" / "expected.json").read_text())
+    r = isotonic_regression(np.array(e["pavx_input"], dtype=float))
+    assert_close(r.x, e["pavx_ghat"])
+    assert np.diff(r.blocks).tolist() == e["pavx_width"]
+
+
+@pytest.mark.parametrize("name", ["gauss_small", "ties"])
+def test_fast_path_matches_subsampled_llrs_sizes(name):
+    tar, non, e = load_case(name)
+    assert e["n_tar"] == len(tar) and e["n_non"] == len(non)
