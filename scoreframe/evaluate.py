@@ -279,6 +279,11 @@ def _results_frame(rows: list[dict], by: list[str]) -> pl.DataFrame:
     metric_order = ["n_tar", "n_non", "eer", "eq_eer", "cllr", "min_cllr", "cal_loss", "prbep",
                     "c_primary", "min_c_primary", "dr30_ok", "dcf"]
     cols = by + [c for c in metric_order if c in df.columns]
+    cond = [c for c in by if c != "system"]
+    if cond:
+        df = df.with_columns(pl.all_horizontal([pl.col(c) == POOLED for c in cond])
+                             .alias("__pooled"))
+        df = df.sort([*(c for c in by if c == "system"), "__pooled", *cond])
     return df.select(cols).with_columns(
         [pl.col(c).cast(pl.Float64) for c in ("eer", "eq_eer", "cllr", "min_cllr", "cal_loss",
                                               "prbep", "c_primary", "min_c_primary")

@@ -1,0 +1,77 @@
+"""scoreframe: evaluate, calibrate and fuse detector scores, exactly as BOSARIS, at scale.
+
+The public API: metrics on arrays (``eer``, ``min_dcf``, ``act_dcf``, ``cllr``, ``min_cllr``,
+...), per-condition evaluation of trial tables (``evaluate``), the trial data layer
+(``scan_trials``, ``write_trials``, ``align``, ``validate_trials``, ``query``) and the readers
+and writers of :mod:`scoreframe.io`.
+"""
+
+from scoreframe.align import AlignmentReport, align, alignment_report
+from scoreframe.errors import (
+    AlignmentError,
+    DegenerateError,
+    FormatError,
+    SchemaError,
+    ScoreframeError,
+)
+from scoreframe.evaluate import DegenerateGroupWarning, evaluate, explode_dcf
+from scoreframe.io import read_any, read_trials, scan_trials, write_any, write_trials
+from scoreframe.kernels.elementary import effective_prior, logit, probit, sigmoid
+from scoreframe.metrics import (
+    act_dcf,
+    area_under_rocch,
+    cllr,
+    cross_entropy,
+    eer,
+    min_cllr,
+    min_dcf,
+    pav_llrs,
+    prbep,
+    rocch,
+    sorted_scores,
+    uer,
+)
+from scoreframe.schema import validate_trials
+from scoreframe.sql import connect, query
+from scoreframe.synth import synth_chunks
+
+__all__ = [
+    "AlignmentError",
+    "AlignmentReport",
+    "DegenerateError",
+    "DegenerateGroupWarning",
+    "FormatError",
+    "SchemaError",
+    "ScoreframeError",
+    "act_dcf",
+    "align",
+    "alignment_report",
+    "area_under_rocch",
+    "cllr",
+    "connect",
+    "cross_entropy",
+    "eer",
+    "effective_prior",
+    "evaluate",
+    "explode_dcf",
+    "logit",
+    "min_cllr",
+    "min_dcf",
+    "pav_llrs",
+    "prbep",
+    "probit",
+    "query",
+    "read_any",
+    "read_trials",
+    "rocch",
+    "scan_trials",
+    "sigmoid",
+    "sorted_scores",
+    "synth_chunks",
+    "uer",
+    "validate_trials",
+    "write_any",
+    "write_trials",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,7 @@
+"""``python -m scoreframe`` runs the CLI."""
+
+import sys
+
+from scoreframe.cli import main
+
+sys.exit(main())

@@ -1,0 +1,444 @@
+"""The ``scoreframe`` command line: convert, info, query, synth, evaluate, demo.
+
+Views layer: parses arguments, calls the library, prints tables (rich) or writes files. User
+errors exit with status 2 and one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from scoreframe import io as sio
+from scoreframe.align import align
+from scoreframe.errors import ScoreframeError
+from scoreframe.evaluate import evaluate, explode_dcf
+from scoreframe.io.parquet import apply_where, infer_kind, scan_trials, write_trials
+from scoreframe.metrics import EER_METHODS
+from scoreframe.sql import query
+from scoreframe.synth import synth_chunks
+
+__all__ = ["main"]
+
+PAIRED = ("bosaris-h5", "bosaris-txt", "kaldi", "nist")
+
+
+class UsageError(ScoreframeError):
+    """A command-line usage error."""
+
+
+def _console():  # noqa: ANN202 - rich is imported lazily to keep start-up fast
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 200)
+
+
+def _progress(total: int, what: str):  # noqa: ANN202
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    return Progress("[progress.description]{task.description}", BarColumn(),
+                    MofNCompleteColumn(), TimeElapsedColumn(), console=_console(),
+                    transient=True, disable=not sys.stderr.isatty())
+
+
+def _parse_columns(text: str | None) -> dict[str, str] | None:
+    if not text:
+        return None
+    out = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise UsageError(f"--columns takes canonical=source pairs (model=enroll,...); "
+                             f"got {part!r}")
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _parse_missing(text: str) -> str | float:
+    if text in ("error", "drop"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"--missing takes error, drop or a number; got {text!r}") from None
+
+
+def _load(path: str | None, fmt: str | None, kind: str | None,
+          columns: dict[str, str] | None) -> pl.LazyFrame:
+    assert path is not None
+    f = fmt or sio.guess_format(path)
+    if f == "parquet":
+        return scan_trials(path, check_data=True)
+    return sio.read_any(path, fmt=f, kind=kind, columns=columns).lazy()  # type: ignore[arg-type]
+
+
+def _paired_paths(out: str, fmt: str, key_out: str | None,
+                  scores_out: str | None) -> tuple[Path, Path]:
+    p = Path(out)
+    ext = p.suffix or {"bosaris-h5": ".h5", "nist": ".tsv"}.get(fmt, ".txt")
+    stem = p.with_suffix("")
+    return (Path(key_out) if key_out else stem.with_name(stem.name + "_key" + ext),
+            Path(scores_out) if scores_out else stem.with_name(stem.name + "_scores" + ext))
+
+
+def cmd_convert(a: argparse.Namespace) -> int:
+    columns = _parse_columns(a.columns)
+    if a.input and (a.key or a.scores):
+        raise UsageError("give either an INPUT table or --key/--scores, not both")
+    if a.input:
+        lf = _load(a.input, a.from_, None, columns)
+        srcs = [a.input]
+    elif a.key or a.scores:
+        key = _load(a.key, a.key_from or a.from_, "key", columns) if a.key else None
+        sc = _load(a.scores, a.scores_from or a.from_, "scores", columns) if a.scores else None
+        if key is not None and sc is not None:
+            lf = align(key, sc, missing=_parse_missing(a.missing), extra=a.extra)
+        else:
+            lf = key if key is not None else sc  # type: ignore[assignment]
+        srcs = [p for p in (a.key, a.scores) if p]
+    else:
+        raise UsageError("nothing to convert: give an INPUT table or --key and/or --scores")
+    out_paths = [Path(a.output)]
+    to = a.to or ("parquet" if not Path(a.output).suffix else sio.guess_format(a.output))
+    lf = apply_where(lf, a.where)
+    df = lf.collect()
+    kind = infer_kind(df.columns)
+    if to in PAIRED:
+        if "system" in df.columns and df["system"].n_unique() > 1:
+            raise UsageError(f"{to} holds one system; select one with --where \"system = 'x'\"")
+        jobs = []
+        if kind in ("trials", "key", "ndx") and not (to == "nist" and kind == "ndx"):
+            jobs.append(("key" if "label" in df.columns else "ndx"))
+        if "score" in df.columns:
+            jobs.append("scores")
+        kpath, spath = _paired_paths(a.output, to, a.key_out, a.scores_out)
+        if jobs == ["key"] or jobs == ["ndx"]:
+            kpath = Path(a.key_out or a.output)
+        if jobs == ["scores"]:
+            spath = Path(a.scores_out or a.output)
+        out_paths = [kpath if j != "scores" else spath for j in jobs]
+        _guard(srcs, out_paths)
+        for job, path in zip(jobs, out_paths, strict=True):
+            sio.write_any(df, path, fmt=to, kind=job, overwrite=a.overwrite)  # type: ignore[arg-type]
+    else:
+        _guard(srcs, out_paths)
+        sio.write_any(df, a.output, fmt=to, kind=kind, overwrite=a.overwrite,
+                      partition_by=tuple(a.partition_by or ()))
+    print(f"wrote {df.height} {kind} rows to {', '.join(str(p) for p in out_paths)}")
+    return 0
+
+
+def _guard(inputs: Sequence[str], outputs: Sequence[Path]) -> None:
+    ins = {Path(p).resolve() for p in inputs}
+    for o in outputs:
+        r = o.resolve()
+        if r in ins or any(r in i.parents or i in r.parents for i in ins):
+            raise UsageError(f"output `{o}` would overwrite or sit inside an input; "
+                             "inputs are never modified")
+
+
+def cmd_info(a: argparse.Namespace) -> int:
+    lf = _load(a.dataset, a.from_, None, None)
+    lf = apply_where(lf, a.where)
+    schema = lf.collect_schema()
+    con = _console()
+    n = lf.select(pl.len()).collect().item()
+    con.print(f"[bold]{a.dataset}[/bold]: {n} rows")
+    con.print("schema: " + ", ".join(f"{k}: {v}" for k, v in schema.items()))
+    skip = {"model", "segment", "score", "label"}
+    conds = [c for c in schema.names() if c not in skip
+             and (schema[c] == pl.String or schema[c].is_integer() or schema[c] == pl.Boolean
+                  or isinstance(schema[c], (pl.Categorical, pl.Enum)))]
+    if "label" not in schema:
+        con.print("no labels (scores or trial list only)")
+        return 0
+    from rich.table import Table
+
+    for c in conds:
+        stats = (lf.group_by(c).agg(pl.col("label").sum().alias("targets"),
+                                    (~pl.col("label")).sum().alias("non-targets"),
+                                    pl.col("label").is_null().sum().alias("unknown"))
+                 .sort(c).collect())
+        if stats.height > a.max_values:
+            con.print(f"{c}: {stats.height} distinct values (not listed)")
+            continue
+        t = Table(title=f"by {c}")
+        for col in stats.columns:
+            t.add_column(col, justify="right" if col != c else "left")
+        for row in stats.iter_rows():
+            t.add_row(*(str(v) for v in row))
+        con.print(t)
+    tot = lf.select(pl.col("label").sum().alias("t"), (~pl.col("label")).sum().alias("n"),
+                    pl.col("label").is_null().sum().alias("u")).collect().row(0)
+    con.print(f"targets: {tot[0]}, non-targets: {tot[1]}, unknown: {tot[2]}")
+    return 0
+
+
+def cmd_query(a: argparse.Namespace) -> int:
+    sql_path = Path(a.sql)
+    if not sql_path.is_file():
+        raise UsageError(f"no such SQL file `{sql_path}`")
+    df = query(sql_path.read_text(), a.dataset)
+    _emit_frame(df, a.format, a.output, a.overwrite)
+    return 0
+
+
+def _emit_frame(df: pl.DataFrame, fmt: str, output: str | None, overwrite: bool) -> None:
+    if output:
+        from scoreframe.io._atomic import atomic_output
+
+        with atomic_output(output, overwrite=overwrite) as out:
+            if fmt == "parquet" or (fmt == "table" and output.endswith(".parquet")):
+                df.write_parquet(out)
+            elif fmt == "json":
+                out.write_text(json.dumps(df.to_dicts(), default=str, indent=1))
+            else:
+                df.write_csv(out)
+        print(f"wrote {df.height} rows to {output}")
+        return
+    if fmt == "parquet":
+        raise UsageError("--format parquet needs -o FILE")
+    if fmt == "csv":
+        sys.stdout.write(df.write_csv())
+    elif fmt == "json":
+        print(json.dumps(df.to_dicts(), default=str, indent=1))
+    else:
+        from rich.table import Table
+
+        t = Table()
+        for c in df.columns:
+            t.add_column(c)
+        for row in df.head(1000).iter_rows():
+            t.add_row(*(_fmt(v) for v in row))
+        _console().print(t)
+        if df.height > 1000:
+            print(f"... {df.height - 1000} more rows (use -o to write them all)")
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, float):
+        return f"{v:.4f}" if abs(v) < 10 else f"{v:.1f}"
+    return "" if v is None else str(v)
+
+
+def cmd_synth(a: argparse.Namespace) -> int:
+    chunks = synth_chunks(a.trials, n_systems=a.systems, seed=a.seed,
+                          target_rate=a.target_rate, n_conditions=a.conditions,
+                          chunk_trials=a.chunk_trials)
+    total_rows = a.trials * a.systems
+    with _progress(total_rows, "synth") as prog:
+        task = prog.add_task("writing trials", total=total_rows)
+        write_trials(chunks, a.output, partition_by=a.partition_by or (),
+                     overwrite=a.overwrite,
+                     progress=lambda n: prog.update(task, completed=n))
+    print(f"wrote {total_rows} rows ({a.trials} trials x {a.systems} systems) to {a.output}")
+    return 0
+
+
+def _json_safe(v: object) -> object:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_json_safe(x) for x in v]
+    return v
+
+
+def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | None,
+                 p_target: list[float], c_miss: float, c_fa: float, eer_method: str,
+                 equalize_by: list[str]) -> pl.DataFrame:
+    """Evaluate with a progress bar over groups."""
+    with _progress(0, "evaluate") as prog:
+        task = prog.add_task("evaluating groups", total=None)
+        return evaluate(dataset, by=by, where=where, p_target=p_target, c_miss=c_miss,
+                        c_fa=c_fa, eer_method=eer_method, equalize_by=equalize_by,
+                        progress=lambda d, t: prog.update(task, completed=d, total=t))
+
+
+def print_results(res: pl.DataFrame, by: list[str], *, title: str = "") -> None:
+    """Print the per-condition table: one row per group and operating point."""
+    from rich.table import Table
+
+    flat = explode_dcf(res)
+    group_cols = [c for c in res.columns if c not in (
+        "n_tar", "n_non", "eer", "eq_eer", "cllr", "min_cllr", "cal_loss", "prbep",
+        "c_primary", "min_c_primary", "dr30_ok", "dcf")]
+    cols = [*group_cols, "n_tar", "n_non", "eer", "cllr", "min_cllr", "prbep", "p_target",
+            "act_dcf_norm", "min_dcf_norm"]
+    if "eq_eer" in flat.columns:
+        cols += ["eq_eer", "eq_act_dcf_norm", "eq_min_dcf_norm"]
+    t = Table(title=title or None)
+    for c in cols:
+        t.add_column(c, justify="left" if c in group_cols else "right")
+    warn = False
+    for row in flat.iter_rows(named=True):
+        cells = [_fmt(row[c]) for c in cols]
+        if row.get("dr30_ok") is False:
+            cells[cols.index("min_dcf_norm")] += " *"
+            warn = True
+        t.add_row(*cells)
+    _console().print(t)
+    if warn:
+        print("* fewer than 30 misses or false alarms at the minDCF point (Doddington's rule "
+              "of 30): that value is not reliable")
+
+
+def cmd_evaluate(a: argparse.Namespace) -> int:
+    p_target = a.p_target or [0.01]
+    res = run_evaluate(a.dataset, by=a.by or [], where=a.where, p_target=p_target,
+                       c_miss=a.c_miss, c_fa=a.c_fa, eer_method=a.eer_method,
+                       equalize_by=a.equalize_by or [])
+    by_cols = [c for c in res.columns if c not in ("n_tar",) and res.columns.index(c)
+               < res.columns.index("n_tar")]
+    if a.format == "table":
+        if a.output:
+            raise UsageError("-o needs --format json, csv or parquet")
+        print_results(res, by_cols, title=f"EER method: {a.eer_method}")
+        return 0
+    if a.format == "json":
+        doc = {"eer_method": a.eer_method, "by": by_cols, "p_target": p_target,
+               "c_miss": a.c_miss, "c_fa": a.c_fa, "groups": _json_safe(res.to_dicts())}
+        text = json.dumps(doc, indent=1)
+        if a.output:
+            from scoreframe.io._atomic import atomic_output
+
+            with atomic_output(a.output, overwrite=a.overwrite) as out:
+                out.write_text(text)
+        else:
+            print(text)
+        return 0
+    _emit_frame(explode_dcf(res), a.format, a.output, a.overwrite)
+    return 0
+
+
+def cmd_demo(a: argparse.Namespace) -> int:
+    out = Path(a.out)
+    data = out / "demo_trials"
+    print(f"1/2 synthesizing a demo evaluation: {a.trials} trials x 3 systems -> {data}")
+    chunks = synth_chunks(a.trials, n_systems=3, seed=a.seed, chunk_trials=500_000)
+    write_trials(chunks, data, partition_by=["system"], overwrite=True)
+    print("2/2 evaluating per condition (by system, gender and channel)")
+    res = run_evaluate(str(data), by=["gender", "channel"], where=None,
+                       p_target=[0.01, 0.1], c_miss=1.0, c_fa=1.0, eer_method="rocch",
+                       equalize_by=[])
+    print_results(res, ["system", "gender", "channel"],
+                  title="demo: per-condition results (EER method: rocch)")
+    res_path = out / "demo_results.json"
+    res_path.write_text(json.dumps(_json_safe(res.to_dicts()), indent=1))
+    print(f"results written to {res_path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``scoreframe`` command."""
+    p = argparse.ArgumentParser(prog="scoreframe", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("convert", help="convert between trial formats (and align key + scores)")
+    c.add_argument("input", nargs="?", help="a single table (parquet dataset, csv, tsv, ...)")
+    c.add_argument("--key", help="key or trial list file")
+    c.add_argument("--scores", help="scores file")
+    c.add_argument("--from", dest="from_", choices=sio.FORMATS, help="input format")
+    c.add_argument("--key-from", choices=sio.FORMATS)
+    c.add_argument("--scores-from", choices=sio.FORMATS)
+    c.add_argument("--columns", help="column mapping canonical=source,... for csv/tsv")
+    c.add_argument("--missing", default="error",
+                   help="key trials with no score: error, drop or a fill value")
+    c.add_argument("--extra", default="error", choices=("error", "drop"),
+                   help="scores with no key trial")
+    c.add_argument("--where", help="SQL predicate selecting trials")
+    c.add_argument("--to", choices=sio.FORMATS, help="output format (default: from -o)")
+    c.add_argument("--partition-by", nargs="+", help="parquet: partition columns")
+    c.add_argument("-o", "--output", required=True, help="output file, directory or stem")
+    c.add_argument("--key-out", help="paired formats: key output path")
+    c.add_argument("--scores-out", help="paired formats: scores output path")
+    c.add_argument("--overwrite", action="store_true")
+    c.set_defaults(func=cmd_convert)
+
+    i = sub.add_parser("info", help="rows, schema, systems and targets/non-targets per condition")
+    i.add_argument("dataset")
+    i.add_argument("--from", dest="from_", choices=sio.FORMATS)
+    i.add_argument("--where")
+    i.add_argument("--max-values", type=int, default=50,
+                   help="list conditions with at most this many values")
+    i.set_defaults(func=cmd_info)
+
+    q = sub.add_parser("query", help="run an SQL file on a dataset (visible as `trials`)")
+    q.add_argument("sql")
+    q.add_argument("dataset")
+    q.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
+    q.add_argument("-o", "--output")
+    q.add_argument("--overwrite", action="store_true")
+    q.set_defaults(func=cmd_query)
+
+    s = sub.add_parser("synth", help="write a synthetic evaluation as a partitioned dataset")
+    s.add_argument("output")
+    s.add_argument("--trials", type=int, default=1_000_000)
+    s.add_argument("--systems", type=int, default=3)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--target-rate", type=float, default=0.1)
+    s.add_argument("--conditions", type=int, help="add a `condition` column with N values")
+    s.add_argument("--chunk-trials", type=int, default=1_000_000)
+    s.add_argument("--partition-by", nargs="+", default=["system"])
+    s.add_argument("--overwrite", action="store_true")
+    s.set_defaults(func=cmd_synth)
+
+    e = sub.add_parser("evaluate", help="EER, Cllr, minCllr, PRBEP, act/min DCF per condition")
+    e.add_argument("dataset")
+    e.add_argument("--by", nargs="+")
+    e.add_argument("--where")
+    e.add_argument("--p-target", type=float, nargs="+")
+    e.add_argument("--c-miss", type=float, default=1.0)
+    e.add_argument("--c-fa", type=float, default=1.0)
+    e.add_argument("--eer-method", choices=EER_METHODS, default="rocch")
+    e.add_argument("--equalize-by", nargs="+")
+    e.add_argument("--format", choices=("table", "json", "csv", "parquet"), default="table")
+    e.add_argument("-o", "--output")
+    e.add_argument("--overwrite", action="store_true")
+    e.set_defaults(func=cmd_evaluate)
+
+    d = sub.add_parser("demo", help="synthesize the demo evaluation and run the pipeline on it")
+    d.add_argument("--out", default="demo_out")
+    d.add_argument("--trials", type=int, default=1_000_000)
+    d.add_argument("--seed", type=int, default=0)
+    d.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status (2 on user errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ScoreframeError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+        print(f"scoreframe: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        print(f"scoreframe: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("scoreframe: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    parts = [p.strip() for p in text.split("\n\n") if p.strip()]
+    if not parts:
+        return type(exc).__name__
+    line = parts[0].replace("\n", " ")
+    if len(parts) > 1:
+        line += " (hint: " + parts[1].replace("\n", " ") + ")"
+    return line
+
+
+if __name__ == "__main__":
+    sys.exit(main())
