@@ -95,7 +95,7 @@ def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
 
 
 def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, kind: Kind,
-                   where: str, duplicates: bool) -> None:
+                   where: str, duplicates: bool, trial_id: Sequence[str] | None) -> None:
     """Run one aggregate pass and raise on the first problem found."""
     aggs = [pl.len().alias("rows")]
     if "score" in schema:
@@ -139,7 +139,11 @@ def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, 
             got=f"{stats['bad_label']} bad value(s), e.g. {shown}",
             hint="Map those values explicitly before importing."))
     if duplicates:
-        ids = id_columns(schema)
+        ids = list(trial_id) if trial_id else id_columns(schema)
+        missing = [c for c in ids if c not in schema]
+        if missing:
+            raise SchemaError(message("trial id column(s) not found", where=where,
+                                      expected=", ".join(ids), got=", ".join(schema.names())))
         dup = (lf.group_by(ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
                .sort(ids).collect())
         if dup.height:
@@ -174,7 +178,8 @@ def _first_rows(lf: pl.LazyFrame, cond: pl.Expr, n: int = 3) -> str:
 
 def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
                     where: str = "input", check_data: bool = True,
-                    duplicates: bool = True) -> pl.LazyFrame:
+                    duplicates: bool = True,
+                    trial_id: Sequence[str] | None = None) -> pl.LazyFrame:
     """Check and normalize a table to the canonical schema; return it as a LazyFrame.
 
     Parameters
@@ -189,7 +194,10 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
         Also scan the data (one aggregate pass): empty input, null ids, NaN or null scores,
         labels outside the accepted spellings. Column names and types are always checked.
     duplicates
-        With ``check_data``, also reject duplicate ``(model, segment[, system])`` trials.
+        With ``check_data``, also reject duplicate trials.
+    trial_id
+        Columns that identify a trial (default ``model, segment`` and ``system`` if present);
+        e.g. ``("model", "mcond", "segment")`` when a model is enrolled in several conditions.
 
     Raises
     ------
@@ -208,5 +216,5 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     exprs = _cast_plan(schema, kind, where)
     out = lf.with_columns(exprs) if exprs else lf
     if check_data:
-        _data_problems(out, lf, schema, kind, where, duplicates)
+        _data_problems(out, lf, schema, kind, where, duplicates, trial_id)
     return out

@@ -11,7 +11,7 @@ I/O layer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -86,7 +86,8 @@ def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = Fa
 
 
 def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
-               kind: Kind | None = None, separator: str | None = None) -> pl.DataFrame:
+               kind: Kind | None = None, separator: str | None = None,
+               trial_id: Sequence[str] | None = None) -> pl.DataFrame:
     """Read a CSV, TSV or Parquet table, renaming columns to the canonical names.
 
     Parameters
@@ -98,7 +99,10 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
     kind
         Expected kind; inferred from the columns present after renaming.
     separator
-        Field separator for text tables (from the extension when omitted).
+        Field separator for text tables (from the extension when omitted; gzip is read).
+    trial_id
+        Columns identifying a trial, for the duplicate check (see
+        :func:`scoreframe.schema.validate_trials`).
     """
     path = Path(path)
     if path.suffix == ".parquet":
@@ -110,7 +114,8 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         df = _read_delimited(path, sep)
     if columns:
         df = _renamed(df, {v: k for k, v in columns.items()}, path, "mapped")
-    return validate_trials(df, kind=kind or infer_kind(df.columns), where=f"`{path}`").collect()
+    return validate_trials(df, kind=kind or infer_kind(df.columns), where=f"`{path}`",
+                           trial_id=trial_id).collect()
 
 
 def write_table(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:

@@ -1,0 +1,251 @@
+"""Readers and writers: round trips, BOSARIS fixtures, malformed files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import h5py
+import numpy as np
+import polars as pl
+import pytest
+from conftest import BOSARIS
+
+from scoreframe import io as sio
+from scoreframe.errors import FormatError, SchemaError, ScoreframeError
+
+KNS = BOSARIS / "kns"
+KNS_EXPECTED = json.loads((KNS / "expected.json").read_text())
+
+
+def _sorted(df: pl.DataFrame) -> pl.DataFrame:
+    return df.sort("model", "segment")
+
+
+def _dense(df: pl.DataFrame, value: str) -> np.ndarray:
+    """Long table -> model x segment matrix over the kns name sets."""
+    models, segs = KNS_EXPECTED["key"]["modelset"], KNS_EXPECTED["key"]["segset"]
+    out = np.full((len(models), len(segs)), np.nan if value == "score" else 0.0)
+    for row in df.iter_rows(named=True):
+        i, j = models.index(row["model"]), segs.index(row["segment"])
+        out[i, j] = row[value] if value == "score" else (1.0 if row.get(value, True) else -1.0)
+    return out
+
+
+def test_kns_text_matches_bosaris_read():
+    key = sio.read_key_txt(KNS / "key.txt")
+    e = KNS_EXPECTED["key"]
+    dense = _dense(key, "label")
+    assert ((dense == 1) == np.array(e["tar"])).all()
+    assert ((dense == -1) == np.array(e["non"])).all()
+    ndx = sio.read_ndx_txt(KNS / "ndx.txt")
+    mask = ~np.isnan(np.where(_dense(ndx.with_columns(label=pl.lit(True)), "label") == 0,
+                              np.nan, 1))
+    assert (mask == np.array(KNS_EXPECTED["ndx"]["trialmask"])).all()
+    scores = sio.read_scores_txt(KNS / "scores.txt")
+    sm = _dense(scores, "score")
+    exp = np.array(KNS_EXPECTED["scores"]["scoremat"], dtype=float)
+    present = np.array(KNS_EXPECTED["scores"]["scoremask"])
+    np.testing.assert_allclose(sm[present], exp[present], rtol=1e-15)
+    assert (~np.isnan(sm) == present).all()
+
+
+def test_kns_get_tar_non():
+    from scoreframe.align import align
+
+    trials = align(sio.read_key_txt(KNS / "key.txt"), sio.read_scores_txt(KNS / "scores.txt"))
+    df = trials.collect()
+    tar = sorted(df.filter("label")["score"].to_list())
+    non = sorted(df.filter(~pl.col("label"))["score"].to_list())
+    np.testing.assert_allclose(tar, sorted(KNS_EXPECTED["get_tar_non"]["tar"]), rtol=1e-15)
+    np.testing.assert_allclose(non, sorted(KNS_EXPECTED["get_tar_non"]["non"]), rtol=1e-15)
+
+
+def test_bosaris_saved_text_files_read_back_equal():
+    """What BOSARIS save_txt wrote (other order, 6 decimals) reads as the same trials."""
+    assert _sorted(sio.read_key_txt(KNS / "saved_key.txt")).equals(
+        _sorted(sio.read_key_txt(KNS / "key.txt")))
+    assert _sorted(sio.read_ndx_txt(KNS / "saved_ndx.txt")).equals(
+        _sorted(sio.read_ndx_txt(KNS / "ndx.txt")))
+    a = _sorted(sio.read_scores_txt(KNS / "saved_scores.txt"))
+    b = _sorted(sio.read_scores_txt(KNS / "scores.txt"))
+    np.testing.assert_allclose(a["score"], b["score"], atol=5e-7)
+
+
+@pytest.mark.parametrize("kind,name", [("key", "key.txt"), ("ndx", "ndx.txt"),
+                                       ("scores", "scores.txt")])
+@pytest.mark.parametrize("fmt", ["bosaris-txt", "bosaris-h5", "kaldi", "parquet", "csv", "nist"])
+def test_round_trip(tmp_path, kind, name, fmt):
+    df = sio.read_text_trials(KNS / name, kind)
+    if fmt == "nist" and kind == "ndx":
+        pytest.skip("NIST files hold keys and system outputs, not bare trial lists")
+    ext = {"bosaris-h5": ".h5", "parquet": ".parquet", "csv": ".csv", "nist": ".tsv"}.get(
+        fmt, ".txt")
+    path = tmp_path / f"out{ext}"
+    sio.write_any(df, path, fmt=fmt, kind=kind)
+    back = sio.read_any(path, fmt=fmt, kind=kind)
+    assert _sorted(back.select(df.columns)).equals(_sorted(df))
+
+
+def test_hdf5_layout_matches_bosaris_save_inputs(tmp_path):
+    key = sio.read_key_txt(KNS / "key.txt")
+    sio.write_bosaris_hdf5(key, tmp_path / "k.h5", "key")
+    ndx = sio.read_ndx_txt(KNS / "ndx.txt")
+    sio.write_bosaris_hdf5(ndx, tmp_path / "n.h5", "ndx")
+    sc = sio.read_scores_txt(KNS / "scores.txt")
+    sio.write_bosaris_hdf5(sc, tmp_path / "s.h5", "scores")
+    e = KNS_EXPECTED["save_hdf5_inputs"]
+    with h5py.File(tmp_path / "k.h5") as f:
+        assert f["trial_mask"].dtype == np.int8
+        assert f["trial_mask"][()].tolist() == e["key_trial_mask_int8"]
+        assert f["file_format"][()][0] == b"2.0"
+        assert [x.decode() for x in f["ID/row_ids"][()]] == KNS_EXPECTED["key"]["modelset"]
+        assert [x.decode() for x in f["ID/column_ids"][()]] == KNS_EXPECTED["key"]["segset"]
+    with h5py.File(tmp_path / "n.h5") as f:
+        assert f["trial_mask"].dtype == np.uint8
+        assert f["trial_mask"][()].tolist() == e["ndx_trial_mask_uint8"]
+    with h5py.File(tmp_path / "s.h5") as f:
+        assert f["score_mask"][()].tolist() == e["scores_score_mask_uint8"]
+        assert f["scores"].dtype == np.float64
+
+
+def _write_h5(path, **datasets):
+    with h5py.File(path, "w") as f:
+        for name, value in datasets.items():
+            f.create_dataset(name.replace("__", "/"), data=value)
+
+
+def test_hdf5_old_key_layout_and_string_shapes(tmp_path):
+    vlen = h5py.string_dtype()
+    models = np.array([["m1"], ["m2"]], dtype=object)  # (n, 1) variable-length strings
+    segs = np.array([[b"s1", b"s2", b"s3"]], dtype="S2")  # (1, n) fixed-length
+    path = tmp_path / "old.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("target_mask", data=np.array([[1, 0, 0], [0, 1, 0]], dtype=np.uint8))
+        f.create_dataset("nontarget_mask", data=np.array([[0, 1, 1], [1, 0, 0]], np.uint8))
+        f.create_dataset("ID/row_ids", data=models, dtype=vlen)
+        f.create_dataset("ID/column_ids", data=segs)
+    df = sio.read_bosaris_hdf5(path)
+    assert df.height == 5
+    assert _sorted(df).rows() == [("m1", "s1", True), ("m1", "s2", False), ("m1", "s3", False),
+                                  ("m2", "s1", False), ("m2", "s2", True)]
+
+
+def test_hdf5_mismatched_mask_shape(tmp_path):
+    path = tmp_path / "bad.h5"
+    _write_h5(path, trial_mask=np.ones((2, 2), dtype=np.int8),
+              ID__row_ids=np.array([b"a", b"b", b"c"]), ID__column_ids=np.array([b"x", b"y"]))
+    with pytest.raises(FormatError, match=r"does not match the name lists.*\(3, 2\).*\(2, 2\)"):
+        sio.read_bosaris_hdf5(path)
+
+
+def test_hdf5_truncated_file(tmp_path):
+    key = sio.read_key_txt(KNS / "key.txt")
+    good = tmp_path / "k.h5"
+    sio.write_bosaris_hdf5(key, good, "key")
+    bad = tmp_path / "trunc.h5"
+    bad.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(FormatError, match="trunc.h5"):
+        sio.read_bosaris_hdf5(bad)
+    noth5 = tmp_path / "x.h5"
+    noth5.write_text("hello")
+    with pytest.raises(FormatError, match="cannot open HDF5"):
+        sio.read_bosaris_hdf5(noth5)
+
+
+def test_hdf5_missing_dataset(tmp_path):
+    path = tmp_path / "m.h5"
+    _write_h5(path, trial_mask=np.ones((1, 1), dtype=np.uint8), ID__row_ids=np.array([b"a"]))
+    with pytest.raises(FormatError, match="missing dataset `/ID/column_ids`"):
+        sio.read_bosaris_hdf5(path)
+
+
+@pytest.mark.parametrize("content,match", [
+    ("m1 s1 target\nm1 s2\n", r"ragged .* line 2: expected 3 fields"),
+    ("m1 s1 target\nm1 s2 target extra\n", r"line 2"),
+    ("m1 s1 maybe\n", r"label.*'maybe'"),
+    ("", r"no key rows"),
+])
+def test_malformed_text_key(tmp_path, content, match):
+    p = tmp_path / "k.txt"
+    p.write_text(content)
+    with pytest.raises(ScoreframeError, match=match):
+        sio.read_key_txt(p)
+
+
+def test_malformed_text_scores(tmp_path):
+    p = tmp_path / "s.txt"
+    p.write_text("m1 s1 0.5\nm1 s2 nan\n")
+    with pytest.raises(SchemaError, match=r"NaN.*row\(s\) 1"):
+        sio.read_scores_txt(p)
+    p.write_text("m1 s1 0.5\nm1 s2 abc\n")
+    with pytest.raises(FormatError, match=r"line 2: expected a number; got 'abc'"):
+        sio.read_scores_txt(p)
+    p.write_text("m1 s1 0.5\nm1 s1 0.7\n")
+    with pytest.raises(SchemaError, match="duplicate trials"):
+        sio.read_scores_txt(p)
+
+
+def test_text_labels_case_and_whitespace(tmp_path):
+    p = tmp_path / "k.txt"
+    p.write_text("m1\ts1   TARGET\n\n  m1 s2 NonTarget  \n")
+    assert sio.read_key_txt(p).rows() == [("m1", "s1", True), ("m1", "s2", False)]
+
+
+def test_nist_key_and_scores(tmp_path):
+    key = tmp_path / "key.tsv"
+    key.write_text("modelid\tsegmentid\tside\ttargettype\tgender\tphone_num_match\n"
+                   "1001\tseg_a\ta\ttarget\tf\tY\n1001\tseg_b\ta\tnontarget\tf\tN\n")
+    out = tmp_path / "sys.tsv"
+    out.write_text("modelid\tsegmentid\tside\tLLR\n1001\tseg_a\ta\t2.5\n1001\tseg_b\ta\t-1\n")
+    k = sio.read_nist_key(key)
+    assert k.columns[:2] == ["model", "segment"] and "phone_num_match" in k.columns
+    assert k["model"].dtype == pl.String and k["label"].to_list() == [True, False]
+    s = sio.read_nist_scores(out)
+    assert s["score"].to_list() == [2.5, -1.0]
+    assert sio.read_any(out, fmt="nist")["score"].to_list() == [2.5, -1.0]
+    sio.write_nist_scores(s, tmp_path / "w.tsv")
+    assert sio.read_nist_scores(tmp_path / "w.tsv").equals(s)
+    assert (tmp_path / "w.tsv").read_text().splitlines()[0] == "modelid\tsegmentid\tside\tLLR"
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("model\tsegment\tLLR\nx\ty\t1\n")
+    with pytest.raises(FormatError, match="missing NIST scores column"):
+        sio.read_nist_scores(bad)
+
+
+def test_kaldi_trials_and_scores(tmp_path):
+    t = tmp_path / "trials"
+    t.write_text("spk1-utt1 spk1-utt2 target\nspk1-utt1 spk2-utt1 nontarget\n")
+    s = tmp_path / "scores"
+    s.write_text("spk1-utt1 spk1-utt2 12.5\nspk1-utt1 spk2-utt1 -3.25\n")
+    assert sio.guess_format(t) == "kaldi"
+    assert sio.read_kaldi_trials(t)["label"].to_list() == [True, False]
+    assert sio.read_kaldi_scores(s)["score"].to_list() == [12.5, -3.25]
+    assert sio.read_any(s, fmt="kaldi")["score"].to_list() == [12.5, -3.25]
+
+
+def test_generic_csv_with_mapping(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("enroll,test,llr,is_target,cond\na,x,1.5,1,c1\na,y,-2,0,c2\n")
+    df = sio.read_table(p, columns={"model": "enroll", "segment": "test", "score": "llr",
+                                    "label": "is_target"})
+    assert df.columns == ["model", "segment", "score", "label", "cond"]
+    assert df["label"].to_list() == [True, False]
+    with pytest.raises(FormatError, match="missing mapped column"):
+        sio.read_table(p, columns={"model": "nope", "segment": "test"})
+    p2 = tmp_path / "t2.csv"
+    p2.write_text("model,segment,score,label\na,x,1.5,2\n")
+    with pytest.raises(SchemaError, match=r"label.*2 \(row 0\)"):
+        sio.read_table(p2)
+
+
+def test_gzip_tsv(tmp_path):
+    p = tmp_path / "t.tsv.gz"
+    with gzip.open(p, "wt") as fh:
+        fh.write("model\tsegment\tscore\tlabel\na\tx\t1.0\ttrue\n")
+    assert sio.read_table(p).height == 1
+
+
+def test_guess_format_errors(tmp_path):
+    with pytest.raises(FormatError, match="cannot tell the format"):
+        sio.guess_format(tmp_path / "file.xyz")
