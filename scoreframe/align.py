@@ -51,7 +51,7 @@ class AlignmentReport:
 
 
 def _ex(lf: pl.LazyFrame, cols: list[str]) -> list[str]:
-    rows = lf.select(cols).head(_EXAMPLES).collect().iter_rows()
+    rows = lf.select(cols).sort(cols).head(_EXAMPLES).collect().iter_rows()
     return ["/".join(str(v) for v in r) for r in rows]
 
 
