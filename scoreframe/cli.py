@@ -114,7 +114,7 @@ def cmd_convert(a: argparse.Namespace) -> int:
             raise UsageError(f"{to} holds one system; select one with --where \"system = 'x'\"")
         jobs = []
         if kind in ("trials", "key", "ndx") and not (to == "nist" and kind == "ndx"):
-            jobs.append(("key" if "label" in df.columns else "ndx"))
+            jobs.append("key" if "label" in df.columns else "ndx")
         if "score" in df.columns:
             jobs.append("scores")
         kpath, spath = _paired_paths(a.output, to, a.key_out, a.scores_out)

@@ -37,8 +37,8 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.parquet"
     >>> pl.DataFrame({"model": ["a"], "segment": ["x"], "score": [1.0],
     ...               "label": [True]}).write_parquet(f)
-    >>> connect(f).sql("select count(*) from trials").fetchone()
-    (1,)
+    >>> connect(f).execute("select count(*) from trials").fetchall()
+    [(1,)]
     """
     src, hive = _source(dataset)
     con = duckdb.connect()

@@ -44,7 +44,6 @@ def synth_chunks(n_trials: int, *, n_systems: int = 3, seed: int = 0, target_rat
     if n_trials < 1 or not 1 <= n_systems <= len(_SYS_QUALITY) or not 0 < target_rate < 1:
         raise ValueError("need n_trials >= 1, 1 <= n_systems <= 5 and 0 < target_rate < 1")
     per_model = max(2, min(trials_per_model, n_trials))
-    n_models = -(-n_trials // per_model)
     n_segments = max(per_model * 7, n_trials // 10) + 1
     n_tar_model = max(1, round(per_model * target_rate))
     for c, start in enumerate(range(0, n_trials, chunk_trials)):

@@ -8,7 +8,8 @@ I/O layer. The formats are one line per trial:
 
 Files are parsed with polars (no Python loop over lines); blank lines are skipped; a line with
 the wrong number of fields is an error naming the file and line. Labels must be ``target`` or
-``nontarget`` (any case, or the other accepted spellings of :func:`scoreframe.schema.normalize_label`).
+``nontarget`` (any case, or the other spellings of
+:func:`scoreframe.schema.normalize_label`).
 Writers write full float precision (BOSARIS' own ``save_txt`` keeps only 6 decimals).
 """
 

@@ -1,6 +1,7 @@
 """EER conventions of other tools, so their published numbers can be reproduced.
 
-numpy only. The default EER of scoreframe is the ROCCH-EER (:func:`scoreframe.kernels.rocch.rocch_eer`).
+numpy only. The default EER of scoreframe is the ROCCH-EER
+(:func:`scoreframe.kernels.rocch.rocch_eer`).
 
 * ``steppy_eer`` (name ``"nist"``): the convention of the NIST SRE scoring software. Error rates
   are taken after each trial of the score-sorted list (``fnr_k``, ``fpr_k``, k = 1..n, optionally
