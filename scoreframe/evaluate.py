@@ -78,39 +78,27 @@ def grouped_scores(lf: pl.LazyFrame, by: Sequence[str]
             raise ScoreframeError(message(f"column `{c}` not found",
                                           expected="a trial table with scores and labels",
                                           got=", ".join(schema.names())))
-    keys = [pl.col(c).cast(pl.String).cast(pl.Categorical).alias(c) for c in by]
-    df = (lf.select(*keys, "score", "label")
-          .collect(engine="streaming"))
-    n_unknown = df["label"].null_count()
-    if n_unknown:
-        df = df.filter(pl.col("label").is_not_null())
-    nan = df["score"].is_nan().sum()
+    keys = [pl.col(c).cast(pl.String).alias(c) for c in by]
+    score = pl.col("score")
+    aggs = [score.filter(pl.col("label")).sort().alias("tar"),
+            score.filter(~pl.col("label")).sort().alias("non"),
+            pl.col("label").is_null().sum().alias("unknown"),
+            score.is_nan().sum().alias("nan")]
+    sel = lf.select(*keys, "score", "label")
+    if by:
+        red = sel.group_by(by).agg(aggs).sort(by).collect(engine="streaming")
+    else:
+        red = sel.select([a.implode() if i < 2 else a for i, a in enumerate(aggs)]).collect(
+            engine="streaming")
+    nan = int(red["nan"].sum())
     if nan:
         raise ScoreframeError(message("column `score` has NaN values",
                                       got=f"{nan} NaN score(s)",
                                       hint="NaN scores are rejected at the boundary."))
-    if not by:
-        df = df.sort("label", "score")
-        keys_df = pl.DataFrame()
-        spans = [(0, df.height)]
-    else:
-        df = df.sort(*by, "label", "score")
-        bounds = df.select(pl.struct(by).rle_id()).to_series()
-        change = np.flatnonzero(np.diff(bounds.to_numpy())) + 1
-        starts = np.r_[0, change]
-        ends = np.r_[change, df.height]
-        keys_df = df.select([pl.col(c).cast(pl.String) for c in by])[starts.tolist()]
-        spans = list(zip(starts.tolist(), ends.tolist(), strict=True))
-    score = df["score"].to_numpy()
-    label = df["label"].to_numpy()
-    out = []
-    for a, b in spans:
-        lab = label[a:b]
-        n_non = int(np.count_nonzero(~lab))  # labels sorted: False first
-        out.append(SortedScores(score[a + n_non:b], score[a:a + n_non]))
-    if not spans:
-        keys_df = pl.DataFrame({c: [] for c in by}, schema={c: pl.String for c in by})
-    return keys_df, out, int(n_unknown)
+    out = [SortedScores(red["tar"][i].to_numpy(), red["non"][i].to_numpy())
+           for i in range(red.height)]
+    keys_df = red.select(by) if by else pl.DataFrame()
+    return keys_df, out, int(red["unknown"].sum())
 
 
 def _dcf_rows(ops: OperatingPoints, res: dict[str, object] | None,
@@ -270,8 +258,9 @@ def evaluate(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
 def _merge(parts: list[SortedScores]) -> SortedScores:
     if len(parts) == 1:
         return parts[0]
-    return SortedScores(np.sort(np.concatenate([s.tar for s in parts])),
-                        np.sort(np.concatenate([s.non for s in parts])))
+    # the parts are sorted runs: a stable (run-detecting) merge sort merges them in ~O(n log k)
+    return SortedScores(np.sort(np.concatenate([s.tar for s in parts]), kind="stable"),
+                        np.sort(np.concatenate([s.non for s in parts]), kind="stable"))
 
 
 def _results_frame(rows: list[dict], by: list[str]) -> pl.DataFrame:
