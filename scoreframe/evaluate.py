@@ -65,12 +65,16 @@ def _as_lazy(data: pl.DataFrame | pl.LazyFrame | str | Path, where: str | None) 
     return apply_where(lf, where)
 
 
-def grouped_scores(lf: pl.LazyFrame, by: Sequence[str]
+def grouped_scores(lf: pl.LazyFrame, by: Sequence[str], *, scan_by: Sequence[str] = ()
                    ) -> tuple[pl.DataFrame, list[SortedScores], int]:
     """Reduce a trial table to one :class:`SortedScores` per group (one sort in all).
 
     Returns the group keys (one row per group, in sorted order), the sorted scores of each
     group, and the number of rows with an unknown (null) label that were left out.
+
+    ``scan_by`` (a subset of ``by``, typically hive partition keys) reads each of its values by
+    its own filtered scan, so only one partition's rows are in memory at a time and each file
+    is read once; the other ``by`` columns are grouped in memory.
     """
     schema = lf.collect_schema()
     for c in ("score", "label", *by):
@@ -78,6 +82,25 @@ def grouped_scores(lf: pl.LazyFrame, by: Sequence[str]
             raise ScoreframeError(message(f"column `{c}` not found",
                                           expected="a trial table with scores and labels",
                                           got=", ".join(schema.names())))
+    scan_by = [c for c in by if c in scan_by]
+    if scan_by:
+        rest = [c for c in by if c not in scan_by]
+        values = lf.select(scan_by).unique().sort(scan_by).collect(engine="streaming")
+        frames, out_list, unknown = [], [], 0
+        for row in values.iter_rows(named=True):
+            cond = pl.all_horizontal([pl.col(c).is_null() if v is None else pl.col(c) == v
+                                      for c, v in row.items()])
+            keys_df, groups, u = grouped_scores(lf.filter(cond), rest)
+            n = len(groups)
+            frames.append(pl.DataFrame({c: [None if v is None else str(v)] * n
+                                        for c, v in row.items()},
+                                       schema={c: pl.String for c in scan_by})
+                          .hstack(keys_df if rest else pl.DataFrame()))
+            out_list.extend(groups)
+            unknown += u
+        keys_all = pl.concat(frames).select(list(by)).with_row_index("__i").sort(list(by))
+        order = keys_all["__i"].to_list()
+        return keys_all.drop("__i"), [out_list[i] for i in order], unknown
     keys = [pl.col(c).cast(pl.String).alias(c) for c in by]
     score = pl.col("score")
     aggs = [score.filter(pl.col("label")).sort().alias("tar"),
@@ -193,7 +216,8 @@ def evaluate(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
         by_cols = ["system", *by_cols]
     cond_cols = [c for c in by_cols if c != "system"]
     sys_cols = [c for c in by_cols if c == "system"]
-    keys, groups, _ = grouped_scores(lf, by_cols + [c for c in eq_cols if c not in by_cols])
+    group_cols = by_cols + [c for c in eq_cols if c not in by_cols]
+    keys, groups, _ = grouped_scores(lf, group_cols, scan_by=_hive_keys(data))
     # collapse the equalization partitions back into their groups
     p, q, thr = ops.arrays()
     rows: list[dict] = []
@@ -253,6 +277,22 @@ def evaluate(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
     if not rows:
         raise DegenerateError(message("nothing to evaluate", got="no trials with labels"))
     return _results_frame(rows, by_cols)
+
+
+def _hive_keys(data: object) -> list[str]:
+    """Partition keys of a hive-partitioned directory (``key=value/`` folder names)."""
+    if not isinstance(data, (str, Path)) or not Path(data).is_dir():
+        return []
+    keys: list[str] = []
+    level = [Path(data)]
+    while level:
+        subs = [d for p in level for d in p.iterdir() if d.is_dir() and "=" in d.name]
+        for d in subs:
+            k = d.name.split("=", 1)[0]
+            if k not in keys:
+                keys.append(k)
+        level = subs[:1]  # partitions nest the same keys in every branch
+    return keys
 
 
 def _merge(parts: list[SortedScores]) -> SortedScores:
