@@ -7,6 +7,7 @@ and writers of :mod:`scoreframe.io`.
 """
 
 from scoreframe.align import AlignmentReport, align, alignment_report
+from scoreframe.curves import ape_curve, det_curve, nber_curve
 from scoreframe.errors import (
     AlignmentError,
     DegenerateError,
@@ -45,11 +46,13 @@ __all__ = [
     "ScoreframeError",
     "act_dcf",
     "align",
+    "ape_curve",
     "alignment_report",
     "area_under_rocch",
     "cllr",
     "connect",
     "cross_entropy",
+    "det_curve",
     "eer",
     "effective_prior",
     "evaluate",
@@ -57,6 +60,7 @@ __all__ = [
     "logit",
     "min_cllr",
     "min_dcf",
+    "nber_curve",
     "pav_llrs",
     "prbep",
     "probit",
