@@ -18,7 +18,7 @@ import polars as pl
 from scoreframe import io as sio
 from scoreframe.align import align
 from scoreframe.errors import ScoreframeError
-from scoreframe.evaluate import evaluate, explode_dcf
+from scoreframe.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.io.parquet import apply_where, infer_kind, scan_trials, write_trials
 from scoreframe.metrics import EER_METHODS
 from scoreframe.sql import query
@@ -39,7 +39,7 @@ def _console():  # noqa: ANN202 - rich is imported lazily to keep start-up fast
     return Console(width=None if sys.stdout.isatty() else 200)
 
 
-def _progress(total: int, what: str):  # noqa: ANN202
+def _progress():  # noqa: ANN202
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     return Progress("[progress.description]{task.description}", BarColumn(),
@@ -232,7 +232,7 @@ def cmd_synth(a: argparse.Namespace) -> int:
                           target_rate=a.target_rate, n_conditions=a.conditions,
                           chunk_trials=a.chunk_trials)
     total_rows = a.trials * a.systems
-    with _progress(total_rows, "synth") as prog:
+    with _progress() as prog:
         task = prog.add_task("writing trials", total=total_rows)
         write_trials(chunks, a.output, partition_by=a.partition_by or (),
                      overwrite=a.overwrite,
@@ -255,21 +255,19 @@ def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | Non
                  p_target: list[float], c_miss: float, c_fa: float, eer_method: str,
                  equalize_by: list[str]) -> pl.DataFrame:
     """Evaluate with a progress bar over groups."""
-    with _progress(0, "evaluate") as prog:
+    with _progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
         return evaluate(dataset, by=by, where=where, p_target=p_target, c_miss=c_miss,
                         c_fa=c_fa, eer_method=eer_method, equalize_by=equalize_by,
                         progress=lambda d, t: prog.update(task, completed=d, total=t))
 
 
-def print_results(res: pl.DataFrame, by: list[str], *, title: str = "") -> None:
+def print_results(res: pl.DataFrame, *, title: str = "") -> None:
     """Print the per-condition table: one row per group and operating point."""
     from rich.table import Table
 
     flat = explode_dcf(res)
-    group_cols = [c for c in res.columns if c not in (
-        "n_tar", "n_non", "eer", "eq_eer", "cllr", "min_cllr", "cal_loss", "prbep",
-        "c_primary", "min_c_primary", "dr30_ok", "dcf")]
+    group_cols = group_columns(res)
     cols = [*group_cols, "n_tar", "n_non", "eer", "cllr", "min_cllr", "prbep", "p_target",
             "act_dcf_norm", "min_dcf_norm"]
     if "eq_eer" in flat.columns:
@@ -295,12 +293,11 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     res = run_evaluate(a.dataset, by=a.by or [], where=a.where, p_target=p_target,
                        c_miss=a.c_miss, c_fa=a.c_fa, eer_method=a.eer_method,
                        equalize_by=a.equalize_by or [])
-    by_cols = [c for c in res.columns if c not in ("n_tar",) and res.columns.index(c)
-               < res.columns.index("n_tar")]
+    by_cols = group_columns(res)
     if a.format == "table":
         if a.output:
             raise UsageError("-o needs --format json, csv or parquet")
-        print_results(res, by_cols, title=f"EER method: {a.eer_method}")
+        print_results(res, title=f"EER method: {a.eer_method}")
         return 0
     if a.format == "json":
         doc = {"eer_method": a.eer_method, "by": by_cols, "p_target": p_target,
@@ -328,8 +325,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
     res = run_evaluate(str(data), by=["gender", "channel"], where=None,
                        p_target=[0.01, 0.1], c_miss=1.0, c_fa=1.0, eer_method="rocch",
                        equalize_by=[])
-    print_results(res, ["system", "gender", "channel"],
-                  title="demo: per-condition results (EER method: rocch)")
+    print_results(res, title="demo: per-condition results (EER method: rocch)")
     res_path = out / "demo_results.json"
     res_path.write_text(json.dumps(_json_safe(res.to_dicts()), indent=1))
     print(f"results written to {res_path}")

@@ -7,7 +7,7 @@ rule-of-30 markers are computed here, not in the chart specification.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +39,22 @@ def _groups(data: Data, by: Sequence[str] | str | None, where: str | None):  # n
 def _frame(parts: list[pl.DataFrame], by: list[str]) -> pl.DataFrame:
     df = pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame()
     return df.select(by + [c for c in df.columns if c not in by])
+
+
+def _grid_curve(data: Data, by: Sequence[str] | str | None, where: str | None,
+                prior_log_odds: Sequence[float] | np.ndarray | None,
+                default: tuple[float, float, int],
+                columns: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+                ) -> pl.DataFrame:
+    """Per group: Bayes error rates over a prior-log-odds grid, turned into columns."""
+    grid = (np.linspace(*default) if prior_log_odds is None
+            else np.asarray(prior_log_odds, dtype=np.float64))
+    by_cols, groups = _groups(data, by, where)
+    parts = [pl.DataFrame({**{k: [v] * grid.shape[0] for k, v in key.items()},
+                           "prior_log_odds": grid,
+                           **columns(kc.bayes_error_curve(s, grid))})
+             for key, s in groups]
+    return _frame(parts, by_cols)
 
 
 def det_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
@@ -112,25 +128,20 @@ def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str 
         (True at the first grid point with 30 false alarms and at the last with 30 misses on
         the minimum curve; MATH.md 7.4).
     """
-    grid = (np.linspace(-10.0, 0.0, 1001) if prior_log_odds is None
-            else np.asarray(prior_log_odds, dtype=np.float64))
-    by_cols, groups = _groups(data, by, where)
-    parts = []
-    for key, s in groups:
-        c = kc.bayes_error_curve(s, grid)
+    def columns(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         norm = c["default"]
         fa_i, miss_i = kc.dr30_indices(c["min_n_miss"], c["min_n_fa"])
-        idx = np.arange(grid.shape[0])
-        parts.append(pl.DataFrame({
-            **{k: [v] * grid.shape[0] for k, v in key.items()},
-            "prior_log_odds": grid, "act_dcf_norm": c["act"] / norm,
-            "min_dcf_norm": c["min"] / norm, "default": np.ones_like(grid),
+        idx = np.arange(norm.shape[0])
+        return {
+            "act_dcf_norm": c["act"] / norm,
+            "min_dcf_norm": c["min"] / norm, "default": np.ones_like(norm),
             "act_miss_norm": c["p"] * c["act_pmiss"] / norm,
             "act_fa_norm": (1.0 - c["p"]) * c["act_pfa"] / norm,
             "min_pmiss": c["min_pmiss"], "min_pfa": c["min_pfa"],
             "dr30_fa": idx == (-1 if fa_i is None else fa_i),
-            "dr30_miss": idx == (-1 if miss_i is None else miss_i)}))
-    return _frame(parts, by_cols)
+            "dr30_miss": idx == (-1 if miss_i is None else miss_i)}
+
+    return _grid_curve(data, by, where, prior_log_odds, (-10.0, 0.0, 1001), columns)
 
 
 def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
@@ -141,14 +152,5 @@ def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     ``min`` (after PAV, whose maximum is the ROCCH-EER) and ``default`` (``min(p, 1-p)``).
     The areas under them are ``2 log 2`` times Cllr, minCllr and 1 (on an infinite grid).
     """
-    grid = (np.linspace(-10.0, 10.0, 801) if prior_log_odds is None
-            else np.asarray(prior_log_odds, dtype=np.float64))
-    by_cols, groups = _groups(data, by, where)
-    parts = []
-    for key, s in groups:
-        c = kc.bayes_error_curve(s, grid)
-        parts.append(pl.DataFrame({
-            **{k: [v] * grid.shape[0] for k, v in key.items()},
-            "prior_log_odds": grid, "act": c["act"], "min": c["min"],
-            "default": c["default"]}))
-    return _frame(parts, by_cols)
+    return _grid_curve(data, by, where, prior_log_odds, (-10.0, 10.0, 801),
+                       lambda c: {"act": c["act"], "min": c["min"], "default": c["default"]})

@@ -222,13 +222,12 @@ def evaluate(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
     p, q, thr = ops.arrays()
     rows: list[dict] = []
     degenerate: list[str] = []
-    unit_keys = keys.select(by_cols) if by_cols else pl.DataFrame([{}])
-    unit_index = (unit_keys.with_row_index("__i").group_by(by_cols, maintain_order=True)
-                  .agg(pl.col("__i")) if by_cols else None)
     units: list[tuple[dict, list[SortedScores]]] = []
-    if unit_index is None:
+    if not by_cols:
         units.append(({}, groups))
     else:
+        unit_index = (keys.select(by_cols).with_row_index("__i")
+                      .group_by(by_cols, maintain_order=True).agg(pl.col("__i")))
         for row in unit_index.iter_rows(named=True):
             idx = row.pop("__i")
             units.append((row, [groups[i] for i in idx]))
@@ -317,6 +316,11 @@ def _results_frame(rows: list[dict], by: list[str]) -> pl.DataFrame:
         [pl.col(c).cast(pl.Float64) for c in ("eer", "eq_eer", "cllr", "min_cllr", "cal_loss",
                                               "prbep", "c_primary", "min_c_primary")
          if c in df.columns])
+
+
+def group_columns(results: pl.DataFrame) -> list[str]:
+    """The grouping columns of an :func:`evaluate` result (those before ``n_tar``)."""
+    return results.columns[: results.columns.index("n_tar")]
 
 
 def explode_dcf(results: pl.DataFrame) -> pl.DataFrame:

@@ -45,8 +45,8 @@ F64 = NDArray[np.float64]
 
 def _as_scores(x: ArrayLike, name: str) -> F64:
     a = np.asarray(x, dtype=np.float64)
-    if a.ndim != 1:
-        a = a.reshape(-1) if a.ndim == 0 or 1 in a.shape else a
+    if a.ndim == 0 or (a.ndim == 2 and 1 in a.shape):
+        a = a.reshape(-1)  # a scalar, or a row/column vector
     if a.ndim != 1:
         raise ScoreframeError(message(f"`{name}` must be one-dimensional",
                                       got=f"shape {a.shape}"))

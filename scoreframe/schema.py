@@ -33,10 +33,8 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "scores": ("model", "segment", "score"),
     "ndx": ("model", "segment"),
 }
-_TRUE = ("target", "1", "true", "tgt", "t", "yes", "y")
-_FALSE = ("nontarget", "non-target", "0", "false", "non", "imp", "impostor", "f", "no", "n")
-_STRICT_TRUE = ("target", "1", "true")
-_STRICT_FALSE = ("nontarget", "0", "false")
+_TRUE = ("target", "1", "true")
+_FALSE = ("nontarget", "0", "false")
 
 
 def id_columns(schema: pl.Schema | Sequence[str]) -> list[str]:
@@ -59,8 +57,8 @@ def normalize_label(dtype: pl.DataType, name: str = "label") -> pl.Expr:
     if dtype in (pl.String, pl.Categorical, pl.Enum) or isinstance(dtype, (pl.Categorical,
                                                                         pl.Enum)):
         low = col.cast(pl.String).str.strip_chars().str.to_lowercase()
-        return (pl.when(low.is_in(_STRICT_TRUE)).then(True)
-                .when(low.is_in(_STRICT_FALSE)).then(False).otherwise(None))
+        return (pl.when(low.is_in(_TRUE)).then(True)
+                .when(low.is_in(_FALSE)).then(False).otherwise(None))
     raise SchemaError(message(f"column `{name}` has an unsupported type",
                               expected="bool, 0/1 integers or target/nontarget strings",
                               got=str(dtype)))

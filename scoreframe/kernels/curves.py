@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from scoreframe.kernels import dcf as kd
 from scoreframe.kernels import rocch as kr
-from scoreframe.kernels.elementary import operating_points, probit
+from scoreframe.kernels.elementary import operating_points
 from scoreframe.kernels.sorted_scores import SortedScores, _label_runs
 
 __all__ = ["bayes_error_curve", "decimate", "dr30_indices", "rocch_det", "steppy_roc"]
@@ -113,7 +113,3 @@ def decimate(x: F64, y: F64, keep: NDArray[np.bool_], resolution: float) -> NDAr
         change[:-1] |= ~same
     return change | keep
 
-
-def det_coordinates(pfa: F64, pmiss: F64) -> tuple[F64, F64]:
-    """Probit-warped DET coordinates ``(probit(pfa), probit(pmiss))``."""
-    return probit(pfa), probit(pmiss)

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from scoreframe.kernels.sorted_scores import SortedScores
 
-__all__ = ["kaldi_eer", "steppy_eer", "weighted_steppy"]
+__all__ = ["interpolated_crossing", "kaldi_eer", "steppy_eer", "weighted_steppy"]
 
 F64 = NDArray[np.float64]
 
@@ -42,7 +42,8 @@ def weighted_steppy(scores: F64, labels: NDArray[np.bool_], weights: F64
     return fnr, fpr
 
 
-def _interpolated_crossing(fnr: F64, fpr: F64) -> float:
+def interpolated_crossing(fnr: F64, fpr: F64) -> float:
+    """EER of a per-trial ROC by linear interpolation where ``fnr - fpr`` changes sign."""
     diff = fnr - fpr  # non-decreasing from -1 to +1
     x1 = int(np.argmax(diff >= 0))
     if x1 == 0 or diff[x1] == 0:
@@ -59,12 +60,7 @@ def steppy_eer(s: SortedScores) -> float:
     k = np.arange(1, lab.shape[0] + 1)
     fnr = np.concatenate(([0.0], a / s.n_tar))
     fpr = np.concatenate(([1.0], 1.0 - (k - a) / s.n_non))
-    return _interpolated_crossing(fnr, fpr)
-
-
-def weighted_steppy_eer(scores: F64, labels: NDArray[np.bool_], weights: F64) -> float:
-    """:func:`steppy_eer` with per-trial weights (NIST's equalized EER)."""
-    return _interpolated_crossing(*weighted_steppy(scores, labels, weights))
+    return interpolated_crossing(fnr, fpr)
 
 
 def kaldi_eer(s: SortedScores) -> float:

@@ -62,14 +62,6 @@ class SortedScores:
         lab[self.tar_positions] = True
         return lab
 
-    def merged_scores(self) -> F64:
-        """All scores in merged order; O(n) memory."""
-        out = np.empty(self.n_tar + self.n_non, dtype=np.float64)
-        lab = self.merged_labels()
-        out[lab] = self.tar
-        out[~lab] = self.non
-        return out
-
     def score_at(self, positions: I64) -> F64:
         """Score at the given 0-based merged positions, without building the merged array."""
         positions = np.asarray(positions, dtype=np.int64)

@@ -60,5 +60,5 @@ def equalized_summary(parts: list[SortedScores], p: F64, q: F64,
               np.full(s.n_non, 1.0 / (len(with_n) * max(s.n_non, 1)))] for s in parts])
     fnr, fpr = ke.weighted_steppy(scores, labels, weights)
     mn = np.array([np.min(pi * fnr + qi * fpr) for pi, qi in zip(p, q, strict=True)])
-    return {"eq_eer": ke._interpolated_crossing(fnr, fpr),
+    return {"eq_eer": ke.interpolated_crossing(fnr, fpr),
             "eq_act_dcf": p * pm + q * pf, "eq_min_dcf": mn}
