@@ -1,4 +1,4 @@
-"""The ``scoreframe`` command line: convert, info, query, synth, evaluate, demo.
+"""The ``scoreframe`` command line: convert, info, query, synth, evaluate, calibrate, fuse, demo.
 
 Views layer: parses arguments, calls the library, prints tables (rich) or writes files. User
 errors exit with status 2 and one line on stderr, never a traceback.
@@ -17,6 +17,8 @@ import polars as pl
 
 from scoreframe import io as sio
 from scoreframe.align import align
+from scoreframe.before_after import COLUMNS as BA_COLUMNS
+from scoreframe.before_after import before_after, raw_stages
 from scoreframe.errors import ScoreframeError
 from scoreframe.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.io.parquet import apply_where, infer_kind, scan_trials, write_trials
@@ -315,13 +317,163 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     return 0
 
 
+# --- calibration and fusion ---------------------------------------------------------------------
+def _dataset(path: str, where: str | None = None) -> pl.LazyFrame:
+    """A trial table from any supported file (parquet scanned lazily)."""
+    return apply_where(_load(path, None, None, None), where)
+
+
+def print_before_after(table: pl.DataFrame, *, title: str) -> None:
+    """Print a before/after table (stage x system x prior)."""
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in BA_COLUMNS:
+        t.add_column(c, justify="left" if c in ("set", "stage", "system") else "right")
+    for row in table.iter_rows(named=True):
+        t.add_row(*[_fmt(row[c]) for c in BA_COLUMNS])
+    _console().print(t)
+
+
+def _report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],
+                 title: str) -> None:
+    frames = []
+    for name, out in outputs:
+        if "label" not in out.collect_schema().names():
+            print(f"{name}: no labels, no before/after table")
+            continue
+        frames.append(before_after({"before": raw_stages(out), "after": out},
+                                   p_target=p_target, set_name=name))
+    if frames:
+        print_before_after(pl.concat(frames), title=title)
+
+
+def _fit_summary(model: object) -> str:
+    tr = model.training  # type: ignore[attr-defined]
+    if "objective_value" not in tr:
+        return f"{tr['n_tar']} targets, {tr['n_non']} non-targets, {tr.get('n_blocks')} blocks"
+    state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
+    return (f"{tr['n_tar']} targets, {tr['n_non']} non-targets; objective "
+            f"{tr['objective']['rule']} at p_target={tr['p_target']:g}: "
+            f"{tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
+            f"({tr['n_iter']} iterations, {state})")
+
+
+def _write_scored(out: pl.LazyFrame, path: str, overwrite: bool, inputs: Sequence[str]
+                  ) -> pl.LazyFrame:
+    """Write an applied model's output; return a lazy view of what was written."""
+    _guard(inputs, [Path(path)])
+    fmt = "parquet" if not Path(path).suffix else sio.guess_format(path)
+    if fmt == "parquet":
+        write_trials(out, path, overwrite=overwrite)
+        return scan_trials(path)
+    if fmt not in ("csv", "tsv"):
+        raise UsageError(f"apply writes parquet, csv or tsv, not {fmt}")
+    df = out.collect()
+    from scoreframe.io.tables import write_table
+
+    write_table(df, path, overwrite=overwrite)
+    return df.lazy()
+
+
+def cmd_calibrate_train(a: argparse.Namespace) -> int:
+    from scoreframe.calibration import LinearCalibration, PavCalibration
+
+    if a.method == "linear":
+        model = LinearCalibration(p_target=a.p_target, objective=a.objective,
+                                  max_iter=a.max_iter)
+    else:
+        model = PavCalibration(variant=a.variant, eps=a.eps)
+    dev = _dataset(a.dev, a.where)
+    model.fit(dev)
+    _guard([a.dev], [Path(a.output)])
+    model.save(a.output, overwrite=a.overwrite)
+    print(f"{a.method} calibration: {_fit_summary(model)}")
+    if a.method == "linear":
+        print(f"  llr = {model.scale:.6g} * score + {model.offset:.6g}")
+    print(f"model written to {a.output}")
+    _report_sets([(Path(a.dev).name, model.transform(dev))], a.report_p_target or [a.p_target],
+                 "calibration on the training set")
+    return 0
+
+
+def _load_kind(path: str, methods: tuple[str, ...]):  # noqa: ANN202
+    from scoreframe.models import load_model
+
+    model = load_model(path)
+    if model.method not in methods:
+        raise UsageError(f"{path} is a {model.method} model; expected {' or '.join(methods)}")
+    return model
+
+
+def cmd_calibrate_apply(a: argparse.Namespace) -> int:
+    model = _load_kind(a.model, ("linear", "pav"))
+    out = model.transform(_dataset(a.eval, a.where))
+    written = _write_scored(out, a.output, a.overwrite, [a.eval, a.model])
+    print(f"calibrated scores written to {a.output} (score = llr, input kept as score_raw)")
+    p = a.report_p_target or [model.p_target if model.method == "linear" else 0.5]
+    _report_sets([(Path(a.eval).name, written)], p, "calibration applied")
+    return 0
+
+
+def _fusion_inputs(paths: list[str], where: str | None) -> object:
+    if len(paths) == 1:
+        return _dataset(paths[0], where)
+    names = [Path(p).name.split(".")[0] for p in paths]
+    if len(set(names)) == len(names):
+        return {n: _dataset(p, where) for n, p in zip(names, paths, strict=True)}
+    return [_dataset(p, where) for p in paths]
+
+
+def cmd_fuse_train(a: argparse.Namespace) -> int:
+    from scoreframe.fusion import LinearFusion
+
+    model = LinearFusion(p_target=a.p_target, objective=a.objective, max_iter=a.max_iter,
+                         missing=_parse_missing(a.missing))
+    data = _fusion_inputs(a.dev, a.where)
+    qm = _dataset(a.quality_model) if a.quality_model else None
+    qs = _dataset(a.quality_segment) if a.quality_segment else None
+    if (qm is None) != (qs is None):
+        raise UsageError("give both --quality-model and --quality-segment, or neither")
+    model.fit(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
+    _guard([*a.dev, *(x for x in (a.quality_model, a.quality_segment) if x)], [Path(a.output)])
+    model.save(a.output, overwrite=a.overwrite)
+    print(f"linear fusion of {len(model.weights)} systems: {_fit_summary(model)}")
+    terms = " + ".join(f"{w:.6g} * {s}" for s, w in model.weights.items())
+    print(f"  llr = {terms} + {model.offset:.6g}"
+          + (f" + quality term over {model.quality_columns}" if model.quality_columns else ""))
+    print(f"model written to {a.output}")
+    out = model.transform(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
+    _report_sets([("+".join(Path(p).name for p in a.dev), out)],
+                 a.report_p_target or [a.p_target], "fusion on the training set")
+    return 0
+
+
+def cmd_fuse_apply(a: argparse.Namespace) -> int:
+    model = _load_kind(a.model, ("linear_fusion",))
+    if a.missing is not None:
+        model.missing = _parse_missing(a.missing)
+    qm = _dataset(a.quality_model) if a.quality_model else None
+    qs = _dataset(a.quality_segment) if a.quality_segment else None
+    out = model.transform(_fusion_inputs(a.eval, a.where), quality_model=qm, quality_segment=qs)
+    inputs = [*a.eval, a.model, *(x for x in (a.quality_model, a.quality_segment) if x)]
+    written = _write_scored(out, a.output, a.overwrite, inputs)
+    print(f"fused scores written to {a.output} (score = fused llr, inputs as score_raw_<system>)")
+    _report_sets([("+".join(Path(p).name for p in a.eval), written)],
+                 a.report_p_target or [model.p_target], "fusion applied")
+    return 0
+
+
 def cmd_demo(a: argparse.Namespace) -> int:
+    from scoreframe.calibration import LinearCalibration
+    from scoreframe.fusion import LinearFusion
+
     out = Path(a.out)
     data = out / "demo_trials"
-    print(f"1/2 synthesizing a demo evaluation: {a.trials} trials x 3 systems -> {data}")
+    print(f"1/4 synthesizing a demo evaluation: {a.trials} trials x 3 systems -> {data}")
     chunks = synth_chunks(a.trials, n_systems=3, seed=a.seed, chunk_trials=500_000)
     write_trials(chunks, data, partition_by=["system"], overwrite=True)
-    print("2/2 evaluating per condition (by system, gender and channel)")
+    print("2/4 evaluating per condition (by system, gender and channel)")
     res = run_evaluate(str(data), by=["gender", "channel"], where=None,
                        p_target=[0.01, 0.1], c_miss=1.0, c_fa=1.0, eer_method="rocch",
                        equalize_by=[])
@@ -329,6 +481,25 @@ def cmd_demo(a: argparse.Namespace) -> int:
     res_path = out / "demo_results.json"
     res_path.write_text(json.dumps(_json_safe(res.to_dicts()), indent=1))
     print(f"results written to {res_path}")
+    trials = scan_trials(data)
+    even = pl.col("model").str.slice(1).cast(pl.Int64) % 2 == 0
+    dev, ev = trials.filter(even), trials.filter(~even)
+    print("3/4 fusion of the 3 systems, trained on the dev half (even models), applied to eval")
+    fuser = LinearFusion(p_target=0.01).fit(dev)
+    fuser.save(out / "demo_fusion.json", overwrite=True)
+    print(f"  {_fit_summary(fuser)}")
+    fused = fuser.transform(ev)
+    write_trials(fused, out / "demo_fused_eval", overwrite=True)
+    _report_sets([("eval", scan_trials(out / "demo_fused_eval"))], [0.01, 0.1],
+                 "demo: fusion, before (each system) / after (fused) on eval")
+    print("4/4 linear calibration of sys1, trained on dev, applied to eval")
+    sys1 = pl.col("system") == "sys1"
+    cal = LinearCalibration(p_target=0.01).fit(dev.filter(sys1))
+    cal.save(out / "demo_calibration_sys1.json", overwrite=True)
+    print(f"  llr = {cal.scale:.6g} * score + {cal.offset:.6g}; {_fit_summary(cal)}")
+    _report_sets([("eval", cal.transform(ev.filter(sys1)))], [0.01, 0.1],
+                 "demo: calibration of sys1 on eval")
+    print(f"models written to {out}/demo_fusion.json and {out}/demo_calibration_sys1.json")
     return 0
 
 
@@ -399,6 +570,61 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output")
     e.add_argument("--overwrite", action="store_true")
     e.set_defaults(func=cmd_evaluate)
+
+    cal = sub.add_parser("calibrate", help="train or apply a calibration (linear or PAV)")
+    cal_sub = cal.add_subparsers(dest="action", required=True)
+    ct = cal_sub.add_parser("train", help="train on labelled dev trials; write MODEL.json")
+    ct.add_argument("dev")
+    ct.add_argument("--method", choices=("linear", "pav"), default="linear")
+    ct.add_argument("--p-target", type=float, default=0.5, help="training prior")
+    ct.add_argument("--objective", default="log",
+                    help="linear: log, brier, boost, asym or 'alpha,beta' (Beta family)")
+    ct.add_argument("--max-iter", type=int, default=100)
+    ct.add_argument("--variant", choices=("bosaris", "raw"), default="bosaris",
+                    help="pav: with BOSARIS' two dummy trials, or raw")
+    ct.add_argument("--eps", type=float, default=0.0, help="pav: BOSARIS small_val")
+    ct.add_argument("--where")
+    ct.add_argument("--report-p-target", type=float, nargs="+",
+                    help="priors of the before/after table (default: the training prior)")
+    ct.add_argument("-o", "--output", required=True)
+    ct.add_argument("--overwrite", action="store_true")
+    ct.set_defaults(func=cmd_calibrate_train)
+    ca = cal_sub.add_parser("apply", help="calibrate a dataset with MODEL.json")
+    ca.add_argument("model")
+    ca.add_argument("eval")
+    ca.add_argument("--where")
+    ca.add_argument("--report-p-target", type=float, nargs="+")
+    ca.add_argument("-o", "--output", required=True, help="parquet dataset, .parquet, .csv, .tsv")
+    ca.add_argument("--overwrite", action="store_true")
+    ca.set_defaults(func=cmd_calibrate_apply)
+
+    fu = sub.add_parser("fuse", help="train or apply a linear (quality) fusion of systems")
+    fu_sub = fu.add_subparsers(dest="action", required=True)
+    ft = fu_sub.add_parser("train", help="train on labelled dev trials; write MODEL.json")
+    ft.add_argument("dev", nargs="+", help="one dataset with a system column, or one per system")
+    ft.add_argument("--quality-model", help="quality table (id + columns) joined on model")
+    ft.add_argument("--quality-segment", help="quality table (id + columns) joined on segment")
+    ft.add_argument("--p-target", type=float, default=0.5, help="training prior")
+    ft.add_argument("--objective", default="log")
+    ft.add_argument("--max-iter", type=int, default=100)
+    ft.add_argument("--missing", default="error",
+                    help="trials not scored by every system: error, drop or a fill value")
+    ft.add_argument("--where")
+    ft.add_argument("--report-p-target", type=float, nargs="+")
+    ft.add_argument("-o", "--output", required=True)
+    ft.add_argument("--overwrite", action="store_true")
+    ft.set_defaults(func=cmd_fuse_train)
+    fa = fu_sub.add_parser("apply", help="fuse datasets with MODEL.json")
+    fa.add_argument("model")
+    fa.add_argument("eval", nargs="+")
+    fa.add_argument("--quality-model")
+    fa.add_argument("--quality-segment")
+    fa.add_argument("--missing", help="override the model's missing-score policy")
+    fa.add_argument("--where")
+    fa.add_argument("--report-p-target", type=float, nargs="+")
+    fa.add_argument("-o", "--output", required=True)
+    fa.add_argument("--overwrite", action="store_true")
+    fa.set_defaults(func=cmd_fuse_apply)
 
     d = sub.add_parser("demo", help="synthesize the demo evaluation and run the pipeline on it")
     d.add_argument("--out", default="demo_out")

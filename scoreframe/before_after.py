@@ -1,0 +1,72 @@
+"""Before/after tables for calibration and fusion: the same metrics on raw and on calibrated scores.
+
+Results layer: runs :func:`scoreframe.evaluate.evaluate` on each stage (a trial table whose
+``score`` is treated as an llr) and stacks the tidy rows. Computes nothing itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from scoreframe.evaluate import evaluate, explode_dcf
+
+__all__ = ["before_after", "raw_stages"]
+
+COLUMNS = ["set", "stage", "system", "n_tar", "n_non", "cllr", "min_cllr", "eer", "p_target",
+           "act_dcf_norm", "min_dcf_norm"]
+
+
+def raw_stages(out: pl.LazyFrame) -> pl.LazyFrame:
+    """The input scores of a calibrated/fused table in long form (``system``, ``score``)."""
+    cols = out.collect_schema().names()
+    keep = [c for c in ("model", "segment", "label") if c in cols]
+    if "score_raw" in cols:
+        lf = out.select(*keep, pl.col("score_raw").alias("score"),
+                        *(["system"] if "system" in cols else []))
+        return lf if "system" in cols else lf.with_columns(system=pl.lit("raw"))
+    raws = [c for c in cols if c.startswith("score_raw_")]
+    return pl.concat([out.select(*keep, pl.col(c).alias("score"),
+                                 system=pl.lit(c.removeprefix("score_raw_"))) for c in raws],
+                     how="vertical")
+
+
+def before_after(stages: Mapping[str, pl.LazyFrame | pl.DataFrame], *,
+                 p_target: Sequence[float] | float, set_name: str = "") -> pl.DataFrame:
+    """Cllr, minCllr, EER and act/min DCF per stage and system (scores taken as llrs).
+
+    Parameters
+    ----------
+    stages
+        ``{"before": raw trials, "after": calibrated trials}`` (any labelled trial tables).
+    p_target
+        Operating points of the DCF columns.
+    set_name
+        Value of the ``set`` column (``dev``, ``eval``, a file name).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per stage x system x prior: ``set, stage, system, n_tar, n_non, cllr,
+        min_cllr, eer, p_target, act_dcf_norm, min_dcf_norm``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> raw = pl.DataFrame({"score": [3.0, 4, 1, 2], "label": [True, True, False, False]})
+    >>> t = before_after({"before": raw, "after": raw.with_columns(pl.col("score") - 2.5)},
+    ...                  p_target=0.5)
+    >>> t.select("stage", "cllr").rows()[1][1] < t.select("stage", "cllr").rows()[0][1]
+    True
+    """
+    frames = []
+    for stage, lf in stages.items():
+        lf = lf.lazy()
+        if "system" not in lf.collect_schema().names():
+            lf = lf.with_columns(system=pl.lit("fused" if stage == "after" else "raw"))
+        res = explode_dcf(evaluate(lf.select("system", "score", "label"), p_target=p_target,
+                                   pooled=False))
+        frames.append(res.with_columns(set=pl.lit(set_name), stage=pl.lit(stage))
+                      .select(COLUMNS))
+    return pl.concat(frames, how="vertical_relaxed")

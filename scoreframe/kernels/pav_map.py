@@ -1,0 +1,101 @@
+"""PAV calibration map: score -> llr knots from PAV blocks (MATH.md section 8; seed 000 2.7.1).
+
+numpy only (the blocks come from :mod:`scoreframe.kernels.sorted_scores`). Two variants:
+
+``bosaris``
+    A dummy target at ``-1e6`` and a dummy non-target at ``+1e6`` are added before PAV, so every
+    block llr is finite; ``llr = logit(p_block) - logit((T+1)/(T+N+2))``. Each block gives two
+    knots, ``(lowest score, llr - eps)`` and ``(highest score, llr + eps)``; the map is piecewise
+    linear through the knots (flat inside a block when ``eps = 0``, a ramp across the gap between
+    blocks) and constant beyond the end knots (``-1e6``, ``+1e6``: scoreframe clamps where BOSARIS
+    errs).
+``raw``
+    No dummies: ``llr = logit(p_block) - logit(T/(T+N))``, so the lowest block may be ``-inf`` and
+    the highest ``+inf``. Scores inside or beyond an infinite block map to that infinity; the gap
+    next to an infinite block takes the finite neighbour's value (an unseen score is never given
+    infinite evidence; between a ``-inf`` and a ``+inf`` block it is 0); beyond the ends the map
+    is constant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from scoreframe.kernels.sorted_scores import SortedScores
+
+__all__ = ["DUMMY_SCORE", "apply_pav_map", "pav_map"]
+
+F64 = NDArray[np.float64]
+
+#: Score of BOSARIS' two dummy trials.
+DUMMY_SCORE = 1e6
+
+
+def pav_map(s: SortedScores, *, eps: float = 0.0, variant: str = "bosaris") -> tuple[F64, F64]:
+    """Knots ``(scores, llrs)`` of the PAV calibration map trained on sorted scores.
+
+    Examples
+    --------
+    >>> from scoreframe.kernels.sorted_scores import sort_scores
+    >>> x, y = pav_map(sort_scores([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4]))
+    >>> x.tolist()
+    [-1000000.0, -1.0, 1.0, 4.0, 5.0, 1000000.0]
+    >>> [round(v, 6) for v in y.tolist()]
+    [-0.538997, -0.538997, 0.154151, 0.154151, 0.847298, 0.847298]
+    """
+    if variant not in ("bosaris", "raw"):
+        raise ValueError(f"unknown PAV map variant {variant!r}: expected 'bosaris' or 'raw'")
+    if not np.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    n_tar, n_non = s.n_tar, s.n_non
+    if variant == "bosaris":
+        lo = min(s.tar[0] if n_tar else 0.0, s.non[0] if n_non else 0.0)
+        hi = max(s.tar[-1] if n_tar else 0.0, s.non[-1] if n_non else 0.0)
+        if lo < -DUMMY_SCORE or hi >= DUMMY_SCORE:
+            raise ValueError(f"PAV calibration ('bosaris' variant) needs training scores in "
+                             f"[-1e6, 1e6), got range [{lo:g}, {hi:g}]; use variant='raw' or "
+                             f"rescale the scores")
+        s = SortedScores(np.concatenate([[-DUMMY_SCORE], s.tar]),
+                         np.concatenate([s.non, [DUMMY_SCORE]]))
+        prior_log_odds = np.log(n_tar + 1.0) - np.log(n_non + 1.0)
+    else:
+        if n_tar == 0 or n_non == 0:
+            raise ValueError(f"the raw PAV map needs targets and non-targets, got {n_tar} and "
+                             f"{n_non}")
+        prior_log_odds = np.log(float(n_tar)) - np.log(float(n_non))
+    b = s.blocks
+    with np.errstate(divide="ignore"):
+        llr = np.log(b.n_tar.astype(np.float64)) - np.log(b.n_non.astype(np.float64)) \
+            - prior_log_odds
+    x = np.empty(2 * llr.shape[0])
+    y = np.empty_like(x)
+    x[0::2], x[1::2] = b.lo, b.hi
+    y[0::2], y[1::2] = llr - eps, llr + eps
+    return x, y
+
+
+def apply_pav_map(scores: ArrayLike, x: F64, y: F64) -> F64:
+    """Evaluate the piecewise-linear map through the knots ``(x, y)`` (see the module notes).
+
+    >>> import numpy as np
+    >>> x = np.array([-1e6, -1.0, 1.0, 4.0, 5.0, 1e6]); y = np.array([-1.0, -1, 0, 0, 1, 1])
+    >>> apply_pav_map([-10.0, 0.0, 4.5, 2e6], x, y).tolist()
+    [-1.0, -0.5, 0.5, 1.0]
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    finite = np.isfinite(y)
+    if finite.all():
+        return np.interp(s, x, y)
+    fy = np.zeros_like(y)  # two infinite blocks only: the gap between them gets llr 0
+    idx = np.flatnonzero(finite)
+    if idx.size:
+        fy = y.copy()
+        fy[: idx[0]] = y[idx[0]]
+        fy[idx[-1] + 1:] = y[idx[-1]]
+    out = np.interp(s, x, fy)
+    if not finite[0]:  # lowest block infinite (-inf): its scores and below
+        out[s <= x[1]] = y[0]
+    if not finite[-1]:
+        out[s >= x[-2]] = y[-1]
+    return out
