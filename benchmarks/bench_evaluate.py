@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from _results import write_section
 
 HERE = Path(__file__).parent
 PRIORS = [0.01, 0.1, 0.5]
@@ -138,12 +139,12 @@ def main() -> None:
     disk.update({"trials": disk_n, "generate_seconds": gen})
     print(disk, flush=True)
     lines = [
-        "# Benchmark results", "",
+        "## Binary evaluation engine", "",
         f"Machine: {machine()}.", "",
         f"Produced by `python benchmarks/bench_evaluate.py{' --quick' if a.quick else ''}` "
         f"({time.strftime('%Y-%m-%d')}). Times are the best of 3 runs (1 for 3*10^7 and for "
         "scikit-learn), in seconds.", "",
-        "## In memory (1 target : 10 non-targets)", "",
+        "### In memory (1 target : 10 non-targets)", "",
         "| trials | floor: np.sort | scoreframe.evaluate (full suite) | numpy kernels (full suite)"
         " | scikit-learn roc_curve EER | evaluate / floor | sklearn / evaluate |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -162,14 +163,14 @@ def main() -> None:
         "EER check (same data): " + "; ".join(
             f"{r['n']:.0e}: scoreframe {r['eer_scoreframe']:.6f}, sklearn {r['eer_sklearn']:.6f}"
             for r in rows), "",
-        "## From disk, per condition", "",
+        "### From disk, per condition", "",
         f"{disk['trials']:.0e} trials, hive-partitioned by 20 conditions (synthetic, 1 system), "
         f"evaluated by condition plus the pooled row ({disk['groups']} groups) in a fresh "
         "process: "
         f"**{disk['seconds']:.1f} s**, peak resident memory **{disk['peak_rss_mb']:.0f} MB** "
         f"(generating the dataset took {disk['generate_seconds']:.0f} s). Only `score`, "
         "`label` and `condition` are read; model/segment strings never leave the files.", "",
-        "## Targets (issue: binary evaluation engine)", "",
+        "### Targets (issue: binary evaluation engine)", "",
     ]
     r7 = next((r for r in rows if r["n"] == 10**7), rows[-1])
     ratio = r7["scoreframe_evaluate"] / r7["floor_np_sort"]
@@ -184,7 +185,7 @@ def main() -> None:
         + ("" if disk["trials"] >= 5 * 10**7 else " (quick run: smaller dataset)"),
         "",
     ]
-    Path(a.output).write_text("\n".join(lines))
+    write_section(a.output, "evaluate", "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -338,8 +338,8 @@ class PavCalibration(_Calibrator):
         x = np.asarray(decode_floats(doc.get("knots_score"), where=f"{where}, knots_score",
                                      finite=True))
         y = np.asarray(decode_floats(doc.get("knots_llr"), where=f"{where}, knots_llr"))
-        if x.size < 2 or x.size != y.size or x.size % 2 or np.any(np.diff(x) < 0) \
-                or np.any(np.diff(y) < 0) or np.isnan(y).any():
+        if x.size < 2 or x.size != y.size or x.size % 2 or np.any(x[1:] < x[:-1]) \
+                or np.isnan(y).any() or np.any(y[1:] < y[:-1]):
             raise FormatError(message("bad PAV knots in the model file", where=where,
                                       expected="equal-length, even, non-decreasing lists"))
         obj.knots_score, obj.knots_llr = x, y

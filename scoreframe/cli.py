@@ -335,6 +335,18 @@ def print_before_after(table: pl.DataFrame, *, title: str) -> None:
     _console().print(t)
 
 
+def _quality_table(path: str | None) -> pl.LazyFrame | None:
+    """A quality table (``id`` + columns): parquet, csv or tsv, not validated as trials."""
+    if path is None:
+        return None
+    fmt = sio.guess_format(path)
+    if fmt == "parquet":
+        return pl.scan_parquet(path if not Path(path).is_dir() else f"{path}/**/*.parquet")
+    if fmt in ("csv", "tsv"):
+        return pl.read_csv(path, separator="," if fmt == "csv" else "\t").lazy()
+    raise UsageError(f"quality tables are parquet, csv or tsv; got {path}")
+
+
 def _report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],
                  title: str) -> None:
     frames = []
@@ -431,8 +443,7 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
     model = LinearFusion(p_target=a.p_target, objective=a.objective, max_iter=a.max_iter,
                          missing=_parse_missing(a.missing))
     data = _fusion_inputs(a.dev, a.where)
-    qm = _dataset(a.quality_model) if a.quality_model else None
-    qs = _dataset(a.quality_segment) if a.quality_segment else None
+    qm, qs = _quality_table(a.quality_model), _quality_table(a.quality_segment)
     if (qm is None) != (qs is None):
         raise UsageError("give both --quality-model and --quality-segment, or neither")
     model.fit(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
@@ -453,8 +464,7 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     model = _load_kind(a.model, ("linear_fusion",))
     if a.missing is not None:
         model.missing = _parse_missing(a.missing)
-    qm = _dataset(a.quality_model) if a.quality_model else None
-    qs = _dataset(a.quality_segment) if a.quality_segment else None
+    qm, qs = _quality_table(a.quality_model), _quality_table(a.quality_segment)
     out = model.transform(_fusion_inputs(a.eval, a.where), quality_model=qm, quality_segment=qs)
     inputs = [*a.eval, a.model, *(x for x in (a.quality_model, a.quality_segment) if x)]
     written = _write_scored(out, a.output, a.overwrite, inputs)

@@ -37,7 +37,7 @@ from scoreframe.kernels.logreg import fit_linear
 from scoreframe.kernels.psr import BetaRule
 from scoreframe.models import check_names, decode_floats, field, header, save_model
 
-__all__ = ["LinearFusion", "fusion_table"]
+__all__ = ["LinearFusion", "check_wide", "finish_wide", "fusion_table"]
 
 Systems = Data | Sequence[Data] | Mapping[str, Data]
 KEY = ["model", "segment"]
@@ -92,7 +92,8 @@ def _quality(table: Data | None, side: str) -> tuple[pl.LazyFrame, list[str]] | 
 
 def fusion_table(data: Systems, *, where: str | None = None, missing: str | float = "error",
                  quality_model: Data | None = None, quality_segment: Data | None = None,
-                 systems: Sequence[str] | None = None) -> tuple[pl.LazyFrame, list[str]]:
+                 systems: Sequence[str] | None = None, check: bool = True
+                 ) -> tuple[pl.LazyFrame, list[str]]:
     """Join the systems' scores on (``model``, ``segment``) into one wide lazy table.
 
     Parameters
@@ -107,6 +108,10 @@ def fusion_table(data: Systems, *, where: str | None = None, missing: str | floa
         Quality tables (``id`` + columns) joined on ``model`` and ``segment``.
     systems
         Expected systems (a fitted model's); others are ignored, absent ones are an error.
+    check
+        Run :func:`check_wide` (label agreement; with ``missing="error"``, holes) now, as one
+        lazy query. ``False`` returns the raw join (``__label_<i>`` columns, holes untouched)
+        for the caller to check and :func:`finish_wide` (e.g. on a frame collected once).
 
     Returns
     -------
@@ -142,36 +147,6 @@ def fusion_table(data: Systems, *, where: str | None = None, missing: str | floa
         else:
             wide = wide.join(part, on=KEY, how="full", coalesce=True)
     assert wide is not None
-    cols = wide.collect_schema().names()
-    extra_labels = [c for c in cols if c.startswith("__label_")]
-    if extra_labels:
-        if "label" in cols:
-            conflict = pl.any_horizontal([(pl.col(c) != pl.col("label")).fill_null(False)
-                                          for c in extra_labels])
-            n_conf = wide.filter(conflict).select(pl.len()).collect().item()
-            if n_conf:
-                raise AlignmentError(message("systems disagree on trial labels",
-                                             got=f"{n_conf} trials with different labels"))
-            wide = wide.with_columns(pl.coalesce("label", *extra_labels).alias("label"))
-        else:
-            wide = wide.with_columns(pl.coalesce(*extra_labels).alias("label"))
-        wide = wide.drop(extra_labels)
-    score_cols = [_raw(s) for s in names]
-    if missing == "error":
-        holes = wide.filter(pl.any_horizontal(pl.col(score_cols).is_null()))
-        n = holes.select(pl.len()).collect().item()
-        if n:
-            counts = holes.select([pl.col(c).is_null().sum() for c in score_cols]).collect().row(0)
-            ex = holes.head(3).select(KEY).collect().rows()
-            detail = ", ".join(f"{s}: {c}" for s, c in zip(names, counts, strict=True) if c)
-            raise AlignmentError(message(
-                f"{n} trials are not scored by every system ({detail})",
-                got=f"e.g. {[' / '.join(r) for r in ex]}",
-                hint="Use missing='drop' (CLI: --missing drop) or a fill value."))
-    elif missing == "drop":
-        wide = wide.drop_nulls(score_cols)
-    else:
-        wide = wide.with_columns(pl.col(score_cols).fill_null(float(missing)))
     for side, table, on in (("q", quality_model, "model"), ("r", quality_segment, "segment")):
         q = _quality(table, "model-side" if side == "q" else "segment-side")
         if q is None:
@@ -179,7 +154,52 @@ def fusion_table(data: Systems, *, where: str | None = None, missing: str | floa
         qlf, qcols = q
         qlf = qlf.rename({c: f"{side}_{c}" for c in qcols})
         wide = wide.join(qlf, left_on=on, right_on="id", how="left")
-    return wide, names
+    if check:
+        check_wide(wide, names, holes=missing == "error")
+    return finish_wide(wide, names, missing=missing), names
+
+
+def finish_wide(wide: pl.LazyFrame, systems: Sequence[str], *, missing: str | float
+                ) -> pl.LazyFrame:
+    """Merge the systems' label columns into ``label`` and apply the missing-score policy."""
+    cols = wide.collect_schema().names()
+    extra_labels = [c for c in cols if c.startswith("__label_")]
+    if extra_labels:
+        wide = wide.with_columns(pl.coalesce(*[c for c in ("label", *extra_labels)
+                                               if c in cols]).alias("label")).drop(extra_labels)
+    score_cols = [_raw(s) for s in systems]
+    if missing == "drop":
+        return wide.drop_nulls(score_cols)
+    if missing != "error":
+        return wide.with_columns(pl.col(score_cols).fill_null(float(missing)))
+    return wide
+
+
+def check_wide(wide: pl.LazyFrame | pl.DataFrame, systems: Sequence[str], *,
+               holes: bool = True) -> None:
+    """Raise if the systems disagree on labels, or (``holes``) some trial lacks a score."""
+    lf = wide.lazy()
+    cols = lf.collect_schema().names()
+    extra = [c for c in cols if c.startswith("__label_")]
+    score_cols = [_raw(s) for s in systems]
+    exprs = [pl.any_horizontal(pl.col(score_cols).is_null()).sum().alias("holes")]
+    exprs += [pl.col(c).is_null().sum().alias(c) for c in score_cols]
+    if extra and "label" in cols:
+        exprs.append(pl.any_horizontal([(pl.col(c) != pl.col("label")).fill_null(False)
+                                        for c in extra]).sum().alias("conflicts"))
+    counts = lf.select(exprs).collect().row(0, named=True)
+    if counts.get("conflicts"):
+        raise AlignmentError(message("systems disagree on trial labels",
+                                     got=f"{counts['conflicts']} trials with different labels"))
+    if holes and counts["holes"]:
+        ex = lf.filter(pl.any_horizontal(pl.col(score_cols).is_null())).head(3).select(
+            KEY).collect().rows()
+        detail = ", ".join(f"{s}: {counts[c]}" for s, c in zip(systems, score_cols, strict=True)
+                           if counts[c])
+        raise AlignmentError(message(
+            f"{counts['holes']} trials are not scored by every system ({detail})",
+            got=f"e.g. {[' / '.join(r) for r in ex]}",
+            hint="Use missing='drop' (CLI: --missing drop) or a fill value."))
 
 
 def _quality_columns(wide: pl.LazyFrame) -> list[str]:
@@ -255,10 +275,15 @@ class LinearFusion:
         """Train on labelled trials of every system (joined on ``model``, ``segment``)."""
         wide, names = fusion_table(data, where=where, missing=self.missing,
                                    quality_model=quality_model,
-                                   quality_segment=quality_segment)
+                                   quality_segment=quality_segment, check=False)
         qcols = _quality_columns(wide)
         qfeat = [f"{p}_{c}" for c in qcols for p in ("q", "r")]
-        df = training_frame(wide, [_raw(s) for s in names] + qfeat, what="fusion training")
+        labels = [c for c in wide.collect_schema().names() if c == "label"
+                  or c.startswith("__label_")]
+        raw = wide.select(*KEY, *labels, *[_raw(s) for s in names], *qfeat).collect()  # one join
+        check_wide(raw, names, holes=self.missing == "error")
+        df = training_frame(finish_wide(raw.lazy(), names, missing=self.missing),
+                            [_raw(s) for s in names] + qfeat, what="fusion training")
         label = df["label"].to_numpy()
         if label.all() or not label.any():
             raise ScoreframeError(message("fusion training needs targets and non-targets",

@@ -22,6 +22,7 @@ from scoreframe.kernels import rocch as _rocch
 from scoreframe.kernels.elementary import effective_prior, operating_points
 
 __all__ = [
+    "psr",
     "EER_METHODS",
     "act_dcf",
     "area_under_rocch",
@@ -244,6 +245,31 @@ def cross_entropy(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: flo
         raise ScoreframeError(message("`p_target` must lie in (0, 1)", got=repr(p_target)))
     t, n = check_scores(tar, non)
     return _cllr.cross_entropy(t, n, p_target)
+
+
+def psr(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: float,
+        rule: str | tuple[float, float] = "log", normalize: bool = False) -> float:
+    """Prior-weighted proper-scoring-rule objective of llrs (seed 001; MATH.md 9.4).
+
+    ``pi mean_T C(q, H1) + (1 - pi) mean_N C(q, H2)`` with ``q = sigmoid(llr + logit(pi))`` and
+    ``C`` the Beta-family rule ``rule`` (``log``, ``brier``, ``boost``, ``asym`` or
+    ``(alpha, beta)``). ``normalize`` divides by the default system's value (1 = useless).
+
+    Examples
+    --------
+    >>> round(psr([1, 2, 5, 7], [-7, -5, -2, -1], p_target=0.1, rule="brier"), 6)
+    0.068297
+    """
+    from scoreframe.kernels.psr import psr_beta, psr_objective
+
+    if not 0 < p_target < 1:
+        raise ScoreframeError(message("`p_target` must lie in (0, 1)", got=repr(p_target)))
+    try:
+        r = psr_beta(rule) if isinstance(rule, str) else psr_beta(*rule)
+    except ValueError as exc:
+        raise ScoreframeError(str(exc)) from None
+    t, n = check_scores(tar, non)
+    return psr_objective(t, n, p_target, r, normalize=normalize)
 
 
 def pav_llrs(tar: ArrayLike, non: ArrayLike | None = None, *, laplace: bool = False,

@@ -4,8 +4,10 @@ numpy/scipy only. Minimizes the normalized objective of MATH.md 10.2 / 9.4,
 
     O(w) = [pi/|T| sum_T C1(x_t) + (1-pi)/|N| sum_N C2(x_t)] / O_default,   x = X w + logit(pi)
 
-with analytic gradient and Hessian-vector products, using SciPy's ``trust-ncg`` (Steihaug CG inside
-a trust region, as BOSARIS' TRNCG; seed 000 section 3.3). ``X`` holds one row per trial: the
+with the analytic gradient and Hessian-vector products, using SciPy's ``trust-ncg`` (Steihaug CG
+inside a trust region, as BOSARIS' TRNCG; seed 000 section 3.3). The parameter count d is small,
+so the exact d x d Hessian is formed once per iterate (one pass over the trials, in row chunks)
+and every CG product reuses it. ``X`` holds one row per trial: the
 features of an affine model (scores, a column of ones for the offset, quality products).
 The llr ``X w`` excludes the prior log-odds, which enter the objective only.
 
@@ -21,11 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize
+from scipy import optimize, special
 
 from scoreframe.kernels.psr import BetaRule
 
 __all__ = ["LinearFit", "fit_linear"]
+
+_CHUNK = 1 << 20  # rows per block when forming the Hessian (bounded temporary memory)
 
 F64 = NDArray[np.float64]
 
@@ -58,28 +62,59 @@ class _Problem:
         self._at: F64 | None = None
         self.n_eval = 0
 
+    def _costs(self, x: F64, *, target: bool) -> tuple[float, F64, F64]:
+        """Sum of costs, first and second derivatives at posterior log-odds ``x``."""
+        rule = self.rule
+        if (rule.alpha, rule.beta) == (1.0, 1.0):  # the log rule: one expit, one log1p
+            p = special.expit(x)
+            e = -np.abs(x)
+            np.exp(e, out=e)
+            np.log1p(e, out=e)
+            total = float(np.sum(e)) + float(np.sum(np.maximum(-x if target else x, 0.0)))
+            h = p * (1.0 - p)
+            g = p - 1.0 if target else p
+            return total, g, h
+        cost = rule.cost_tar(x) if target else rule.cost_non(x)
+        g, h = rule.derivatives(x, target=target)
+        return float(np.sum(cost)), g, h
+
     def _update(self, w: F64) -> None:
         if self._at is not None and np.array_equal(w, self._at):
             return
         self.n_eval += 1
-        rule = self.rule
-        xt = self.x_tar @ w + self.tau
-        xn = self.x_non @ w + self.tau
-        value = self.w_tar * float(np.sum(rule.cost_tar(xt))) \
-            + self.w_non * float(np.sum(rule.cost_non(xn)))
+        ct, gt, ht = self._costs(self.x_tar @ w + self.tau, target=True)
+        cn, gn, hn = self._costs(self.x_non @ w + self.tau, target=False)
+        value = self.w_tar * ct + self.w_non * cn
         if self.l2:
             value += 0.5 * self.l2 * float(w[:-1] @ w[:-1])
         self.value = value
-        gt, ht = rule.derivatives(xt, target=True)
-        gn, hn = rule.derivatives(xn, target=False)
         grad = self.w_tar * (gt @ self.x_tar) + self.w_non * (gn @ self.x_non)
         if self.l2:
             grad[:-1] += self.l2 * w[:-1]
         self.grad = grad
-        self.h_tar = self.w_tar * ht
-        self.h_non = self.w_non * hn
-        self.margin_ok = bool(np.all(xt > 0.0) and np.all(xn < 0.0))
+        self._h = (ht, hn)
+        self._hess: F64 | None = None
         self._at = w.copy()
+
+    def _separated(self, w: F64) -> bool:
+        return bool(np.all(self.x_tar @ w + self.tau > 0.0)
+                    and np.all(self.x_non @ w + self.tau < 0.0))
+
+    def hessian(self, w: F64) -> F64:
+        """The exact Hessian ``X' diag(weight * C'') X`` (d x d), in row chunks."""
+        self._update(w)
+        if self._hess is None:
+            d = self.x_tar.shape[1]
+            hess = np.zeros((d, d))
+            for x, h, wt in ((self.x_tar, self._h[0], self.w_tar),
+                             (self.x_non, self._h[1], self.w_non)):
+                for i in range(0, x.shape[0], _CHUNK):
+                    xs = x[i:i + _CHUNK]
+                    hess += wt * ((xs * h[i:i + _CHUNK, None]).T @ xs)
+            if self.l2:
+                hess[np.arange(d - 1), np.arange(d - 1)] += self.l2
+            self._hess = hess
+        return self._hess
 
     def fun(self, w: F64) -> float:
         self._update(w)
@@ -90,12 +125,7 @@ class _Problem:
         return self.grad
 
     def hessp(self, w: F64, v: F64) -> F64:
-        self._update(w)
-        out = (self.h_tar * (self.x_tar @ v)) @ self.x_tar \
-            + (self.h_non * (self.x_non @ v)) @ self.x_non
-        if self.l2:
-            out[:-1] += self.l2 * v[:-1]
-        return out
+        return self.hessian(w) @ v
 
 
 def fit_linear(x_tar: F64, x_non: F64, *, p_target: float, rule: BetaRule,
@@ -153,13 +183,17 @@ def fit_linear(x_tar: F64, x_non: F64, *, p_target: float, rule: BetaRule,
         res = optimize.minimize(prob.fun, w0, jac=prob.jac, hessp=prob.hessp, method="trust-ncg",
                                 options={"gtol": gtol, "maxiter": max_iter,
                                          "initial_trust_radius": max(
-                                             float(np.linalg.norm(prob.jac(w0))), 1e-3)})
+                                             float(np.linalg.norm(prob.jac(w0))), 1.0)})
     w = np.asarray(res.x, dtype=np.float64)
     value = prob.fun(w)
     gnorm = float(np.linalg.norm(prob.jac(w)))
     converged = bool(res.success) or gnorm <= gtol
     message = str(res.message)
-    if prob.margin_ok and not l2:
+    if not converged and res.nit < max_iter and gnorm <= 1e-7:
+        # the trust region collapsed because no step can lower the objective in floating point
+        converged = True
+        message = f"converged to machine precision (gradient norm {gnorm:.3g})"
+    if not l2 and prob._separated(w):
         converged = False
         message = ("the fitted model separates the training targets from the non-targets: the "
                    "optimum is at infinity (objective -> 0); parameters are where the run stopped")
