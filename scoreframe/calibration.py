@@ -32,7 +32,7 @@ from scoreframe.kernels.psr import BetaRule, psr_beta
 from scoreframe.kernels.sorted_scores import sort_scores
 from scoreframe.models import decode_floats, field, header, save_model
 
-__all__ = ["LinearCalibration", "PavCalibration", "objective_rule"]
+__all__ = ["LinearCalibration", "PavCalibration", "calibration_map", "objective_rule"]
 
 Data = pl.DataFrame | pl.LazyFrame | str | Path
 F64 = NDArray[np.float64]
@@ -345,3 +345,32 @@ class PavCalibration(_Calibrator):
         obj.knots_score, obj.knots_llr = x, y
         obj.training = field(doc, "training", dict, where=where) or {"loaded": True}
         return obj
+
+
+def calibration_map(models: dict[str, LinearCalibration | PavCalibration], *, lo: float,
+                    hi: float, n: int = 400) -> pl.DataFrame:
+    """Score -> llr curves of fitted calibrations over ``[lo, hi]`` (for plotting).
+
+    PAV maps also get their knots inside the range, so flat blocks and ramps are drawn exactly.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> dev = pl.DataFrame({"score": [-3.0, 1, 2, 5, 7, -7, -5, -2, -1, 3, 4],
+    ...                     "label": [True] * 5 + [False] * 6})
+    >>> m = calibration_map({"pav": PavCalibration().fit(dev)}, lo=-8, hi=8, n=5)
+    >>> m.columns
+    ['map', 'score', 'llr']
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise ScoreframeError(message("bad score range", expected="finite lo < hi",
+                                      got=f"[{lo}, {hi}]"))
+    grid = np.linspace(lo, hi, n)
+    parts = []
+    for name, model in models.items():
+        x = grid
+        if isinstance(model, PavCalibration):
+            k = model.knots_score
+            x = np.unique(np.concatenate([grid, k[(k >= lo) & (k <= hi)]]))
+        parts.append(pl.DataFrame({"map": [name] * x.size, "score": x, "llr": model(x)}))
+    return pl.concat(parts)

@@ -1,4 +1,4 @@
-"""The ``scoreframe`` command line: convert, info, query, synth, evaluate, calibrate, fuse, demo.
+"""The ``scoreframe`` command line: convert, info, query, synth, evaluate, calibrate, fuse, report.
 
 Views layer: parses arguments, calls the library, prints tables (rich) or writes files. User
 errors exit with status 2 and one line on stderr, never a traceback.
@@ -474,16 +474,36 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(a: argparse.Namespace) -> int:
+    from scoreframe.report import build_report, write_report
+
+    cal = _load_kind(a.calibration, ("linear", "pav")) if a.calibration else None
+    _guard([a.dataset, *([a.calibration] if a.calibration else [])], [Path(a.output)])
+    with _progress() as prog:
+        task = prog.add_task("evaluating groups", total=None)
+        rep = build_report(a.dataset, by=a.by or [], where=a.where,
+                           p_target=a.p_target or [0.01], calibration=cal,
+                           title=a.title or f"scoreframe report: {Path(a.dataset).name}",
+                           progress=lambda d, t: prog.update(task, completed=d, total=t))
+        prog.update(task, description="rendering charts")
+        write_report(rep, a.output, overwrite=a.overwrite, export_dir=a.export_dir,
+                     export_formats=a.export_format)
+    print(f"report written to {a.output} ({rep.summary.height} groups)")
+    if a.export_dir:
+        print(f"charts exported to {a.export_dir} ({', '.join(a.export_format)})")
+    return 0
+
+
 def cmd_demo(a: argparse.Namespace) -> int:
     from scoreframe.calibration import LinearCalibration
     from scoreframe.fusion import LinearFusion
 
     out = Path(a.out)
     data = out / "demo_trials"
-    print(f"1/4 synthesizing a demo evaluation: {a.trials} trials x 3 systems -> {data}")
+    print(f"1/5 synthesizing a demo evaluation: {a.trials} trials x 3 systems -> {data}")
     chunks = synth_chunks(a.trials, n_systems=3, seed=a.seed, chunk_trials=500_000)
     write_trials(chunks, data, partition_by=["system"], overwrite=True)
-    print("2/4 evaluating per condition (by system, gender and channel)")
+    print("2/5 evaluating per condition (by system, gender and channel)")
     res = run_evaluate(str(data), by=["gender", "channel"], where=None,
                        p_target=[0.01, 0.1], c_miss=1.0, c_fa=1.0, eer_method="rocch",
                        equalize_by=[])
@@ -494,7 +514,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
     trials = scan_trials(data)
     even = pl.col("model").str.slice(1).cast(pl.Int64) % 2 == 0
     dev, ev = trials.filter(even), trials.filter(~even)
-    print("3/4 fusion of the 3 systems, trained on the dev half (even models), applied to eval")
+    print("3/5 fusion of the 3 systems, trained on the dev half (even models), applied to eval")
     fuser = LinearFusion(p_target=0.01).fit(dev)
     fuser.save(out / "demo_fusion.json", overwrite=True)
     print(f"  {_fit_summary(fuser)}")
@@ -502,7 +522,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
     write_trials(fused, out / "demo_fused_eval", overwrite=True)
     _report_sets([("eval", scan_trials(out / "demo_fused_eval"))], [0.01, 0.1],
                  "demo: fusion, before (each system) / after (fused) on eval")
-    print("4/4 linear calibration of sys1, trained on dev, applied to eval")
+    print("4/5 linear calibration of sys1, trained on dev, applied to eval")
     sys1 = pl.col("system") == "sys1"
     cal = LinearCalibration(p_target=0.01).fit(dev.filter(sys1))
     cal.save(out / "demo_calibration_sys1.json", overwrite=True)
@@ -510,6 +530,13 @@ def cmd_demo(a: argparse.Namespace) -> int:
     _report_sets([("eval", cal.transform(ev.filter(sys1)))], [0.01, 0.1],
                  "demo: calibration of sys1 on eval")
     print(f"models written to {out}/demo_fusion.json and {out}/demo_calibration_sys1.json")
+    from scoreframe.report import build_report, write_report
+
+    print("5/5 writing the HTML report (by system and channel)")
+    rep = build_report(str(data), by=["channel"], p_target=[0.01, 0.1],
+                       title="scoreframe demo report")
+    path = write_report(rep, out / "demo_report.html", overwrite=True)
+    print(f"report: {path.resolve()}")
     return 0
 
 
@@ -635,6 +662,20 @@ def build_parser() -> argparse.ArgumentParser:
     fa.add_argument("-o", "--output", required=True)
     fa.add_argument("--overwrite", action="store_true")
     fa.set_defaults(func=cmd_fuse_apply)
+
+    r = sub.add_parser("report", help="one offline HTML report: summary table, DET/NBER/APE")
+    r.add_argument("dataset")
+    r.add_argument("--by", nargs="+")
+    r.add_argument("--where")
+    r.add_argument("--p-target", type=float, nargs="+")
+    r.add_argument("--calibration", help="calibrate with MODEL.json before evaluating")
+    r.add_argument("--title")
+    r.add_argument("--export-dir", help="also write every chart here")
+    r.add_argument("--export-format", nargs="+", choices=("png", "svg", "html"),
+                   default=["png"])
+    r.add_argument("-o", "--output", required=True, help="report.html")
+    r.add_argument("--overwrite", action="store_true")
+    r.set_defaults(func=cmd_report)
 
     d = sub.add_parser("demo", help="synthesize the demo evaluation and run the pipeline on it")
     d.add_argument("--out", default="demo_out")

@@ -160,7 +160,9 @@ def evaluate(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
              p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0, c_fa: float = 1.0,
              eer_method: str = "rocch", equalize_by: Sequence[str] | str | None = None,
              pooled: bool = True,
-             progress: Callable[[int, int], None] | None = None) -> pl.DataFrame:
+             progress: Callable[[int, int], None] | None = None,
+             on_group: Callable[[dict[str, object], SortedScores], None] | None = None
+             ) -> pl.DataFrame:
     """Evaluate binary scores per condition: EER, Cllr, minCllr, PRBEP, actual/min DCF.
 
     Parameters
@@ -184,6 +186,9 @@ def evaluate(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
         Add a pooled row per system (``"all"`` in the ``by`` columns) when grouping.
     progress
         Optional callable ``progress(done, total)`` over groups.
+    on_group
+        Optional callable ``on_group(key, sorted_scores)`` for every group with targets and
+        non-targets (pooled rows included), so views (curves, reports) reuse the one reduction.
 
     Returns
     -------
@@ -245,6 +250,8 @@ def evaluate(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
         res = eq = None
         if s.n_tar and s.n_non:
             res = binary_summary(s, p, q, thr, eer_method=eer_method)
+            if on_group is not None:
+                on_group(dict(key), s)
             if eq_cols:
                 eq = equalized_summary(parts, p, q, thr)
         else:

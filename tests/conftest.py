@@ -28,3 +28,13 @@ def assert_close(actual, expected, *, rtol: float = 1e-12, atol: float = 1e-15, 
 @pytest.fixture(params=BINARY_CASES)
 def case(request):
     return (request.param, *load_case(request.param))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the golden Vega-Lite specs in tests/data/golden")
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return bool(request.config.getoption("--update-golden"))

@@ -1,0 +1,267 @@
+"""One self-contained, offline HTML report: summary table per group plus DET, NBER and APE charts.
+
+Views layer. The numbers come from one :func:`scoreframe.evaluate.evaluate` pass: its
+``on_group`` hook hands every group's sorted scores to the curve-frame builders of
+:mod:`scoreframe.curves`, so a partitioned dataset is reduced once, partition by partition. The
+charts are :mod:`scoreframe.plots`; Vega, Vega-Lite and vega-embed are inlined from vl-convert's
+bundle, so the file opens without network access.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import altair as alt
+import polars as pl
+
+from scoreframe import curves as cv
+from scoreframe import plots
+from scoreframe.evaluate import _as_lazy, evaluate, explode_dcf, group_columns
+from scoreframe.io._atomic import atomic_output
+from scoreframe.kernels.sorted_scores import SortedScores
+
+__all__ = ["Report", "build_report", "write_report"]
+
+NBER_GRID = (-10.0, 0.0, 251)
+APE_GRID = (-10.0, 10.0, 201)
+
+
+@dataclass
+class Report:
+    """Everything a report shows: the summary frame, curve frames and the charts built on them."""
+
+    title: str
+    summary: pl.DataFrame
+    p_target: list[float]
+    det: pl.DataFrame
+    points: pl.DataFrame
+    nber: pl.DataFrame
+    ape: pl.DataFrame
+    histograms: pl.DataFrame
+    calibration: pl.DataFrame | None = None
+    notes: list[str] = field(default_factory=list)
+    _charts: list | None = field(default=None, repr=False)
+
+    @property
+    def group_cols(self) -> list[str]:
+        """The grouping columns of the summary (system first)."""
+        return group_columns(self.summary)
+
+    def charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
+        """``(section, name, chart)`` for every chart: across groups first, then per group."""
+        if self._charts is None:
+            self._charts = self._build_charts()
+        return self._charts
+
+    def _build_charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
+        out: list[tuple[str, str, alt.TopLevelMixin]] = [
+            ("all groups", "det", plots.det_plot(self.det, points=self.points,
+                                                 title="DET (all groups)")),
+            ("all groups", "nber", plots.nber_plot(self.nber, p_target=self.p_target,
+                                                   title="Normalized Bayes error rate")),
+            ("all groups", "ape", plots.ape_plot(self.ape, self.summary.filter(
+                pl.col("cllr").is_not_null()), title="APE (all groups)")),
+        ]
+        if self.calibration is not None:
+            out.append(("all groups", "calibration",
+                        plots.calibration_plot(self.calibration, title="Calibration map")))
+        gcols = self.group_cols
+        if not gcols:
+            out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
+            return out
+        keys = self.summary.filter(pl.col("cllr").is_not_null()).select(gcols).rows()
+        if len(keys) < 2:
+            out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
+            return out
+        for key in keys:
+            cond = pl.all_horizontal([pl.col(c) == v for c, v in zip(gcols, key, strict=True)])
+            label = " / ".join(str(v) for v in key)
+            slug = "_".join(str(v) for v in key)
+            out += [
+                (label, f"det_{slug}", plots.det_plot(self.det.filter(cond),
+                                                      points=self.points.filter(cond),
+                                                      curve="both", title=f"DET: {label}")),
+                (label, f"nber_{slug}", plots.nber_plot(self.nber.filter(cond), components=True,
+                                                        p_target=self.p_target,
+                                                        title=f"NBER: {label}")),
+                (label, f"histogram_{slug}", plots.histogram_plot(
+                    self.histograms.filter(cond), title=f"Scores: {label}")),
+            ]
+        return out
+
+
+def build_report(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
+                 by: Sequence[str] | str | None = None, where: str | None = None,
+                 p_target: Sequence[float] | float = (0.01,), calibration: object = None,
+                 title: str = "", progress: Callable[[int, int], None] | None = None) -> Report:
+    """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
+
+    ``calibration`` is a fitted (or loaded) calibration model: the scores are calibrated
+    lazily before evaluation, and its map is drawn.
+    """
+    p_list = [float(p_target)] if isinstance(p_target, int | float) else [float(p) for p in
+                                                                           p_target]
+    lf = _as_lazy(data, where)
+    source: pl.LazyFrame | str | Path | pl.DataFrame = data
+    cal_frame = None
+    notes = []
+    if calibration is not None:
+        from scoreframe.calibration import calibration_map
+
+        rng = lf.select(pl.col("score").min().alias("lo"), pl.col("score").max().alias("hi")
+                        ).collect().row(0)
+        cal_frame = calibration_map({f"{calibration.method} calibration": calibration},
+                                    lo=float(rng[0]), hi=float(rng[1]))
+        source, where = calibration.transform(lf), None
+        notes.append(f"scores calibrated with a {calibration.method} model before evaluation")
+    pieces: dict[str, list[pl.DataFrame]] = {k: [] for k in ("det", "points", "nber", "ape",
+                                                              "hist")}
+
+    def on_group(key: dict[str, object], s: SortedScores) -> None:
+        pieces["det"].append(cv.det_points(key, s, resolution=0.03, points_per_segment=4))
+        pieces["points"].append(cv.operating_points(key, s, p_list))
+        pieces["nber"].append(cv.nber_points(key, s, _grid(NBER_GRID)))
+        pieces["ape"].append(cv.ape_points(key, s, _grid(APE_GRID)))
+        pieces["hist"].append(cv.score_histogram(key, s, bins=50))
+
+    summary = evaluate(source, by=by, where=where, p_target=p_list, progress=progress,
+                       on_group=on_group)
+
+    def cat(name: str) -> pl.DataFrame:
+        return pl.concat(pieces[name], how="vertical_relaxed") if pieces[name] else \
+            pl.DataFrame()
+
+    return Report(title=title or "scoreframe report", summary=summary, p_target=p_list,
+                  det=cat("det"), points=cat("points"), nber=cat("nber"), ape=cat("ape"),
+                  histograms=cat("hist"), calibration=cal_frame, notes=notes)
+
+
+def _grid(spec: tuple[float, float, int]):  # noqa: ANN202
+    import numpy as np
+
+    return np.linspace(*spec)
+
+
+def _fmt(v: object, digits: int = 4) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        return f"{v:.{digits}f}"
+    return html.escape(str(v))
+
+
+def summary_html(report: Report) -> str:
+    """The summary table: one row per group, act/min DCF per prior, rule-of-30 warnings."""
+    flat = explode_dcf(report.summary)
+    gcols = report.group_cols
+    head = [*gcols, "n_tar", "n_non", "EER (%)", "Cllr", "minCllr", "cal. loss"]
+    for p in report.p_target:
+        head += [f"actDCF @{p:g}", f"minDCF @{p:g}"]
+    rows = []
+    for key_rows in flat.partition_by(gcols or ["n_tar"], maintain_order=True):
+        first = key_rows.row(0, named=True)
+        cells = [f"<td class='key'>{_fmt(first[c])}</td>" for c in gcols]
+        cells += [f"<td>{first['n_tar']}</td>", f"<td>{first['n_non']}</td>",
+                  f"<td>{_fmt(None if first['eer'] is None else 100 * first['eer'], 2)}</td>",
+                  f"<td>{_fmt(first['cllr'])}</td>", f"<td>{_fmt(first['min_cllr'])}</td>",
+                  f"<td>{_fmt(first['cal_loss'])}</td>"]
+        by_p = {r["p_target"]: r for r in key_rows.iter_rows(named=True)}
+        for p in report.p_target:
+            r = by_p.get(p, {})
+            warn = r.get("dr30_ok") is False
+            cls = " class='dr30'" if warn else ""
+            mark = " <span class='warn' title='fewer than 30 errors (rule of 30)'>⚠</span>" \
+                if warn else ""
+            cells += [f"<td>{_fmt(r.get('act_dcf_norm'))}</td>",
+                      f"<td{cls}>{_fmt(r.get('min_dcf_norm'))}{mark}</td>"]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    thead = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    return f"<table class='summary'><thead><tr>{thead}</tr></thead><tbody>{''.join(rows)}" \
+           f"</tbody></table>"
+
+
+CSS = """
+body { font-family: Helvetica, Arial, sans-serif; margin: 24px; color: #111; }
+h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #999; }
+table.summary { border-collapse: collapse; font-size: 13px; }
+table.summary th, table.summary td { border: 1px solid #bbb; padding: 3px 7px; text-align: right; }
+table.summary td.key { text-align: left; font-weight: bold; }
+td.dr30 { background: #fde2c8; } span.warn { color: #b00; font-weight: bold; }
+.chart { display: inline-block; vertical-align: top; margin: 8px 12px 8px 0; }
+.meta { color: #555; font-size: 12px; }
+"""
+
+
+def render_html(report: Report) -> str:
+    """The report as one HTML string with the JavaScript libraries inlined (no network)."""
+    import vl_convert as vlc
+
+    charts = report.charts()
+    sections: dict[str, list[tuple[str, dict]]] = {}
+    for section, name, chart in charts:
+        sections.setdefault(section, []).append((name, chart.to_dict(validate=False)))
+    body, specs = [], {}
+    for section, items in sections.items():
+        body.append(f"<h2>{html.escape(section)}</h2>")
+        for name, spec in items:
+            div = f"chart_{len(specs)}"
+            specs[div] = spec
+            body.append(f"<div class='chart' id='{div}' data-name='{html.escape(name)}'></div>")
+    bundle = vlc.javascript_bundle()
+    n_warn = int(explode_dcf(report.summary).filter(pl.col("dr30_ok").not_()).height)
+    warn = (f"<p><span class='warn'>⚠</span> {n_warn} minDCF value(s) rest on fewer than 30 "
+            "misses or false alarms (Doddington's rule of 30) and are not reliable.</p>"
+            if n_warn else "")
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in report.notes)
+    spec_json = json.dumps(specs, allow_nan=False).replace("</", "<\\/")
+    script = (
+        f"const SPECS = {spec_json};\n"
+        "window.reportErrors = [];\n"
+        "const jobs = Object.entries(SPECS).map(([id, spec]) =>\n"
+        "  vegaEmbed('#' + id, spec, {renderer: 'svg', actions: false})\n"
+        "    .catch(err => { window.reportErrors.push(String(err));"
+        " console.error(err); }));\n"
+        "Promise.all(jobs).then(() => {\n"
+        "  document.body.dataset.errors = String(window.reportErrors.length);\n"
+        "  document.body.dataset.rendered = 'true'; });\n")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(report.title)}</title>
+<style>{CSS}</style>
+<script>{bundle}</script>
+</head><body>
+<h1>{html.escape(report.title)}</h1>
+<p class="meta">Generated by scoreframe on {time.strftime('%Y-%m-%d %H:%M')}. EER = ROCCH-EER;
+DCF values are normalized by the default system; Cllr in bits; operating points p_target =
+{', '.join(f'{p:g}' for p in report.p_target)}.</p>
+<ul class="meta">{notes}</ul>
+<h2>Summary</h2>
+{summary_html(report)}
+{warn}
+{''.join(body)}
+<script>{script}</script>
+</body></html>
+"""
+
+
+def write_report(report: Report, path: str | Path, *, overwrite: bool = False,
+                 export_dir: str | Path | None = None,
+                 export_formats: Sequence[str] = ("png",)) -> Path:
+    """Write the HTML report atomically; optionally every chart as PNG/SVG beside it."""
+    text = render_html(report)
+    with atomic_output(path, overwrite=overwrite) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    if export_dir is not None:
+        out = Path(export_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        for _, name, chart in report.charts():
+            for fmt in export_formats:
+                plots.save_chart(chart, out / f"{name}.{fmt}", overwrite=True)
+    return Path(path)
