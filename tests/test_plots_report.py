@@ -133,7 +133,8 @@ def test_report_content(report_file):
     text = path.read_text()
     # summary table: every group, counts, metrics and rule-of-30 warnings
     n_groups = rep.summary.height
-    table = text[text.index("<table class='summary'>"):text.index("</table>")]
+    start = text.index("<table class='summary'>")
+    table = text[start:text.index("</table>", start)]
     assert table.count("<tr>") == n_groups + 1
     assert "minDCF @0.01" in text and "Cllr" in text
     if rep.summary["dr30_ok"].not_().any():
