@@ -494,6 +494,112 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _mc_scores(paths: list[str]):  # noqa: ANN202
+    from scoreframe.multiclass import read_scores
+
+    if len(paths) == 1:
+        return read_scores(paths[0])
+    names = [Path(p).name.split(".")[0] for p in paths]
+    if len(set(names)) != len(names):
+        raise UsageError("give the multiclass systems files with distinct names")
+    return {n: read_scores(p) for n, p in zip(names, paths, strict=True)}
+
+
+def _print_frame(df: pl.DataFrame, title: str) -> None:
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in df.columns:
+        t.add_column(c, justify="right")
+    for row in df.iter_rows():
+        t.add_row(*[_fmt(v) for v in row])
+    _console().print(t)
+
+
+MC_COLUMNS = ["n_segments", "n_classes", "cmxe", "cmxe_ref", "info_bits", "error_rate",
+              "cavg", "cavg_norm", "min_cavg_norm", "c_primary"]
+
+
+def cmd_mc_evaluate(a: argparse.Namespace) -> int:
+    from scoreframe.multiclass import evaluate_multiclass
+
+    res = evaluate_multiclass(a.scores, a.truth, by=a.by or [],
+                              p_target=a.p_target or [0.5])
+    groups = [c for c in res.columns if c not in (*MC_COLUMNS, "cmxe_norm", "expected_cost",
+                                                  "min_cavg", "cavg_by_p")]
+    if a.format == "json":
+        text = json.dumps({"p_target": a.p_target or [0.5], "by": groups,
+                           "groups": _json_safe(res.to_dicts())}, indent=1)
+        if a.output:
+            from scoreframe.io._atomic import atomic_output
+
+            with atomic_output(a.output, overwrite=a.overwrite) as out:
+                out.write_text(text)
+        else:
+            print(text)
+        return 0
+    if a.output:
+        raise UsageError("-o needs --format json")
+    _print_frame(res.select(*groups, *MC_COLUMNS), "multiclass evaluation (Cmxe in bits; "
+                 "Cavg at the first p_target, normalized columns divided by min(P, 1-P))")
+    return 0
+
+
+def _mc_before_after(before, after, truth: str, title: str) -> None:  # noqa: ANN001
+    from scoreframe.multiclass import evaluate_multiclass
+
+    rows = []
+    for stage, sc in (("before", before), ("after", after)):
+        r = evaluate_multiclass(sc, truth).with_columns(stage=pl.lit(stage))
+        rows.append(r.select("stage", *[c for c in r.columns if c == "system"], "cmxe",
+                             "info_bits", "error_rate", "cavg_norm", "min_cavg_norm"))
+    _print_frame(pl.concat(rows, how="diagonal_relaxed"), title)
+
+
+def cmd_mc_train(a: argparse.Namespace) -> int:
+    from scoreframe.multiclass import MulticlassCalibration, MulticlassFusion
+
+    fuse = a.mc_kind == "fuse"
+    model = (MulticlassFusion if fuse else MulticlassCalibration)(max_iter=a.max_iter)
+    scores = _mc_scores(a.scores) if fuse else _mc_scores(a.scores[:1])
+    model.fit(scores, a.truth)
+    _guard([*a.scores, a.truth], [Path(a.output)])
+    model.save(a.output, overwrite=a.overwrite)
+    tr = model.training
+    state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
+    print(f"{model.method}: {tr['n_segments']} segments, {tr['n_classes']} classes; normalized "
+          f"Cmxe {tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
+          f"({tr['n_iter']} iterations, {state}); model written to {a.output}")
+    after = model.transform(scores).collect()
+    if fuse:
+        before = pl.concat([after.select("segment", "class", pl.col(c).alias("score"),
+                                         system=pl.lit(c.removeprefix("score_raw_")))
+                            for c in after.columns if c.startswith("score_raw_")])
+    else:
+        before = after.drop("score").rename({"score_raw": "score"})
+    _mc_before_after(before, after.drop([c for c in after.columns if c.startswith(
+        "score_raw")]), a.truth, f"{model.method} on the training set")
+    return 0
+
+
+def cmd_mc_apply(a: argparse.Namespace) -> int:
+    model = _load_kind(a.model, ("multiclass_fusion",) if a.mc_kind == "fuse"
+                       else ("multiclass_affine",))
+    scores = _mc_scores(a.scores) if a.mc_kind == "fuse" else _mc_scores(a.scores[:1])
+    out = model.transform(scores)
+    written = _write_scored(out, a.output, a.overwrite, [*a.scores, a.model])
+    print(f"scores written to {a.output} (score = calibrated log-likelihood)")
+    if a.truth:
+        df = written.collect()
+        raw = [c for c in df.columns if c.startswith("score_raw")]
+        before = (df.drop("score").rename({"score_raw": "score"}) if raw == ["score_raw"] else
+                  pl.concat([df.select("segment", "class", pl.col(c).alias("score"),
+                                       system=pl.lit(c.removeprefix("score_raw_")))
+                             for c in raw]))
+        _mc_before_after(before, df.drop(raw), a.truth, f"{model.method} applied")
+    return 0
+
+
 def cmd_demo(a: argparse.Namespace) -> int:
     from scoreframe.calibration import LinearCalibration
     from scoreframe.fusion import LinearFusion
@@ -676,6 +782,35 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", required=True, help="report.html")
     r.add_argument("--overwrite", action="store_true")
     r.set_defaults(func=cmd_report)
+
+    mc = sub.add_parser("multiclass", help="multiclass: Cmxe, Cavg, calibration and fusion")
+    mc_sub = mc.add_subparsers(dest="mc_command", required=True)
+    me = mc_sub.add_parser("evaluate", help="Cmxe, information, error rate, LRE Cavg")
+    me.add_argument("scores", help="long (segment, class, score) or wide / LRE22 TSV")
+    me.add_argument("--truth", required=True)
+    me.add_argument("--by", nargs="+")
+    me.add_argument("--p-target", type=float, nargs="+", help="Cavg target priors (0.5)")
+    me.add_argument("--format", choices=("table", "json"), default="table")
+    me.add_argument("-o", "--output")
+    me.add_argument("--overwrite", action="store_true")
+    me.set_defaults(func=cmd_mc_evaluate)
+    for kind in ("calibrate", "fuse"):
+        k = mc_sub.add_parser(kind, help=f"multiclass {kind}: train or apply")
+        k_sub = k.add_subparsers(dest="action", required=True)
+        kt = k_sub.add_parser("train")
+        kt.add_argument("scores", nargs="+" if kind == "fuse" else 1)
+        kt.add_argument("--truth", required=True)
+        kt.add_argument("--max-iter", type=int, default=100)
+        kt.add_argument("-o", "--output", required=True)
+        kt.add_argument("--overwrite", action="store_true")
+        kt.set_defaults(func=cmd_mc_train, mc_kind=kind)
+        ka = k_sub.add_parser("apply")
+        ka.add_argument("model")
+        ka.add_argument("scores", nargs="+" if kind == "fuse" else 1)
+        ka.add_argument("--truth", help="print a before/after table")
+        ka.add_argument("-o", "--output", required=True)
+        ka.add_argument("--overwrite", action="store_true")
+        ka.set_defaults(func=cmd_mc_apply, mc_kind=kind)
 
     d = sub.add_parser("demo", help="synthesize the demo evaluation and run the pipeline on it")
     d.add_argument("--out", default="demo_out")

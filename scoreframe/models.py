@@ -91,8 +91,10 @@ def header(method: str) -> dict[str, Any]:
 def _methods() -> dict[str, Any]:
     from scoreframe.calibration import LinearCalibration, PavCalibration
     from scoreframe.fusion import LinearFusion
+    from scoreframe.multiclass.calibration import MulticlassCalibration, MulticlassFusion
 
-    return {c.method: c for c in (LinearCalibration, PavCalibration, LinearFusion)}
+    return {c.method: c for c in (LinearCalibration, PavCalibration, LinearFusion,
+                                  MulticlassCalibration, MulticlassFusion)}
 
 
 def save_model(model: Model, path: str | Path, *, overwrite: bool = False) -> Path:
@@ -110,7 +112,7 @@ def load_model(source: str | Path | Mapping[str, Any]) -> Any:
     """Read and validate a model file (or an already parsed document).
 
     Returns the fitted calibrator or fuser (``LinearCalibration``, ``PavCalibration``,
-    ``LinearFusion``).
+    ``LinearFusion``, ``MulticlassCalibration``, ``MulticlassFusion``).
 
     Raises
     ------

@@ -22,7 +22,7 @@ from altair.utils.schemapi import debug_mode
 from scoreframe.io._atomic import atomic_output
 from scoreframe.kernels.elementary import logit, probit
 
-__all__ = ["ape_plot", "calibration_plot", "det_plot", "histogram_plot", "nber_plot",
+__all__ = ["ape_plot", "calibration_plot", "cavg_sweep_plot", "det_plot", "histogram_plot", "nber_plot",
            "save_chart", "series_labels"]
 
 DET_TICKS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
@@ -320,6 +320,27 @@ def histogram_plot(hist: pl.DataFrame, *, series: Sequence[str] | None = None,
     if df[SERIES].n_unique() > 1:
         return chart.facet(row=alt.Row(f"{SERIES}:N", title=None)).properties(title=title)
     return chart.properties(title=title)
+
+
+def cavg_sweep_plot(sweep: pl.DataFrame, *, series: Sequence[str] | None = None,
+                    title: str = "Cavg across operating points") -> alt.Chart:
+    """Normalized Cavg against logit(p_target): actual, oracle-recalibrated and minimum curves
+    (a :func:`scoreframe.multiclass.cavg_sweep` frame; seed 004 eq 8.28)."""
+    df = series_labels(sweep, series)
+    order = _order(df, None)
+    long = _long(df.select(SERIES, "prior_log_odds", "actual", "calibrated", "minimum"),
+                 {"actual": "actual", "calibrated": "recalibrated (oracle)",
+                  "minimum": "minimum (optimal threshold)"})
+    enc = _series_encodings(order)
+    return alt.Chart(_values(long)).mark_line().encode(
+        x=alt.X("prior_log_odds:Q", title="logit(p_target)"),
+        y=alt.Y("value:Q", title="normalized Cavg"), color=enc["color"],
+        strokeDash=alt.StrokeDash("measure:N", scale=alt.Scale(
+            domain=["actual", "recalibrated (oracle)", "minimum (optimal threshold)"],
+            range=[[1, 0], [6, 3], [2, 2]]), legend=alt.Legend(title="curve")),
+        detail=f"{SERIES}:N",
+        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("value:Q", format=".4f")],
+    ).properties(width=WIDTH, height=HEIGHT, title=title)
 
 
 def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, overwrite: bool = False,
