@@ -22,8 +22,8 @@ from altair.utils.schemapi import debug_mode
 from scoreframe.io._atomic import atomic_output
 from scoreframe.kernels.elementary import logit, probit
 
-__all__ = ["ape_plot", "calibration_plot", "cavg_sweep_plot", "det_plot", "histogram_plot", "nber_plot",
-           "save_chart", "series_labels"]
+__all__ = ["ape_plot", "calibration_plot", "cavg_sweep_plot", "det_plot", "histogram_plot",
+           "nber_plot", "save_chart", "series_labels"]
 
 DET_TICKS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
 DET_BOX = (0.0005, 0.5)
@@ -324,8 +324,10 @@ def histogram_plot(hist: pl.DataFrame, *, series: Sequence[str] | None = None,
 
 def cavg_sweep_plot(sweep: pl.DataFrame, *, series: Sequence[str] | None = None,
                     title: str = "Cavg across operating points") -> alt.Chart:
-    """Normalized Cavg against logit(p_target): actual, oracle-recalibrated and minimum curves
-    (a :func:`scoreframe.multiclass.cavg_sweep` frame; seed 004 eq 8.28)."""
+    """Normalized Cavg against logit(p_target): actual, oracle-recalibrated and minimum.
+
+    Draws a :func:`scoreframe.multiclass.cavg_sweep` frame (seed 004 eq 8.28).
+    """
     df = series_labels(sweep, series)
     order = _order(df, None)
     long = _long(df.select(SERIES, "prior_log_odds", "actual", "calibrated", "minimum"),
