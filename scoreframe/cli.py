@@ -371,11 +371,21 @@ def _fit_summary(model: object) -> str:
             f"({tr['n_iter']} iterations, {state})")
 
 
-def _write_scored(out: pl.LazyFrame, path: str, overwrite: bool, inputs: Sequence[str]
-                  ) -> pl.LazyFrame:
-    """Write an applied model's output; return a lazy view of what was written."""
+def _write_scored(out: pl.LazyFrame, path: str, overwrite: bool, inputs: Sequence[str], *,
+                  trials: bool = True) -> pl.LazyFrame:
+    """Write an applied model's output; return a lazy view of what was written.
+
+    ``trials=False`` (multiclass tables) writes plain Parquet, not a validated trial dataset.
+    """
     _guard(inputs, [Path(path)])
     fmt = "parquet" if not Path(path).suffix else sio.guess_format(path)
+    if fmt == "parquet" and not trials:
+        from scoreframe.io._atomic import atomic_output
+
+        df = out.collect()
+        with atomic_output(path, overwrite=overwrite) as tmp:
+            df.write_parquet(tmp)
+        return df.lazy()
     if fmt == "parquet":
         write_trials(out, path, overwrite=overwrite)
         return scan_trials(path)
@@ -587,7 +597,7 @@ def cmd_mc_apply(a: argparse.Namespace) -> int:
                        else ("multiclass_affine",))
     scores = _mc_scores(a.scores) if a.mc_kind == "fuse" else _mc_scores(a.scores[:1])
     out = model.transform(scores)
-    written = _write_scored(out, a.output, a.overwrite, [*a.scores, a.model])
+    written = _write_scored(out, a.output, a.overwrite, [*a.scores, a.model], trials=False)
     print(f"scores written to {a.output} (score = calibrated log-likelihood)")
     if a.truth:
         df = written.collect()
