@@ -122,7 +122,9 @@ def score_matrices(scores: pl.DataFrame, truth: pl.DataFrame | None, *,
 
     Checks: no duplicate (segment, class); every segment scores every class; the classes are
     the known ones (``classes``, or the score table's); with ``truth``: exactly one truth class
-    per segment, a known class, and a truth row for every scored segment.
+    per segment, a known class, and a truth row for every scored segment. A ``system`` column in
+    the truth (segment ids per system, as in the cifar10 set) is a join key only when it names
+    every scored system.
     """
     known = sorted(scores["class"].unique().to_list()) if classes is None else list(classes)
     unknown = scores.filter(~pl.col("class").is_in(known))
@@ -144,7 +146,8 @@ def score_matrices(scores: pl.DataFrame, truth: pl.DataFrame | None, *,
     data = scores
     if truth is not None:
         t = truth
-        if "system" in t.columns and "system" in scores.columns:
+        if "system" in t.columns and "system" in scores.columns and set(
+                scores["system"].unique().to_list()) <= set(t["system"].unique().to_list()):
             t_keys = ["system", "segment"]
         else:
             t_keys = ["segment"]
