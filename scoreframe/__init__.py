@@ -2,11 +2,14 @@
 
 The public API: metrics on arrays (``eer``, ``min_dcf``, ``act_dcf``, ``cllr``, ``min_cllr``,
 ...), per-condition evaluation of trial tables (``evaluate``), the trial data layer
-(``scan_trials``, ``write_trials``, ``align``, ``validate_trials``, ``query``) and the readers
-and writers of :mod:`scoreframe.io`.
+(``scan_trials``, ``write_trials``, ``align``, ``validate_trials``, ``query``), the readers
+and writers of :mod:`scoreframe.io`, calibration and fusion (``LinearCalibration``,
+``PavCalibration``, ``LinearFusion``, ``load_model``); plots live in :mod:`scoreframe.plots`,
+reports in :mod:`scoreframe.report`, multiclass tools in :mod:`scoreframe.multiclass`.
 """
 
 from scoreframe.align import AlignmentReport, align, alignment_report
+from scoreframe.calibration import LinearCalibration, PavCalibration
 from scoreframe.curves import ape_curve, det_curve, nber_curve
 from scoreframe.errors import (
     AlignmentError,
@@ -16,6 +19,7 @@ from scoreframe.errors import (
     ScoreframeError,
 )
 from scoreframe.evaluate import DegenerateGroupWarning, evaluate, explode_dcf
+from scoreframe.fusion import LinearFusion
 from scoreframe.io import read_any, read_trials, scan_trials, write_any, write_trials
 from scoreframe.kernels.elementary import effective_prior, logit, probit, sigmoid
 from scoreframe.metrics import (
@@ -32,6 +36,7 @@ from scoreframe.metrics import (
     sorted_scores,
     uer,
 )
+from scoreframe.models import load_model
 from scoreframe.schema import validate_trials
 from scoreframe.sql import connect, query
 from scoreframe.synth import synth_chunks
@@ -42,6 +47,9 @@ __all__ = [
     "DegenerateError",
     "DegenerateGroupWarning",
     "FormatError",
+    "LinearCalibration",
+    "LinearFusion",
+    "PavCalibration",
     "SchemaError",
     "ScoreframeError",
     "act_dcf",
@@ -57,6 +65,7 @@ __all__ = [
     "effective_prior",
     "evaluate",
     "explode_dcf",
+    "load_model",
     "logit",
     "min_cllr",
     "min_dcf",
