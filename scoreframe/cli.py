@@ -555,9 +555,15 @@ def cmd_mc_evaluate(a: argparse.Namespace) -> int:
     return 0
 
 
-def _mc_before_after(before, after, truth: str, title: str) -> None:  # noqa: ANN001
+def _mc_before_after(out: pl.DataFrame, truth: str, title: str) -> None:
+    """Evaluate a calibrated/fused multiclass table before (its ``score_raw*``) and after."""
     from scoreframe.multiclass import evaluate_multiclass
 
+    raw = [c for c in out.columns if c.startswith("score_raw")]
+    before = (out.drop("score").rename({"score_raw": "score"}) if raw == ["score_raw"] else
+              pl.concat([out.select("segment", "class", pl.col(c).alias("score"),
+                                    system=pl.lit(c.removeprefix("score_raw_"))) for c in raw]))
+    after = out.drop(raw)
     rows = []
     for stage, sc in (("before", before), ("after", after)):
         r = evaluate_multiclass(sc, truth).with_columns(stage=pl.lit(stage))
@@ -580,15 +586,8 @@ def cmd_mc_train(a: argparse.Namespace) -> int:
     print(f"{model.method}: {tr['n_segments']} segments, {tr['n_classes']} classes; normalized "
           f"Cmxe {tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
           f"({tr['n_iter']} iterations, {state}); model written to {a.output}")
-    after = model.transform(scores).collect()
-    if fuse:
-        before = pl.concat([after.select("segment", "class", pl.col(c).alias("score"),
-                                         system=pl.lit(c.removeprefix("score_raw_")))
-                            for c in after.columns if c.startswith("score_raw_")])
-    else:
-        before = after.drop("score").rename({"score_raw": "score"})
-    _mc_before_after(before, after.drop([c for c in after.columns if c.startswith(
-        "score_raw")]), a.truth, f"{model.method} on the training set")
+    _mc_before_after(model.transform(scores).collect(), a.truth,
+                     f"{model.method} on the training set")
     return 0
 
 
@@ -600,13 +599,7 @@ def cmd_mc_apply(a: argparse.Namespace) -> int:
     written = _write_scored(out, a.output, a.overwrite, [*a.scores, a.model], trials=False)
     print(f"scores written to {a.output} (score = calibrated log-likelihood)")
     if a.truth:
-        df = written.collect()
-        raw = [c for c in df.columns if c.startswith("score_raw")]
-        before = (df.drop("score").rename({"score_raw": "score"}) if raw == ["score_raw"] else
-                  pl.concat([df.select("segment", "class", pl.col(c).alias("score"),
-                                       system=pl.lit(c.removeprefix("score_raw_")))
-                             for c in raw]))
-        _mc_before_after(before, df.drop(raw), a.truth, f"{model.method} applied")
+        _mc_before_after(written.collect(), a.truth, f"{model.method} applied")
     return 0
 
 
