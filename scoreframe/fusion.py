@@ -37,7 +37,7 @@ from scoreframe.kernels.logreg import fit_linear
 from scoreframe.kernels.psr import BetaRule
 from scoreframe.models import check_names, decode_floats, field, header, save_model
 
-__all__ = ["LinearFusion", "check_wide", "finish_wide", "fusion_table"]
+__all__ = ["LinearFusion", "check_wide", "finish_wide", "fusion_table", "pick_systems"]
 
 Systems = Data | Sequence[Data] | Mapping[str, Data]
 KEY = ["model", "segment"]
@@ -71,10 +71,21 @@ def _split_systems(data: Systems, where: str | None) -> dict[str, pl.LazyFrame]:
                 raise ScoreframeError(message(f"system `{key}` given twice",
                                               hint="Give each dataset its own name."))
             out[key] = part
-    if len(out) < 2:
-        raise ScoreframeError(message("fusion needs at least two systems",
-                                      got=f"{list(out) or 'none'}"))
     return out
+
+
+def pick_systems(frames: dict[str, Any], systems: Sequence[str] | None) -> dict[str, Any]:
+    """The frames of ``systems`` (a fitted model's), in its order; at least two of them."""
+    if systems is not None:
+        absent = [s for s in systems if s not in frames]
+        if absent:
+            raise ScoreframeError(message("the data lack systems the model fuses",
+                                          expected=f"{list(systems)}", got=f"{sorted(frames)}"))
+        frames = {s: frames[s] for s in systems}
+    if len(frames) < 2:
+        raise ScoreframeError(message("fusion needs at least two systems",
+                                      got=f"{list(frames) or 'none'}"))
+    return frames
 
 
 def _quality(table: Data | None, side: str) -> tuple[pl.LazyFrame, list[str]] | None:
@@ -122,13 +133,7 @@ def fusion_table(data: Systems, *, where: str | None = None, missing: str | floa
     if missing not in ("error", "drop") and not isinstance(missing, (int, float)):
         raise AlignmentError(message("bad `missing` policy", expected="error | drop | a number",
                                      got=repr(missing)))
-    frames = _split_systems(data, where)
-    if systems is not None:
-        absent = [s for s in systems if s not in frames]
-        if absent:
-            raise ScoreframeError(message("the data lack systems the model fuses",
-                                          expected=f"{list(systems)}", got=f"{sorted(frames)}"))
-        frames = {s: frames[s] for s in systems}
+    frames = pick_systems(_split_systems(data, where), systems)
     names = list(frames)
     wide: pl.LazyFrame | None = None
     for i, (s, lf) in enumerate(frames.items()):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import altair as alt
+import numpy as np
 import polars as pl
 
 from scoreframe import curves as cv
@@ -126,8 +127,8 @@ def build_report(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
     def on_group(key: dict[str, object], s: SortedScores) -> None:
         pieces["det"].append(cv.det_points(key, s, resolution=0.03, points_per_segment=4))
         pieces["points"].append(cv.operating_points(key, s, p_list))
-        pieces["nber"].append(cv.nber_points(key, s, _grid(NBER_GRID)))
-        pieces["ape"].append(cv.ape_points(key, s, _grid(APE_GRID)))
+        pieces["nber"].append(cv.nber_points(key, s, np.linspace(*NBER_GRID)))
+        pieces["ape"].append(cv.ape_points(key, s, np.linspace(*APE_GRID)))
         pieces["hist"].append(cv.score_histogram(key, s, bins=50))
 
     summary = evaluate(source, by=by, where=where, p_target=p_list, progress=progress,
@@ -140,12 +141,6 @@ def build_report(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
     return Report(title=title or "scoreframe report", summary=summary, p_target=p_list,
                   det=cat("det"), points=cat("points"), nber=cat("nber"), ape=cat("ape"),
                   histograms=cat("hist"), calibration=cal_frame, notes=notes)
-
-
-def _grid(spec: tuple[float, float, int]):  # noqa: ANN202
-    import numpy as np
-
-    return np.linspace(*spec)
 
 
 def _fmt(v: object, digits: int = 4) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import FormatError, ScoreframeError, message
+from scoreframe.fusion import pick_systems
 from scoreframe.kernels import multiclass as km
 from scoreframe.models import check_names, decode_floats, field, header, save_model
 from scoreframe.multiclass.data import Data, read_scores, read_truth, score_matrices
@@ -33,7 +34,7 @@ def _fit_groups(ws: list[np.ndarray], y: np.ndarray, prior: np.ndarray | None,
                               ) from None
 
 
-def _prior_vec(prior: Sequence[float] | None, k: int) -> np.ndarray | None:
+def _prior_vec(prior: Sequence[float] | None) -> np.ndarray | None:
     return None if prior is None else np.asarray(prior, dtype=np.float64)
 
 
@@ -117,7 +118,7 @@ class MulticlassCalibration(_Base):
             raise ScoreframeError(message("multiclass calibration trains one system at a time",
                                           got=f"systems {sorted(sc['system'].unique())[:5]}"))
         g = score_matrices(sc.drop("system", strict=False), read_truth(truth))[0]
-        fit = _fit_groups([g.w], g.y, _prior_vec(self.prior, len(g.classes)), self.max_iter)
+        fit = _fit_groups([g.w], g.y, _prior_vec(self.prior), self.max_iter)
         self.classes = g.classes
         self.alpha = float(fit.alpha[0])
         self.beta = dict(zip(g.classes, map(float, fit.beta), strict=True))
@@ -171,15 +172,7 @@ def _wide_systems(scores: Data | Sequence[Data] | Mapping[str, Data],
         for i, d in enumerate(scores):
             name = Path(d).name.split(".")[0] if isinstance(d, (str, Path)) else f"system{i+1}"
             frames[name] = read_scores(d).drop("system", strict=False)
-    if systems is not None:
-        absent = [s for s in systems if s not in frames]
-        if absent:
-            raise ScoreframeError(message("the data lack systems the model fuses",
-                                          expected=f"{list(systems)}", got=f"{sorted(frames)}"))
-        frames = {s: frames[s] for s in systems}
-    if len(frames) < 2:
-        raise ScoreframeError(message("fusion needs at least two systems",
-                                      got=f"{list(frames)}"))
+    frames = pick_systems(frames, systems)
     wide = None
     for s, f in frames.items():
         part = f.select("segment", "class", pl.col("score").alias(f"score_raw_{s}"))
@@ -216,16 +209,17 @@ class MulticlassFusion(_Base):
     def fit(self, scores: Data | Sequence[Data] | Mapping[str, Data], truth: Data) -> Self:
         """Train on several systems' scores (a ``system`` column, a list or a mapping)."""
         wide, names = _wide_systems(scores)
+        truth_df = read_truth(truth)
         mats = []
         g0 = None
         for s in names:
             g = score_matrices(wide.select("segment", "class",
                                            pl.col(f"score_raw_{s}").alias("score")),
-                               read_truth(truth))[0]
+                               truth_df)[0]
             g0 = g0 or g
             mats.append(g.w)
         assert g0 is not None
-        fit = _fit_groups(mats, g0.y, _prior_vec(self.prior, len(g0.classes)), self.max_iter)
+        fit = _fit_groups(mats, g0.y, _prior_vec(self.prior), self.max_iter)
         self.weights = dict(zip(names, map(float, fit.alpha), strict=True))
         self.classes = g0.classes
         self.beta = dict(zip(g0.classes, map(float, fit.beta), strict=True))
