@@ -50,3 +50,23 @@ def message(what: str, *, expected: str | None = None, got: str | None = None,
     if hint:
         text += f"\n\n{hint}"
     return text
+
+
+class UsageError(ScoreframeError):
+    """A command line or function call combines options that do not fit together."""
+
+
+class NotFittedError(ScoreframeError):
+    """A calibrator or fuser was used before :meth:`fit` (or loading)."""
+
+
+class ValidationError(SchemaError):
+    """Trial data failed the data checks (duplicates, unknown labels, null or NaN scores...)."""
+
+
+class ScoreframeWarning(UserWarning):
+    """Base class of every warning scoreframe emits."""
+
+
+class DegenerateGroupWarning(ScoreframeWarning):
+    """Some groups have no targets or no non-targets; their metrics are null."""

@@ -1,0 +1,59 @@
+"""Trial data as Polars LazyFrames: the one entry point from user data to the frame layer.
+
+Every public function that takes trials (``evaluate``, curves, reports, calibration, fusion)
+accepts the same inputs through :func:`as_lazy`: a path (Parquet file, glob or hive dataset,
+scanned lazily), a Polars DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table. It
+imports nothing from the statistics layer or the views.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import polars as pl
+
+from scoreframe.errors import ScoreframeError, message
+from scoreframe.io.parquet import apply_where, scan_trials
+
+__all__ = ["Data", "as_lazy", "is_frame_like"]
+
+#: Anything :func:`as_lazy` accepts.
+Data: TypeAlias = "pl.DataFrame | pl.LazyFrame | str | Path | Any"
+
+
+def is_frame_like(data: object) -> bool:
+    """True for Polars/pandas DataFrames, LazyFrames and pyarrow Tables."""
+    if isinstance(data, pl.DataFrame | pl.LazyFrame):
+        return True
+    mod = type(data).__module__
+    return (mod.startswith("pandas") and type(data).__name__ == "DataFrame") or (
+        mod.startswith("pyarrow") and type(data).__name__ in ("Table", "RecordBatch"))
+
+
+def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
+    """Trials as a LazyFrame, with an optional SQL ``where`` predicate applied.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> as_lazy(pa.table({"score": [1.0, 2.0]}), where="score > 1").collect()["score"].to_list()
+    [2.0]
+    """
+    if isinstance(data, str | Path):
+        return scan_trials(data, where=where)
+    if isinstance(data, pl.LazyFrame):
+        return apply_where(data, where)
+    if isinstance(data, pl.DataFrame):
+        return apply_where(data.lazy(), where)
+    mod = type(data).__module__
+    name = type(data).__name__
+    if mod.startswith("pyarrow") and name in ("Table", "RecordBatch"):
+        frame = pl.from_arrow(data)
+        assert isinstance(frame, pl.DataFrame)  # a Table/RecordBatch gives a DataFrame
+        return apply_where(frame.lazy(), where)
+    if mod.startswith("pandas") and name == "DataFrame":
+        return apply_where(pl.from_pandas(data).lazy(), where)
+    raise ScoreframeError(message(
+        "unsupported trial data", expected="a path, a polars DataFrame/LazyFrame, a pandas "
+        "DataFrame or a pyarrow Table", got=type(data).__name__))
