@@ -12,6 +12,7 @@ from conftest import DATA, assert_close
 
 from scoreframe.cli import main
 from scoreframe.errors import ScoreframeError
+from scoreframe.kernels import logreg
 from scoreframe.kernels import multiclass as km
 from scoreframe.models import load_model
 from scoreframe.multiclass import (
@@ -86,7 +87,7 @@ def test_min_cavg_matches_a_threshold_scan():
 
 
 def test_calibration_example_m_and_separable():
-    fit = km.fit_affine([W_M], Y_M)
+    fit = logreg.fit_affine([W_M], Y_M)
     assert fit.converged
     assert_close(fit.alpha, [0.995945], rtol=0, atol=1e-6)
     assert_close(fit.beta, [0.120138, 0.065432, 0.0], rtol=0, atol=1e-6)
@@ -96,7 +97,7 @@ def test_calibration_example_m_and_separable():
     for p, v in ((0.5, 0.333333), (0.2, 0.133333), (0.8, 0.144444)):
         assert_close(km.cavg(s2, Y_M, p), v, rtol=0, atol=1e-6)
     sep = np.tile(np.eye(3) * 5, (3, 1))
-    fit = km.fit_affine([sep], np.tile([0, 1, 2], 3), max_iter=40)
+    fit = logreg.fit_affine([sep], np.tile([0, 1, 2], 3), max_iter=40)
     assert not fit.converged and fit.n_iter <= 40 and "infinity" in fit.message
 
 

@@ -1,4 +1,6 @@
-"""Multiclass kernels: Cmxe, Bayes decisions, detection llrs, Cavg, multiclass logistic regression.
+"""Multiclass kernels: Cmxe, Bayes decisions, detection llrs, Cavg.
+
+Multiclass logistic regression (``fit_affine``) lives in :mod:`scoreframe.kernels.logreg`.
 
 numpy/scipy only (MATH.md sections 11-12; seeds 003 part II and 004). Inputs are an ``(N, K)``
 matrix ``w`` of class log-likelihoods (any per-trial constant is irrelevant) and integer labels
@@ -8,16 +10,13 @@ matrix ``w`` of class log-likelihoods (any per-trial constant is irrelevant) and
 from __future__ import annotations
 
 import math
-import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize
 from scipy.special import logsumexp
 
-__all__ = ["MulticlassFit", "bayes_decisions", "cavg", "cmxe", "detection_llrs",
-           "fit_affine", "log_posteriors", "min_cavg", "prior_entropy"]
+__all__ = ["bayes_decisions", "cavg", "cmxe", "detection_llrs", "log_posteriors", "min_cavg",
+           "prior_entropy"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -167,100 +166,3 @@ def min_cavg(s: F64, y: I64, p_target: float) -> tuple[float, float]:
     i = int(np.argmin(cost))
     thr = sv[i] if i < sv.size else np.inf
     return float(cost[i]), float(thr)
-
-
-@dataclass(frozen=True)
-class MulticlassFit:
-    """Result of :func:`fit_affine`: ``alpha`` per system, ``beta`` per class (last = 0)."""
-
-    alpha: F64
-    beta: F64
-    objective: float
-    initial_objective: float
-    converged: bool
-    n_iter: int
-    message: str
-
-
-def fit_affine(systems: list[F64], y: I64, prior: F64 | None = None, *,
-               alpha0: F64 | None = None, max_iter: int = 100,
-               gtol: float = 1e-10) -> MulticlassFit:
-    """Multiclass logistic regression ``w' = sum_m alpha_m w_m + beta`` (MATH.md 11.2).
-
-    Minimizes the prior-weighted Cmxe normalized by ``H(prior)`` (1 = default system) with
-    SciPy's trust-region Newton-CG, analytic gradient and Hessian-vector products. ``beta`` of
-    the last class is fixed at 0 (the objective is invariant to a common shift). Starting point:
-    ``alpha = 1`` for a single system (calibration), ``0`` for fusion, ``beta = 0``.
-    """
-    if not systems:
-        raise ValueError("fit_affine needs at least one score matrix")
-    w0, y, p = _check(systems[0], y, prior)
-    ws = [w0] + [_check(w, y, p)[0] for w in systems[1:]]
-    if any(w.shape != w0.shape for w in ws):
-        raise ValueError("all systems must have the same (N, K) shape")
-    n, k = w0.shape
-    m = len(ws)
-    v = _trial_weights(y, p)
-    onehot = np.zeros((n, k))
-    onehot[np.arange(n), y] = 1.0
-    with np.errstate(divide="ignore"):
-        logp = np.log(p)
-    norm = prior_entropy(p) * math.log(2.0)
-    cache: dict[str, object] = {}
-
-    def unpack(theta: F64) -> tuple[F64, F64]:
-        return theta[:m], np.concatenate([theta[m:], [0.0]])
-
-    def update(theta: F64) -> None:
-        if cache.get("theta") is not None and np.array_equal(cache["theta"], theta):
-            return
-        a, b = unpack(theta)
-        z = sum(ai * wi for ai, wi in zip(a, ws, strict=True)) + b + logp
-        lse = logsumexp(z, axis=1, keepdims=True)
-        post = np.exp(z - lse)
-        ll = (z - lse)[np.arange(n), y]
-        cache["value"] = float(-(v * ll).sum() / norm)
-        r = v[:, None] * (post - onehot) / norm  # dO/dz
-        grad = np.concatenate([[float((r * wi).sum()) for wi in ws], r.sum(axis=0)[:-1]])
-        cache.update(theta=theta.copy(), post=post, grad=grad)
-
-    def fun(theta: F64) -> float:
-        update(theta)
-        return cache["value"]  # type: ignore[return-value]
-
-    def jac(theta: F64) -> F64:
-        update(theta)
-        return cache["grad"]  # type: ignore[return-value]
-
-    def hessp(theta: F64, d: F64) -> F64:
-        update(theta)
-        post = cache["post"]
-        da, db = unpack(d)
-        dz = sum(ai * wi for ai, wi in zip(da, ws, strict=True)) + db
-        dpost = post * (dz - (post * dz).sum(axis=1, keepdims=True))  # type: ignore[operator]
-        r = v[:, None] * dpost / norm
-        return np.concatenate([[float((r * wi).sum()) for wi in ws], r.sum(axis=0)[:-1]])
-
-    a0 = np.full(m, 1.0 if m == 1 else 0.0) if alpha0 is None else np.asarray(alpha0, float)
-    theta0 = np.concatenate([a0, np.zeros(k - 1)])
-    initial = fun(theta0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = optimize.minimize(fun, theta0, jac=jac, hessp=hessp, method="trust-ncg",
-                                options={"gtol": gtol, "maxiter": max_iter,
-                                         "initial_trust_radius": 1.0})
-    theta = np.asarray(res.x, dtype=np.float64)
-    value = fun(theta)
-    gnorm = float(np.linalg.norm(jac(theta)))
-    converged = bool(res.success) or gnorm <= 1e-7
-    message = str(res.message) if res.success else (
-        f"converged to machine precision (gradient norm {gnorm:.3g})" if converged else
-        f"not converged after {res.nit} iterations (gradient norm {gnorm:.3g})")
-    a, b = unpack(theta)
-    z = sum(ai * wi for ai, wi in zip(a, ws, strict=True)) + b + logp
-    if value < 1e-6 and np.all(np.argmax(z, axis=1) == y):
-        converged = False
-        message = ("the training data are separated by the model: the optimum is at infinity "
-                   "(objective -> 0); parameters are where the run stopped")
-    return MulticlassFit(alpha=a, beta=b, objective=value, initial_objective=initial,
-                         converged=converged, n_iter=int(res.nit), message=message)

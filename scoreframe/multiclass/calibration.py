@@ -1,6 +1,6 @@
 """Multiclass affine calibration ``alpha * w + beta`` and linear fusion of multiclass systems.
 
-Frames layer: trains with :func:`scoreframe.kernels.multiclass.fit_affine` (multiclass logistic
+Frames layer: trains with :func:`scoreframe.kernels.logreg.fit_affine` (multiclass logistic
 regression, trust-region Newton-CG) on score/truth tables, applies lazily as Polars expressions
 (``score`` = calibrated log-likelihood, input kept as ``score_raw`` / ``score_raw_<system>``),
 and saves as JSON through :mod:`scoreframe.models`.
@@ -18,7 +18,7 @@ import polars as pl
 
 from scoreframe.errors import FormatError, ScoreframeError, message
 from scoreframe.fusion import pick_systems
-from scoreframe.kernels import multiclass as km
+from scoreframe.kernels import logreg
 from scoreframe.models import check_names, decode_floats, field, header, save_model
 from scoreframe.multiclass.data import Data, read_scores, read_truth, score_matrices
 
@@ -26,9 +26,9 @@ __all__ = ["MulticlassCalibration", "MulticlassFusion"]
 
 
 def _fit_groups(ws: list[np.ndarray], y: np.ndarray, prior: np.ndarray | None,
-                max_iter: int) -> km.MulticlassFit:
+                max_iter: int) -> logreg.MulticlassFit:
     try:
-        return km.fit_affine(ws, y, prior, max_iter=max_iter)
+        return logreg.fit_affine(ws, y, prior, max_iter=max_iter)
     except ValueError as exc:
         raise ScoreframeError(message("cannot train the multiclass model", got=str(exc))
                               ) from None
@@ -38,7 +38,7 @@ def _prior_vec(prior: Sequence[float] | None) -> np.ndarray | None:
     return None if prior is None else np.asarray(prior, dtype=np.float64)
 
 
-def _training(fit: km.MulticlassFit, n: int, classes: list[str]) -> dict[str, Any]:
+def _training(fit: logreg.MulticlassFit, n: int, classes: list[str]) -> dict[str, Any]:
     return {"n_segments": n, "n_classes": len(classes),
             "objective": "normalized Cmxe (multiclass cross-entropy / H(prior))",
             "objective_value": fit.objective, "initial_objective": fit.initial_objective,
