@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import FormatError, message
-from scoreframe.io._atomic import atomic_output
+from scoreframe.io.atomic import atomic_output
 from scoreframe.schema import Kind, validate_trials
 
 __all__ = ["read_bosaris_hdf5", "write_bosaris_hdf5"]

@@ -13,7 +13,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, ScoreframeError, message
-from scoreframe.io._atomic import atomic_output
+from scoreframe.io.atomic import atomic_output
 from scoreframe.schema import Kind, validate_trials
 
 __all__ = ["apply_where", "infer_kind", "read_trials", "scan_trials", "write_trials"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe.errors import FormatError, message
-from scoreframe.io._atomic import atomic_output
+from scoreframe.io.atomic import atomic_output
 from scoreframe.io.parquet import infer_kind
 from scoreframe.schema import Kind, validate_trials
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe.errors import FormatError, message
-from scoreframe.io._atomic import atomic_output
+from scoreframe.io.atomic import atomic_output
 from scoreframe.schema import Kind, validate_trials
 
 __all__ = [

@@ -1,0 +1,265 @@
+"""Atomic writes that leave nothing behind: temporary names beside the output, then rename.
+
+I/O layer. Every writer in scoreframe builds its output under a hidden temporary name in the
+output's directory and renames it into place only when it is complete, so an interrupted write
+leaves the destination as it was (absent, or the previous version).
+
+A temporary name says who made it: ``.NAME.scoreframe-tmp-<host>-<pid>-<random>``. A write
+killed with ``kill -9`` cannot clean up after itself, so every write first removes the
+scoreframe temporaries in its output directory whose process (on this host) is no longer
+alive: whatever a crash left behind does not survive the next write there.
+
+* :func:`atomic_output` -- one file or directory.
+* :func:`atomic_outputs` -- several outputs, all or nothing: every target is checked before any
+  work starts, all are written to temporaries and renamed together at the end; on failure no
+  target is touched and every temporary is removed.
+* :func:`check_outputs` -- refuse outputs that exist (without ``overwrite``), that are an input,
+  or that sit inside an input dataset directory (inputs are never modified).
+* :func:`remove_stale_temps` -- the clean-up every write runs on start.
+
+Setting the environment variable ``SCOREFRAME_TEST_PAUSE_IN_WRITE`` to a number of seconds makes
+every write sleep that long after its content is written and before the rename (a hook for the
+kill tests; never set it otherwise).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import socket
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from scoreframe.errors import ScoreframeError, UsageError, message
+
+__all__ = ["PAUSE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs", "check_outputs",
+           "is_temp_name", "remove_stale_temps"]
+
+#: Marker inside every temporary name scoreframe creates.
+TEMP_MARK = ".scoreframe-tmp-"
+#: Environment variable: seconds to sleep before the final rename (kill tests only).
+PAUSE_ENV = "SCOREFRAME_TEST_PAUSE_IN_WRITE"
+
+_TEMP_RE = re.compile(r"^\..*\.scoreframe-tmp-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]+$")
+
+
+def _host_tag() -> str:
+    return hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _temp_path(target: Path) -> Path:
+    return target.parent / (f".{target.name}{TEMP_MARK}{_host_tag()}-{os.getpid()}-"
+                            f"{secrets.token_hex(4)}")
+
+
+def is_temp_name(name: str) -> bool:
+    """True for a name scoreframe gives its temporaries.
+
+    Examples
+    --------
+    >>> is_temp_name(".out.parquet.scoreframe-tmp-0123abcd-4242-9f9f9f9f")
+    True
+    >>> is_temp_name("out.parquet")
+    False
+    """
+    return _TEMP_RE.match(name) is not None
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a killed but unreaped child is a zombie: it will never finish its write
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def remove_stale_temps(directory: str | Path) -> list[Path]:
+    """Remove the scoreframe temporaries in ``directory`` left by dead processes of this host.
+
+    Temporaries of live processes, of other hosts (shared file systems) and every other file
+    are left alone. Returns the paths removed.
+    """
+    d = Path(directory)
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(d))
+    except OSError:
+        return removed
+    host = _host_tag()
+    for entry in entries:
+        m = _TEMP_RE.match(entry.name)
+        if m and m["host"] == host and not _pid_alive(int(m["pid"])):
+            p = Path(entry.path)
+            _remove(p)
+            removed.append(p)
+    return removed
+
+
+def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
+                  inputs: Sequence[str | Path] = ()) -> list[Path]:
+    """Check output paths before any work starts; return them as paths.
+
+    Raises
+    ------
+    ScoreframeError
+        An output exists and ``overwrite`` is false, or the same output is named twice.
+    UsageError
+        An output is an input, or inside (or contains) an input file or dataset directory.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "ds").mkdir()
+    >>> try:
+    ...     check_outputs([d / "ds" / "x.png"], inputs=[d / "ds"])
+    ... except UsageError as exc:
+    ...     print(str(exc).splitlines()[0].endswith("would overwrite or sit inside an input"))
+    True
+    """
+    paths = [Path(t) for t in targets]
+    resolved = [p.resolve() for p in paths]
+    if len(set(resolved)) != len(resolved):
+        raise UsageError(message("the same output is named twice",
+                                 got=", ".join(f"`{p}`" for p in paths)))
+    ins = [Path(i).resolve() for i in inputs]
+    for p, r in zip(paths, resolved, strict=True):
+        if any(r == i or i in r.parents or r in i.parents for i in ins):
+            raise UsageError(message(
+                f"output `{p}` would overwrite or sit inside an input",
+                hint="Inputs are never modified: write the output somewhere else."))
+    for p in paths:
+        if (p.exists() or p.is_symlink()) and not overwrite:
+            raise ScoreframeError(message(f"output `{p}` already exists",
+                                          hint="Pass overwrite (CLI: --overwrite) to replace it."))
+    return paths
+
+
+def _pause() -> None:
+    seconds = os.environ.get(PAUSE_ENV)
+    if seconds:
+        time.sleep(float(seconds))
+
+
+class _Slot:
+    """One output being written: its temporary directory and the path handed to the writer."""
+
+    def __init__(self, target: Path, directory: bool) -> None:
+        self.target = target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(target.parent)
+        self.tmp = _temp_path(target)
+        self.tmp.mkdir()
+        self.out = self.tmp / "out"
+        if directory:
+            self.out.mkdir()
+
+    def commit(self) -> None:
+        if not (self.out.exists() or self.out.is_symlink()):
+            raise ScoreframeError(message(f"nothing was written to `{self.target}`"))
+        if self.target.is_dir() and not self.target.is_symlink():
+            os.replace(self.target, self.tmp / "old")
+        os.replace(self.out, self.target)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+@contextmanager
+def atomic_outputs(targets: Sequence[str | Path], *, directory: bool | Sequence[bool] = False,
+                   overwrite: bool = False,
+                   inputs: Sequence[str | Path] = ()) -> Iterator[list[Path]]:
+    """Write several outputs all or nothing; yield one temporary path per target.
+
+    Parameters
+    ----------
+    targets
+        Final files or directories.
+    directory
+        Yield directories instead of file paths (one flag for all, or one per target).
+    overwrite
+        Replace existing targets; otherwise any existing one is an error raised before any work.
+    inputs
+        Input paths of the computation: an output equal to, inside or containing one is refused.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_outputs([d / "a.txt", d / "b.txt"]) as (a, b):
+    ...     _ = a.write_text("1"), b.write_text("2")
+    >>> sorted(p.name for p in d.iterdir())
+    ['a.txt', 'b.txt']
+    """
+    paths = check_outputs(targets, overwrite=overwrite, inputs=inputs)
+    flags = [directory] * len(paths) if isinstance(directory, bool) else list(directory)
+    if len(flags) != len(paths):
+        raise UsageError(message("one `directory` flag per target", expected=str(len(paths)),
+                                 got=str(len(flags))))
+    slots: list[_Slot] = []
+    with ExitStack() as stack:
+        for p, flag in zip(paths, flags, strict=True):
+            slot = _Slot(p, flag)
+            stack.callback(slot.discard)
+            slots.append(slot)
+        yield [s.out for s in slots]
+        _pause()
+        for s in slots:  # re-check: another process may have created a target meanwhile
+            if s.target.exists() and not overwrite:
+                raise ScoreframeError(message(f"output `{s.target}` appeared while writing",
+                                              hint="Pass overwrite to replace it."))
+        for s in slots:
+            s.commit()
+
+
+@contextmanager
+def atomic_output(target: str | Path, *, directory: bool = False, overwrite: bool = False,
+                  inputs: Sequence[str | Path] = ()) -> Iterator[Path]:
+    """Yield a temporary path to write to; on success it replaces ``target`` atomically.
+
+    Parameters
+    ----------
+    target
+        Final file or directory.
+    directory
+        Yield a directory (for partitioned datasets) instead of a file path.
+    overwrite
+        Replace an existing ``target``; otherwise an existing one is an error.
+    inputs
+        Input paths: a ``target`` equal to, inside or containing one is refused.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_output(d / "x.txt") as tmp:
+    ...     _ = tmp.write_text("hello")
+    >>> (d / "x.txt").read_text(), [p.name for p in d.iterdir()]
+    ('hello', ['x.txt'])
+    """
+    with atomic_outputs([target], directory=directory, overwrite=overwrite,
+                        inputs=inputs) as (out,):
+        yield out
