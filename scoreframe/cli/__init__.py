@@ -1,0 +1,12 @@
+"""The ``scoreframe`` command line: one small module per command, shared options in one place.
+
+``main`` runs it (the ``scoreframe`` entry point); ``build_parser`` assembles the parser from the
+command modules (:mod:`~scoreframe.cli.convert`, :mod:`~scoreframe.cli.evaluate`, ...), which
+build their options from the parent parsers of :mod:`~scoreframe.cli.options`.
+"""
+
+from __future__ import annotations
+
+from scoreframe.cli.main import build_parser, main
+
+__all__ = ["build_parser", "main"]

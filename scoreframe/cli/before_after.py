@@ -1,0 +1,42 @@
+"""Before/after tables and fit summaries printed by ``calibrate``, ``fuse`` and ``demo``."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from scoreframe.before_after import COLUMNS as BA_COLUMNS
+from scoreframe.before_after import before_after, raw_stages
+from scoreframe.cli.console import print_frame
+
+__all__ = ["fit_summary", "print_before_after", "report_sets"]
+
+
+def print_before_after(table: pl.DataFrame, *, title: str) -> None:
+    """Print a before/after table (stage x system x prior)."""
+    print_frame(table.select(BA_COLUMNS), title, left=("set", "stage", "system"))
+
+
+def report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],
+                title: str) -> None:
+    """Print one before/after table over several applied sets (unlabelled sets are skipped)."""
+    frames = []
+    for name, out in outputs:
+        if "label" not in out.collect_schema().names():
+            print(f"{name}: no labels, no before/after table")
+            continue
+        frames.append(before_after({"before": raw_stages(out), "after": out},
+                                   p_target=p_target, set_name=name))
+    if frames:
+        print_before_after(pl.concat(frames), title=title)
+
+
+def fit_summary(model: object) -> str:
+    """One line on how a calibration or fusion was trained."""
+    tr = model.training  # type: ignore[attr-defined]
+    if "objective_value" not in tr:
+        return f"{tr['n_tar']} targets, {tr['n_non']} non-targets, {tr.get('n_blocks')} blocks"
+    state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
+    return (f"{tr['n_tar']} targets, {tr['n_non']} non-targets; objective "
+            f"{tr['objective']['rule']} at p_target={tr['p_target']:g}: "
+            f"{tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
+            f"({tr['n_iter']} iterations, {state})")

@@ -1,0 +1,76 @@
+"""``scoreframe calibrate train|apply``: linear or PAV calibration of one system's scores."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from scoreframe.cli.before_after import fit_summary, report_sets
+from scoreframe.cli.inputs import guard_outputs, load_dataset, load_model_kind, write_scored
+from scoreframe.cli.options import ListAction, add_command, output_options, where_option
+
+__all__ = ["cmd_calibrate_apply", "cmd_calibrate_train", "register"]
+
+
+def cmd_calibrate_train(a: argparse.Namespace) -> int:
+    """Run ``scoreframe calibrate train``."""
+    from scoreframe.calibration import LinearCalibration, PavCalibration
+
+    if a.method == "linear":
+        model = LinearCalibration(p_target=a.p_target, objective=a.objective,
+                                  max_iter=a.max_iter)
+    else:
+        model = PavCalibration(variant=a.variant, eps=a.eps)
+    dev = load_dataset(a.dev, where=a.where)
+    model.fit(dev)
+    guard_outputs([a.dev], [a.output])
+    model.save(a.output, overwrite=a.overwrite)
+    print(f"{a.method} calibration: {fit_summary(model)}")
+    if a.method == "linear":
+        print(f"  llr = {model.scale:.6g} * score + {model.offset:.6g}")
+    print(f"model written to {a.output}")
+    report_sets([(Path(a.dev).name, model.transform(dev))], a.report_p_target or [a.p_target],
+                "calibration on the training set")
+    return 0
+
+
+def cmd_calibrate_apply(a: argparse.Namespace) -> int:
+    """Run ``scoreframe calibrate apply``."""
+    model = load_model_kind(a.model, ("linear", "pav"))
+    out = model.transform(load_dataset(a.eval, where=a.where))
+    written = write_scored(out, a.output, a.overwrite, [a.eval, a.model])
+    print(f"calibrated scores written to {a.output} (score = llr, input kept as score_raw)")
+    p = a.report_p_target or [model.p_target if model.method == "linear" else 0.5]
+    report_sets([(Path(a.eval).name, written)], p, "calibration applied")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``calibrate train`` and ``calibrate apply`` to the command line."""
+    cal = sub.add_parser("calibrate", help="train or apply a calibration (linear or PAV)",
+                         description="train or apply a calibration (linear or PAV)")
+    cal_sub = cal.add_subparsers(dest="action", required=True)
+    report_p = argparse.ArgumentParser(add_help=False)
+    report_p.add_argument("--report-p-target", action=ListAction, converter=float,
+                          help="priors of the before/after table (default: the model's prior)")
+    ct = add_command(cal_sub, "train", func=cmd_calibrate_train, first="DEV",
+                     help_text="train on labelled dev trials; write MODEL.json",
+                     parents=[where_option(), report_p,
+                              output_options(required=True, help_text="MODEL.json")])
+    ct.add_argument("dev", metavar="DEV", help="labelled trials of one system")
+    ct.add_argument("--method", choices=("linear", "pav"), default="linear",
+                    help="calibration map")
+    ct.add_argument("--p-target", type=float, default=0.5, help="training prior")
+    ct.add_argument("--objective", default="log",
+                    help="linear: log, brier, boost, asym or 'alpha,beta' (Beta family)")
+    ct.add_argument("--max-iter", type=int, default=100, help="linear: iteration limit")
+    ct.add_argument("--variant", choices=("bosaris", "raw"), default="bosaris",
+                    help="pav: with BOSARIS' two dummy trials, or raw")
+    ct.add_argument("--eps", type=float, default=0.0, help="pav: BOSARIS small_val")
+    ca = add_command(cal_sub, "apply", func=cmd_calibrate_apply, first="MODEL EVAL",
+                     help_text="calibrate a dataset with MODEL.json",
+                     parents=[where_option(), report_p,
+                              output_options(required=True,
+                                             help_text="parquet dataset, .parquet, .csv, .tsv")])
+    ca.add_argument("model", metavar="MODEL", help="model file written by calibrate train")
+    ca.add_argument("eval", metavar="EVAL", help="trials to calibrate")

@@ -1,0 +1,105 @@
+"""``scoreframe fuse train|apply``: linear (quality) fusion of several systems."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import polars as pl
+
+from scoreframe.cli.before_after import fit_summary, report_sets
+from scoreframe.cli.inputs import (
+    guard_outputs,
+    load_dataset,
+    load_model_kind,
+    parse_missing,
+    quality_table,
+    write_scored,
+)
+from scoreframe.cli.options import ListAction, add_command, output_options, where_option
+from scoreframe.errors import UsageError
+
+__all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
+
+
+def fusion_inputs(paths: list[str], where: str | None
+                  ) -> pl.LazyFrame | dict[str, pl.LazyFrame] | list[pl.LazyFrame]:
+    """One dataset with a system column, or one dataset per system (named by file stem)."""
+    if len(paths) == 1:
+        return load_dataset(paths[0], where=where)
+    names = [Path(p).name.split(".")[0] for p in paths]
+    if len(set(names)) == len(names):
+        return {n: load_dataset(p, where=where) for n, p in zip(names, paths, strict=True)}
+    return [load_dataset(p, where=where) for p in paths]
+
+
+def cmd_fuse_train(a: argparse.Namespace) -> int:
+    """Run ``scoreframe fuse train``."""
+    from scoreframe.fusion import LinearFusion
+
+    model = LinearFusion(p_target=a.p_target, objective=a.objective, max_iter=a.max_iter,
+                         missing=parse_missing(a.missing))
+    data = fusion_inputs(a.dev, a.where)
+    qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
+    if (qm is None) != (qs is None):
+        raise UsageError("give both --quality-model and --quality-segment, or neither")
+    model.fit(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
+    guard_outputs([*a.dev, *(x for x in (a.quality_model, a.quality_segment) if x)],
+                  [a.output])
+    model.save(a.output, overwrite=a.overwrite)
+    print(f"linear fusion of {len(model.weights)} systems: {fit_summary(model)}")
+    terms = " + ".join(f"{w:.6g} * {s}" for s, w in model.weights.items())
+    print(f"  llr = {terms} + {model.offset:.6g}"
+          + (f" + quality term over {model.quality_columns}" if model.quality_columns else ""))
+    print(f"model written to {a.output}")
+    out = model.transform(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
+    report_sets([("+".join(Path(p).name for p in a.dev), out)],
+                a.report_p_target or [a.p_target], "fusion on the training set")
+    return 0
+
+
+def cmd_fuse_apply(a: argparse.Namespace) -> int:
+    """Run ``scoreframe fuse apply``."""
+    model = load_model_kind(a.model, ("linear_fusion",))
+    if a.missing is not None:
+        model.missing = parse_missing(a.missing)
+    qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
+    out = model.transform(fusion_inputs(a.eval, a.where), quality_model=qm, quality_segment=qs)
+    inputs = [*a.eval, a.model, *(x for x in (a.quality_model, a.quality_segment) if x)]
+    written = write_scored(out, a.output, a.overwrite, inputs)
+    print(f"fused scores written to {a.output} (score = fused llr, inputs as score_raw_<system>)")
+    report_sets([("+".join(Path(p).name for p in a.eval), written)],
+                a.report_p_target or [model.p_target], "fusion applied")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``fuse train`` and ``fuse apply`` to the command line."""
+    fu = sub.add_parser("fuse", help="train or apply a linear (quality) fusion of systems",
+                        description="train or apply a linear (quality) fusion of systems")
+    fu_sub = fu.add_subparsers(dest="action", required=True)
+    common = argparse.ArgumentParser(add_help=False, parents=[where_option()])
+    common.add_argument("--quality-model", help="quality table (id + columns) joined on model")
+    common.add_argument("--quality-segment",
+                        help="quality table (id + columns) joined on segment")
+    common.add_argument("--report-p-target", action=ListAction, converter=float,
+                        help="priors of the before/after table (default: the model's prior)")
+    ft = add_command(fu_sub, "train", func=cmd_fuse_train, first="DEV [DEV ...]",
+                     help_text="train on labelled dev trials; write MODEL.json",
+                     parents=[common, output_options(required=True, help_text="MODEL.json")])
+    ft.add_argument("dev", nargs="+", metavar="DEV",
+                    help="one dataset with a system column, or one per system")
+    ft.add_argument("--p-target", type=float, default=0.5, help="training prior")
+    ft.add_argument("--objective", default="log", help="log, brier, boost, asym or 'a,b'")
+    ft.add_argument("--max-iter", type=int, default=100, help="iteration limit")
+    ft.add_argument("--missing", default="error",
+                    help="trials not scored by every system: error, drop or a fill value")
+    fa = add_command(fu_sub, "apply", func=cmd_fuse_apply, first="MODEL EVAL [EVAL ...]",
+                     help_text="fuse datasets with MODEL.json",
+                     parents=[common, output_options(required=True,
+                                                     help_text="parquet dataset, .parquet, "
+                                                               ".csv, .tsv")])
+    fa.add_argument("model", metavar="MODEL", help="model file written by fuse train")
+    fa.add_argument("eval", nargs="+", metavar="EVAL",
+                    help="one dataset with a system column, or one per system")
+    fa.add_argument("--missing", help="override the model's missing-score policy")

@@ -1,0 +1,101 @@
+"""The ``scoreframe`` command: parser assembly and error handling.
+
+Views layer: every command module registers its sub-command; :func:`main` parses, runs it and
+turns user errors into one line on stderr with exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import polars as pl
+
+from scoreframe.cli import (
+    calibrate,
+    convert,
+    demo,
+    evaluate,
+    fuse,
+    info,
+    multiclass,
+    query,
+    report,
+    synth,
+)
+from scoreframe.cli.options import Formatter, restore_dataset
+from scoreframe.errors import ScoreframeError
+
+__all__ = ["build_parser", "main", "one_line"]
+
+DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
+               "evaluate, calibrate, fuse, report, multiclass, demo.")
+COMMANDS = (convert, info, query, synth, evaluate, calibrate, fuse, report, multiclass, demo)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("scoreframe")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``scoreframe`` command."""
+    p = argparse.ArgumentParser(prog="scoreframe", description=DESCRIPTION,
+                                formatter_class=Formatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(sub)
+    return p
+
+
+def one_line(exc: BaseException) -> str:
+    r"""An exception's message on one line, its hint (after a blank line) in parentheses.
+
+    Examples
+    --------
+    >>> one_line(ValueError("bad `x`: expected 1; got 2\n\nPass 1."))
+    'bad `x`: expected 1; got 2 (hint: Pass 1.)'
+    """
+    text = str(exc).strip()
+    parts = [p.strip() for p in text.split("\n\n") if p.strip()]
+    if not parts:
+        return type(exc).__name__
+    line = parts[0].replace("\n", " ")
+    if len(parts) > 1:
+        line += " (hint: " + parts[1].replace("\n", " ") + ")"
+    return line
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    args, extra = parser.parse_known_args(argv)
+    command_parser = getattr(args, "parser", parser)
+    if extra:
+        command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    restore_dataset(command_parser, args)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status (2 on user errors)."""
+    parser = build_parser()
+    try:
+        args = _parse(parser, argv)
+    except SystemExit as exc:  # argparse: --help, --version (0) or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        return int(args.func(args))
+    except (ScoreframeError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+        print(f"scoreframe: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        print(f"scoreframe: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("scoreframe: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,135 @@
+"""``scoreframe multiclass``: Cmxe, Cavg, multiclass calibration and fusion."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import polars as pl
+
+from scoreframe.cli.console import json_safe, print_frame, write_text_output
+from scoreframe.cli.inputs import guard_outputs, load_model_kind, write_scored
+from scoreframe.cli.options import ListAction, add_command, output_options
+from scoreframe.errors import UsageError
+
+__all__ = ["MC_COLUMNS", "cmd_mc_apply", "cmd_mc_evaluate", "cmd_mc_train", "register"]
+
+MC_COLUMNS = ["n_segments", "n_classes", "cmxe", "cmxe_ref", "info_bits", "error_rate",
+              "cavg", "cavg_norm", "min_cavg_norm", "c_primary"]
+
+
+def _mc_scores(paths: list[str]):  # noqa: ANN202
+    from scoreframe.multiclass import read_scores
+
+    if len(paths) == 1:
+        return read_scores(paths[0])
+    names = [Path(p).name.split(".")[0] for p in paths]
+    if len(set(names)) != len(names):
+        raise UsageError("give the multiclass systems files with distinct names")
+    return {n: read_scores(p) for n, p in zip(names, paths, strict=True)}
+
+
+def cmd_mc_evaluate(a: argparse.Namespace) -> int:
+    """Run ``scoreframe multiclass evaluate``."""
+    from scoreframe.multiclass import evaluate_multiclass
+
+    if a.format == "table" and a.output:
+        raise UsageError("-o needs --format json")
+    p_target = a.p_target or [0.5]
+    res = evaluate_multiclass(a.scores, a.truth, by=a.by, p_target=p_target)
+    groups = [c for c in res.columns if c not in (*MC_COLUMNS, "cmxe_norm", "expected_cost",
+                                                  "min_cavg", "cavg_by_p")]
+    if a.format == "json":
+        text = json.dumps({"p_target": p_target, "by": groups,
+                           "groups": json_safe(res.to_dicts())}, indent=1)
+        write_text_output(text, a.output, overwrite=a.overwrite)
+        return 0
+    print_frame(res.select(*groups, *MC_COLUMNS), "multiclass evaluation (Cmxe in bits; "
+                "Cavg at the first p_target, normalized columns divided by min(P, 1-P))")
+    return 0
+
+
+def _mc_before_after(out: pl.DataFrame, truth: str, title: str) -> None:
+    """Evaluate a calibrated/fused multiclass table before (its ``score_raw*``) and after."""
+    from scoreframe.multiclass import evaluate_multiclass
+
+    raw = [c for c in out.columns if c.startswith("score_raw")]
+    before = (out.drop("score").rename({"score_raw": "score"}) if raw == ["score_raw"] else
+              pl.concat([out.select("segment", "class", pl.col(c).alias("score"),
+                                    system=pl.lit(c.removeprefix("score_raw_"))) for c in raw]))
+    after = out.drop(raw)
+    rows = []
+    for stage, sc in (("before", before), ("after", after)):
+        r = evaluate_multiclass(sc, truth).with_columns(stage=pl.lit(stage))
+        rows.append(r.select("stage", *[c for c in r.columns if c == "system"], "cmxe",
+                             "info_bits", "error_rate", "cavg_norm", "min_cavg_norm"))
+    print_frame(pl.concat(rows, how="diagonal_relaxed"), title)
+
+
+def cmd_mc_train(a: argparse.Namespace) -> int:
+    """Run ``scoreframe multiclass calibrate|fuse train``."""
+    from scoreframe.multiclass import MulticlassCalibration, MulticlassFusion
+
+    fuse = a.mc_kind == "fuse"
+    model = (MulticlassFusion if fuse else MulticlassCalibration)(max_iter=a.max_iter)
+    scores = _mc_scores(a.scores) if fuse else _mc_scores(a.scores[:1])
+    model.fit(scores, a.truth)
+    guard_outputs([*a.scores, a.truth], [a.output])
+    model.save(a.output, overwrite=a.overwrite)
+    tr = model.training
+    state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
+    print(f"{model.method}: {tr['n_segments']} segments, {tr['n_classes']} classes; normalized "
+          f"Cmxe {tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
+          f"({tr['n_iter']} iterations, {state}); model written to {a.output}")
+    _mc_before_after(model.transform(scores).collect(), a.truth,
+                     f"{model.method} on the training set")
+    return 0
+
+
+def cmd_mc_apply(a: argparse.Namespace) -> int:
+    """Run ``scoreframe multiclass calibrate|fuse apply``."""
+    model = load_model_kind(a.model, ("multiclass_fusion",) if a.mc_kind == "fuse"
+                            else ("multiclass_affine",))
+    scores = _mc_scores(a.scores) if a.mc_kind == "fuse" else _mc_scores(a.scores[:1])
+    out = model.transform(scores)
+    written = write_scored(out, a.output, a.overwrite, [*a.scores, a.model], trials=False)
+    print(f"scores written to {a.output} (score = calibrated log-likelihood)")
+    if a.truth:
+        _mc_before_after(written.collect(), a.truth, f"{model.method} applied")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``multiclass evaluate|calibrate|fuse`` to the command line."""
+    mc = sub.add_parser("multiclass", help="multiclass: Cmxe, Cavg, calibration and fusion",
+                        description="multiclass: Cmxe, Cavg, calibration and fusion")
+    mc_sub = mc.add_subparsers(dest="mc_command", required=True)
+    me = add_command(mc_sub, "evaluate", func=cmd_mc_evaluate, first="SCORES",
+                     help_text="Cmxe, information, error rate, LRE Cavg",
+                     parents=[output_options(("table", "json"), default="table")])
+    me.add_argument("scores", metavar="SCORES",
+                    help="long (segment, class, score) or wide / LRE22 TSV")
+    me.add_argument("--truth", required=True, help="segment -> true class table")
+    me.add_argument("--by", action=ListAction, default=[], help="condition columns")
+    me.add_argument("--p-target", action=ListAction, converter=float,
+                    help="Cavg target priors (default: 0.5)")
+    for kind in ("calibrate", "fuse"):
+        k = mc_sub.add_parser(kind, help=f"multiclass {kind}: train or apply",
+                              description=f"multiclass {kind}: train or apply")
+        k_sub = k.add_subparsers(dest="action", required=True)
+        n = "+" if kind == "fuse" else 1
+        kt = add_command(k_sub, "train", func=cmd_mc_train, help_text=f"train a multiclass "
+                         f"{kind}; write MODEL.json",
+                         parents=[output_options(required=True, help_text="MODEL.json")])
+        kt.add_argument("scores", nargs=n, metavar="SCORES", help="multiclass scores")
+        kt.add_argument("--truth", required=True, help="segment -> true class table")
+        kt.add_argument("--max-iter", type=int, default=100, help="iteration limit")
+        kt.set_defaults(mc_kind=kind)
+        ka = add_command(k_sub, "apply", func=cmd_mc_apply, help_text=f"apply a multiclass "
+                         f"{kind} model",
+                         parents=[output_options(required=True, help_text="output table")])
+        ka.add_argument("model", metavar="MODEL", help="model file")
+        ka.add_argument("scores", nargs=n, metavar="SCORES", help="multiclass scores")
+        ka.add_argument("--truth", help="print a before/after table")
+        ka.set_defaults(mc_kind=kind)

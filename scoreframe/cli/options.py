@@ -1,0 +1,183 @@
+"""Shared argument groups of the command line, defined once as argparse parent parsers.
+
+A command builds its parser from these parents (``parents=[dataset_options(), ...]``) so every
+command spells, documents and defaults an option the same way.
+
+List options (``--by``, ``--p-target``, ...) take space- or comma-separated values and may be
+repeated: ``--by gender,channel``, ``--by gender channel`` and ``--by gender --by channel`` are
+the same. When such an option comes just before the dataset (``--by gender channel DATASET``)
+and swallows it, the dataset is given back (see :func:`restore_dataset`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from scoreframe import io as sio
+
+__all__ = ["Formatter", "ListAction", "add_command", "by_options", "dataset_options",
+           "operating_point_options", "output_options", "overwrite_option", "reading_options",
+           "restore_dataset", "where_option"]
+
+
+class Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Help text with ``(default: ...)`` after every option that has a default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "%(default)" in text:
+            return text
+        if action.option_strings or action.nargs in ("?", "*"):
+            return text + " (default: %(default)s)"
+        return text
+
+
+class ListAction(argparse.Action):
+    """Collect values given with spaces, commas or by repeating the option.
+
+    ``converter`` turns each item into its value (``float`` for priors). The last item of the
+    last list option is kept aside when it cannot be converted, so that a dataset path
+    swallowed by the list can be given back by :func:`restore_dataset`.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *,
+                 converter: Callable[[str], Any] = str, **kwargs: Any) -> None:
+        kwargs.setdefault("nargs", "+")
+        super().__init__(option_strings, dest, **kwargs)
+        self.converter = converter
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        """Add the values of one occurrence of the option."""
+        raw = [values] if isinstance(values, str) else list(values)
+        seen = vars(namespace).setdefault("list_seen", set())
+        items: list[Any] = list(getattr(namespace, self.dest, None) or []) if (
+            self.dest in seen) else []
+        seen.add(self.dest)
+        unconverted = False
+        for i, token in enumerate(raw):
+            parts = [p.strip() for p in token.split(",") if p.strip()]
+            try:
+                items.extend(self.converter(p) for p in parts)
+            except (TypeError, ValueError):
+                if i == len(raw) - 1 and i > 0:
+                    unconverted = True
+                    break
+                parser.error(f"argument {option_string}: invalid value {token!r}")
+        setattr(namespace, self.dest, items)
+        if len(raw) > 1:
+            vars(namespace).setdefault("list_tails", []).append(
+                (self.dest, raw[-1], unconverted))
+
+
+def restore_dataset(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> None:
+    """Give back a dataset path swallowed by a list option (``--by a b DATASET``).
+
+    The dataset is the last value of a list option: the one that is not a valid value of
+    the option (``--p-target 0.1 DS``), else the one that exists as a path, else the last.
+    """
+    if not hasattr(ns, "dataset") or ns.dataset is not None:
+        return
+    tails = getattr(ns, "list_tails", [])
+    pick = ([t for t in tails if t[2]] or [t for t in tails if Path(t[1]).exists()]
+            or tails[-1:])
+    if not pick or (not pick[-1][2] and "," in pick[-1][1]):
+        parser.error("the following arguments are required: DATASET")
+    dest, token, unconverted = pick[-1]
+    if not unconverted:
+        values = list(getattr(ns, dest))
+        del values[len(values) - 1 - values[::-1].index(token)]
+        setattr(ns, dest, values)
+    ns.dataset = token
+
+
+DATASET_HELP = ("trial table: parquet file or dataset directory, csv, tsv, BOSARIS, NIST or "
+                "Kaldi files")
+
+
+def dataset_options(help_text: str = DATASET_HELP) -> argparse.ArgumentParser:
+    """The positional ``DATASET`` (first in usage) and ``--where``."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("dataset", nargs="?", metavar="DATASET", help=help_text)
+    p.add_argument("--where", help="SQL predicate selecting trials, e.g. \"gender = 'f'\"")
+    return p
+
+
+def where_option() -> argparse.ArgumentParser:
+    """``--where`` alone (for commands whose inputs are not one ``DATASET``)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--where", help="SQL predicate selecting trials, e.g. \"gender = 'f'\"")
+    return p
+
+
+def reading_options() -> argparse.ArgumentParser:
+    """How to read a file: ``--from``, ``--columns``, ``--trial-id``."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--from", dest="from_", choices=sio.FORMATS,
+                   help="input format (default: guessed from the file name)")
+    p.add_argument("--columns", help="column mapping canonical=source,... for csv/tsv")
+    p.add_argument("--trial-id", action=ListAction,
+                   help="columns identifying a trial (duplicates are checked on them; "
+                        "default: model, segment and any id-like columns)")
+    return p
+
+
+def by_options() -> argparse.ArgumentParser:
+    """``--by``: condition columns (the system column is always a group)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--by", action=ListAction, default=[],
+                   help="condition columns, e.g. --by gender,channel or --by gender channel")
+    return p
+
+
+def operating_point_options(*, costs: bool = True, p_default: float | None = 0.01,
+                            ) -> argparse.ArgumentParser:
+    """``--p-target`` (one or more priors) and the costs ``--c-miss``/``--c-fa``."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--p-target", action=ListAction, converter=float,
+                   default=None if p_default is None else [p_default],
+                   help="target prior(s) of the DCF operating points")
+    if costs:
+        p.add_argument("--c-miss", type=float, default=1.0, help="cost of a miss")
+        p.add_argument("--c-fa", type=float, default=1.0, help="cost of a false alarm")
+    return p
+
+
+def overwrite_option() -> argparse.ArgumentParser:
+    """``--overwrite``."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--overwrite", action="store_true", help="replace existing outputs")
+    return p
+
+
+def output_options(formats: Sequence[str] | None = None, *, default: str | None = None,
+                   required: bool = False, help_text: str = "output file"
+                   ) -> argparse.ArgumentParser:
+    """``-o/--output``, ``--format`` (when ``formats`` is given) and ``--overwrite``."""
+    p = argparse.ArgumentParser(add_help=False, parents=[overwrite_option()])
+    p.add_argument("-o", "--output", required=required, help=help_text)
+    if formats:
+        p.add_argument("--format", choices=tuple(formats), default=default,
+                       help="output format")
+    return p
+
+
+def add_command(sub: argparse._SubParsersAction, name: str, *, help_text: str,
+                parents: Sequence[argparse.ArgumentParser] = (),
+                func: Callable[[argparse.Namespace], int] | None = None,
+                first: str | None = None) -> argparse.ArgumentParser:
+    """Add a sub-command whose help shows defaults; ``first`` names positionals led in usage.
+
+    The parser is stored as the ``parser`` default so errors found after parsing (unknown
+    options, a missing dataset) are answered with this command's usage.
+    """
+    p = sub.add_parser(name, help=help_text, description=help_text, parents=list(parents),
+                       formatter_class=Formatter,
+                       usage=f"%(prog)s {first} [options]" if first else None)
+    p.set_defaults(parser=p)
+    if func is not None:
+        p.set_defaults(func=func)
+    return p
