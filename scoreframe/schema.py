@@ -93,8 +93,10 @@ def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
 
 
 def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, kind: Kind,
-                   where: str, duplicates: bool, trial_id: Sequence[str] | None) -> None:
+                   where: str, duplicates: bool, trial_id: Sequence[str] | None,
+                   line_column: str | None = None) -> None:
     """Run one aggregate pass and raise on the first problem found."""
+    unit = "line" if line_column else "row"
     aggs = [pl.len().alias("rows")]
     if "score" in schema:
         aggs.append(pl.col("score").is_nan().sum().alias("nan"))
@@ -114,23 +116,26 @@ def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, 
                                       expected="an identifier on every row",
                                       got=f"{stats[f'null_{c}']} null(s)"))
     if stats.get("null_score"):
-        rows = _first_rows(lf, pl.col("score").is_null())
+        rows = _first_rows(lf, pl.col("score").is_null(), line_column)
         raise SchemaError(message("column `score` has missing values", where=where,
                                   expected="a number on every row",
-                                  got=f"{stats['null_score']} null(s), first at row(s) {rows}"))
+                                  got=f"{stats['null_score']} null(s), first at {unit}(s) "
+                                      f"{rows}"))
     if stats.get("nan"):
-        rows = _first_rows(lf, pl.col("score").is_nan())
+        rows = _first_rows(lf, pl.col("score").is_nan(), line_column)
         raise SchemaError(message("column `score` has NaN values", where=where,
                                   expected="finite or infinite numbers",
-                                  got=f"{stats['nan']} NaN(s), first at row(s) {rows}",
+                                  got=f"{stats['nan']} NaN(s), first at {unit}(s) {rows}",
                                   hint="Drop those trials or give them a score explicitly."))
     if stats.get("bad_label"):
-        vals = (original.with_row_index("__row").select("__row", "label")
+        numbered = (original.with_columns(pl.col(line_column).alias("__row")) if line_column
+                    else original.with_row_index("__row"))
+        vals = (numbered.select("__row", "label")
                 .filter(pl.col("label").is_not_null()).with_columns(
                     normalize_label(schema["label"]).alias("__n"))
                 .filter(pl.col("__n").is_null()).head(3).collect())
-        shown = ", ".join(f"{v!r} (row {r})" for r, v in zip(vals["__row"], vals["label"],
-                                                            strict=True))
+        shown = ", ".join(f"{v!r} ({unit} {r})" for r, v in zip(vals["__row"], vals["label"],
+                                                               strict=True))
         raise SchemaError(message(
             "column `label` has values outside the accepted spellings", where=where,
             expected="bool, 1/0, target/nontarget or true/false (any case)",
@@ -142,11 +147,15 @@ def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, 
         if missing:
             raise SchemaError(message("trial id column(s) not found", where=where,
                                       expected=", ".join(ids), got=", ".join(schema.names())))
-        dup = (lf.group_by(ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
-               .sort(ids).collect())
+        aggs = [pl.len().alias("n")]
+        if line_column:
+            aggs.append(pl.col(line_column).min().alias("__first"))
+        dup = (lf.group_by(ids).agg(aggs).filter(pl.col("n") > 1)
+               .sort("__first" if line_column else ids).collect())
         if dup.height:
-            ex = "; ".join(" ".join(str(v) for v in row[:-1]) + f" (x{row[-1]})"
-                           for row in dup.head(3).iter_rows())
+            ex = "; ".join(" ".join(str(row[c]) for c in ids) + f" (x{row['n']}"
+                           + (f", first at line {row['__first']})" if line_column else ")")
+                           for row in dup.head(3).iter_rows(named=True))
             raise SchemaError(message(
                 f"duplicate trials on ({', '.join(ids)})", where=where,
                 expected="each trial once",
@@ -169,15 +178,19 @@ def _stats_with_labels(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Sche
     return {k: int(v or 0) for k, v in row.items()}
 
 
-def _first_rows(lf: pl.LazyFrame, cond: pl.Expr, n: int = 3) -> str:
-    rows = lf.with_row_index("__row").filter(cond).select("__row").head(n).collect()
+def _first_rows(lf: pl.LazyFrame, cond: pl.Expr, line_column: str | None = None,
+                n: int = 3) -> str:
+    numbered = (lf.with_columns(pl.col(line_column).alias("__row")) if line_column
+                else lf.with_row_index("__row"))
+    rows = numbered.filter(cond).select("__row").head(n).collect()
     return ", ".join(str(r) for r in rows["__row"])
 
 
 def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
                     where: str = "input", check_data: bool = True,
                     duplicates: bool = True,
-                    trial_id: Sequence[str] | None = None) -> pl.LazyFrame:
+                    trial_id: Sequence[str] | None = None,
+                    line_column: str | None = None) -> pl.LazyFrame:
     """Check and normalize a table to the canonical schema; return it as a LazyFrame.
 
     Parameters
@@ -196,6 +209,9 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     trial_id
         Columns that identify a trial (default ``model, segment`` and ``system`` if present);
         e.g. ``("model", "mcond", "segment")`` when a model is enrolled in several conditions.
+    line_column
+        A column holding the source line number of each row (text readers): messages quote
+        lines instead of 0-based rows, and the column is dropped from the result.
 
     Raises
     ------
@@ -214,5 +230,5 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     exprs = _cast_plan(schema, kind, where)
     out = lf.with_columns(exprs) if exprs else lf
     if check_data:
-        _data_problems(out, lf, schema, kind, where, duplicates, trial_id)
-    return out
+        _data_problems(out, lf, schema, kind, where, duplicates, trial_id, line_column)
+    return out.drop(line_column) if line_column else out

@@ -176,7 +176,7 @@ def test_malformed_text_key(tmp_path, content, match):
 def test_malformed_text_scores(tmp_path):
     p = tmp_path / "s.txt"
     p.write_text("m1 s1 0.5\nm1 s2 nan\n")
-    with pytest.raises(SchemaError, match=r"NaN.*row\(s\) 1"):
+    with pytest.raises(SchemaError, match=r"NaN.*s.txt.*line\(s\) 2"):
         sio.read_scores_txt(p)
     p.write_text("m1 s1 0.5\nm1 s2 abc\n")
     with pytest.raises(FormatError, match=r"line 2: expected a number; got 'abc'"):
@@ -235,7 +235,7 @@ def test_generic_csv_with_mapping(tmp_path):
         sio.read_table(p, columns={"model": "nope", "segment": "test"})
     p2 = tmp_path / "t2.csv"
     p2.write_text("model,segment,score,label\na,x,1.5,2\n")
-    with pytest.raises(SchemaError, match=r"label.*2 \(row 0\)"):
+    with pytest.raises(SchemaError, match=r"label.*t2.csv.*2 \(line 2\)"):
         sio.read_table(p2)
 
 

@@ -18,6 +18,7 @@ import polars as pl
 
 from scoreframe.errors import FormatError, message
 from scoreframe.io.atomic import atomic_output
+from scoreframe.io.lines import count_fields, first_bad_line, read_lines, read_source
 from scoreframe.io.parquet import infer_kind
 from scoreframe.schema import Kind, validate_trials
 
@@ -28,18 +29,86 @@ NIST_KEY = {"modelid": "model", "segmentid": "segment", "targettype": "label"}
 NIST_SCORES = {"modelid": "model", "segmentid": "segment", "LLR": "score"}
 
 
+_ID_COLUMNS = ("modelid", "segmentid", "model", "segment", "system")
+
+
 def _read_delimited(path: Path, separator: str) -> pl.DataFrame:
-    if not path.is_file():
-        raise FormatError(message(f"no such file `{path}`"))
+    """Parse a delimited text table with a header; every row must have the header's fields.
+
+    Field counts are checked on the raw lines (quoted separators skipped) before parsing, so
+    a short or long row is an error naming its line rather than a padded or shifted trial.
+    """
+    src = read_source(path, what="table")
+    where = f"`{path}`"
+    lines = read_lines(path, src=src)
+    if not lines.height or lines["line"][0] is None:
+        raise FormatError(message("no header line", where=f"{where} line 1",
+                                  expected="a header naming the columns",
+                                  got="an empty file" if not lines.height else "an empty line"))
+    line = pl.col("line")
+    quoted = bool(lines.select(line.str.contains('"', literal=True).any()).item())
+    if quoted:
+        odd = first_bad_line(lines, line.str.count_matches('"', literal=True) % 2 == 1)
+        if odd is not None:
+            raise FormatError(message("unbalanced quote", where=f"{where} line {odd}",
+                                      expected="quoted fields closed on the same line",
+                                      got="an odd number of `\"`"))
+    counted = lines.with_columns(count_fields(line, separator, quoted=quoted).alias("n"))
+    expected = int(counted["n"][0])
+    blank = line.is_null()
+    bad = counted.filter(~blank & (pl.col("n") != expected))
+    if bad.height:
+        first = bad.row(0, named=True)
+        raise FormatError(message(
+            "row with the wrong number of fields", where=f"{where} line {first['lineno']}",
+            expected=f"{expected} fields, as in the header",
+            got=f"{first['n']} field(s): {first['line'][:80]!r}"
+                + (f" ({bad.height} bad rows in all)" if bad.height > 1 else ""),
+            hint="Rows are never padded or shifted: fix or remove the row."))
+    header = [h.strip().strip('"') for h in str(lines["line"][0]).split(separator)] if (
+        not quoted) else None
+    if header is not None and len(set(header)) != len(header):
+        dups = sorted({h for h in header if header.count(h) > 1})
+        raise FormatError(message("duplicate column names", where=f"{where} line 1",
+                                  expected="distinct names", got=", ".join(dups)))
+    overrides = {c: pl.String for c in _ID_COLUMNS}
     try:
-        return pl.read_csv(path, separator=separator, infer_schema_length=10_000,
-                           schema_overrides={"modelid": pl.String, "segmentid": pl.String,
-                                             "model": pl.String, "segment": pl.String},
-                           raise_if_empty=True)
+        try:
+            df = pl.read_csv(src, separator=separator, infer_schema_length=10_000,
+                             schema_overrides=overrides, raise_if_empty=True,
+                             truncate_ragged_lines=False)
+        except pl.exceptions.ComputeError as exc:
+            if "could not parse" not in str(exc):
+                raise
+            df = pl.read_csv(src, separator=separator, infer_schema_length=None,
+                             schema_overrides=overrides, raise_if_empty=True,
+                             truncate_ragged_lines=False)
     except (pl.exceptions.ComputeError, pl.exceptions.NoDataError,
-            pl.exceptions.ShapeError) as exc:
-        raise FormatError(message("cannot parse table", where=f"`{path}`",
+            pl.exceptions.ShapeError, pl.exceptions.SchemaError) as exc:
+        raise FormatError(message("cannot parse table", where=where,
                                   got=str(exc).splitlines()[0])) from None
+    body = counted.slice(1)
+    if df.height != body.height:
+        raise FormatError(message("cannot parse table", where=where,
+                                  expected=f"{body.height} data rows",
+                                  got=f"{df.height} rows (a quoted field spanning lines?)"))
+    df = df.with_columns(body["lineno"].alias("__line"))
+    if body.select(blank.any()).item():
+        df = df.filter(~body["line"].is_null())
+    return df
+
+
+def _numeric(df: pl.DataFrame, column: str, path: Path) -> pl.DataFrame:
+    """Parse a text column of numbers, naming the first line that is not a number."""
+    if column not in df.columns or df.schema[column] != pl.String:
+        return df
+    parsed = pl.col(column).str.strip_chars().cast(pl.Float64, strict=False)
+    bad = df.filter(parsed.is_null() & pl.col(column).is_not_null())
+    if bad.height:
+        raise FormatError(message(f"bad value in column `{column}`",
+                                  where=f"`{path}` line {bad['__line'][0]}",
+                                  expected="a number", got=repr(bad[column][0])))
+    return df.with_columns(parsed)
 
 
 def _renamed(df: pl.DataFrame, mapping: Mapping[str, str], path: Path, fmt: str) -> pl.DataFrame:
@@ -55,14 +124,16 @@ def read_nist_key(path: str | Path) -> pl.DataFrame:
     """Read a NIST SRE trial key TSV; metadata columns are kept as condition columns."""
     path = Path(path)
     df = _renamed(_read_delimited(path, "\t"), NIST_KEY, path, "NIST key")
-    return validate_trials(df, kind="key", where=f"`{path}`").collect()
+    return validate_trials(df, kind="key", where=f"`{path}`", line_column="__line").collect()
 
 
 def read_nist_scores(path: str | Path) -> pl.DataFrame:
     """Read a NIST SRE system output TSV (``modelid segmentid side LLR``)."""
     path = Path(path)
-    df = _renamed(_read_delimited(path, "\t"), NIST_SCORES, path, "NIST scores")
-    return validate_trials(df, kind="scores", where=f"`{path}`").collect()
+    df = _numeric(_renamed(_read_delimited(path, "\t"), NIST_SCORES, path, "NIST scores"),
+                  "score", path)
+    return validate_trials(df, kind="scores", where=f"`{path}`",
+                           line_column="__line").collect()
 
 
 def write_nist_scores(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
@@ -105,17 +176,37 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         :func:`scoreframe.schema.validate_trials`).
     """
     path = Path(path)
-    if path.suffix == ".parquet":
-        if not path.is_file():
-            raise FormatError(message(f"no such file `{path}`"))
-        df = pl.read_parquet(path)
+    suffix = _suffix(path)
+    line_column = None
+    if suffix == ".parquet":
+        df = _read_parquet_file(path)
     else:
-        sep = separator or ("," if path.suffix == ".csv" else "\t")
+        sep = separator or ("," if suffix == ".csv" else "\t")
         df = _read_delimited(path, sep)
+        line_column = "__line"
     if columns:
         df = _renamed(df, {v: k for k, v in columns.items()}, path, "mapped")
+    df = _numeric(df, "score", path) if line_column else df
     return validate_trials(df, kind=kind or infer_kind(df.columns), where=f"`{path}`",
-                           trial_id=trial_id).collect()
+                           trial_id=trial_id, line_column=line_column).collect()
+
+
+def _suffix(path: Path) -> str:
+    """The format suffix, looking through a trailing ``.gz``."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def _read_parquet_file(path: Path) -> pl.DataFrame:
+    if not path.is_file():
+        raise FormatError(message(f"no such file `{path}`"))
+    try:
+        return pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise FormatError(message("cannot read parquet", where=f"`{path}`",
+                                  got=str(exc).splitlines()[0])) from None
 
 
 def write_table(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:

@@ -21,6 +21,7 @@ import polars as pl
 
 from scoreframe.errors import FormatError, message
 from scoreframe.io.atomic import atomic_output
+from scoreframe.io.lines import count_fields, first_bad_line, read_lines
 from scoreframe.schema import Kind, validate_trials
 
 __all__ = [
@@ -40,44 +41,78 @@ _FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text") -> pl.DataFrame:
-    """Read a whitespace-separated trial list of the given kind (see the module docstring)."""
+def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
+                     validate: bool = True) -> pl.DataFrame:
+    r"""Read a whitespace-separated trial list of the given kind (see the module docstring).
+
+    Parameters
+    ----------
+    path
+        The text file (gzip-compressed files are read too).
+    kind
+        ``"key"``, ``"ndx"`` or ``"scores"``: the number and meaning of the fields.
+    fmt
+        Format name used in messages (``"BOSARIS text"``, ``"Kaldi"``).
+    validate
+        Run the data checks of :func:`scoreframe.schema.validate_trials` (labels, NaN
+        scores, duplicate trials), reporting line numbers.
+
+    Raises
+    ------
+    FormatError
+        Naming the file and the 1-based line: wrong number of fields, a score that is not a
+        number, control characters, invalid UTF-8, truncated gzip.
+    SchemaError
+        Bad labels, NaN scores, duplicate trials (with line numbers).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "key.txt"
+    >>> _ = p.write_text("m1 s1 target\nm1 s2\n")
+    >>> read_text_trials(p, "key")
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.FormatError: ragged BOSARIS text key line in `...key.txt` line 2: ...
+    """
     path = Path(path)
     fields = _FIELDS[kind]
-    if not path.is_file():
-        raise FormatError(message(f"no such file `{path}`"))
-    try:
-        lines = pl.read_csv(path, has_header=False, separator="\x1f", quote_char=None,
-                            new_columns=["line"], schema={"line": pl.String},
-                            comment_prefix=None, raise_if_empty=False)
-    except pl.exceptions.ComputeError as exc:
-        raise FormatError(message(f"cannot read {fmt} {kind}", where=f"`{path}`",
-                                  got=str(exc).splitlines()[0])) from None
-    parts = (lines.with_row_index("lineno", offset=1)
-             .with_columns(pl.col("line").str.strip_chars().str.replace_all(r"\s+", " ")
-                           .str.split(" "))
-             .filter(pl.col("line").list.first() != ""))
-    bad = parts.filter(pl.col("line").list.len() != len(fields))
+    where = f"`{path}`"
+    lines = read_lines(path).filter(pl.col("line").str.strip_chars(" \t") != "")
+    line = pl.col("line")
+    messy = lines.select((line.str.contains("\t", literal=True)
+                          | line.str.contains("  ", literal=True)
+                          | line.str.starts_with(" ") | line.str.ends_with(" ")).any()).item()
+    if messy:
+        line = line.str.strip_chars(" \t").str.replace_all(r"[ \t]+", " ")
+        lines = lines.with_columns(line)
+        line = pl.col("line")
+    n = lines.select(count_fields(line, " ").alias("n"))["n"]
+    bad = lines.filter(n != len(fields))
     if bad.height:
         first = bad.row(0, named=True)
+        got = first["line"].split(" ")
         raise FormatError(message(
-            f"ragged {fmt} {kind} line", where=f"`{path}` line {first['lineno']}",
+            f"ragged {fmt} {kind} line", where=f"{where} line {first['lineno']}",
             expected=f"{len(fields)} fields ({' '.join(fields)})",
-            got=f"{len(first['line'])} field(s): {' '.join(first['line'])!r}"
+            got=f"{len(got)} field(s): {first['line']!r}"
                 + (f" ({bad.height} bad lines in all)" if bad.height > 1 else "")))
-    df = parts.select(
-        [pl.col("line").list.get(i).alias(name) for i, name in enumerate(fields)] + ["lineno"])
+    df = (lines.select(line.str.split_exact(" ", len(fields) - 1)
+                       .struct.rename_fields(list(fields)), "lineno")
+          .unnest("line"))
     if kind == "scores":
-        score = pl.col("score").str.strip_chars().cast(pl.Float64, strict=False)
-        df = df.with_columns(score)
-        badnum = df.filter(pl.col("score").is_null())
-        if badnum.height:
-            ln = badnum["lineno"][0]
-            raw = parts.filter(pl.col("lineno") == ln)["line"][0][2]
-            raise FormatError(message(f"bad score in {fmt} scores", where=f"`{path}` line {ln}",
-                                      expected="a number", got=repr(raw)))
-    df = df.drop("lineno")
-    return validate_trials(df, kind=kind, where=f"`{path}`").collect()
+        raw = pl.col("score")
+        df = df.with_columns(raw.cast(pl.Float64, strict=False).alias("__score"))
+        ln = first_bad_line(df, pl.col("__score").is_null())
+        if ln is not None:
+            raw_value = df.filter(pl.col("lineno") == ln)["score"][0]
+            raise FormatError(message(f"bad score in {fmt} scores", where=f"{where} line {ln}",
+                                      expected="a number", got=repr(raw_value)))
+        df = df.with_columns(pl.col("__score").alias("score")).drop("__score")
+    if not validate:
+        return validate_trials(df, kind=kind, where=where, check_data=False).drop(
+            "lineno").collect()
+    return validate_trials(df, kind=kind, where=where, line_column="lineno").collect()
 
 
 def read_key_txt(path: str | Path) -> pl.DataFrame:
