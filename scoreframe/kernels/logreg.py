@@ -1,18 +1,29 @@
-"""Prior-weighted linear logistic regression (and any Beta-family rule) by trust-region Newton-CG.
+"""Prior-weighted logistic regression, binary and multiclass, by one trust-region Newton driver.
 
-numpy/scipy only. Minimizes the normalized objective of MATH.md 10.2 / 9.4,
+numpy/scipy only.
+
+*Binary* (:func:`fit_linear`) minimizes the normalized objective of MATH.md 10.2 / 9.4,
 
     O(w) = [pi/|T| sum_T C1(x_t) + (1-pi)/|N| sum_N C2(x_t)] / O_default,   x = X w + logit(pi)
 
-with the analytic gradient and Hessian-vector products, using SciPy's ``trust-ncg`` (Steihaug CG
-inside a trust region, as BOSARIS' TRNCG; seed 000 section 3.3). The parameter count d is small,
-so the exact d x d Hessian is formed once per iterate (one pass over the trials, in row chunks)
-and every CG product reuses it. ``X`` holds one row per trial: the
-features of an affine model (scores, a column of ones for the offset, quality products).
-The llr ``X w`` excludes the prior log-odds, which enter the objective only.
+for any Beta-family scoring rule. ``X`` holds one row per trial: the features of an affine model
+(scores, a column of ones for the offset, quality products). The llr ``X w`` excludes the prior
+log-odds, which enter the objective only.
 
-If the fitted model separates the training targets from the non-targets, the optimum is at
-infinity: the result says so (``converged = False``) instead of pretending.
+*Multiclass* (:func:`fit_affine`) minimizes the prior-weighted multiclass cross-entropy of
+``w' = sum_m alpha_m w_m + beta`` normalized by ``H(prior)`` (MATH.md 11.2).
+
+Both are small-dimensional smooth convex problems with an exact Hessian that costs one pass over
+the trials. :func:`minimize_newton` runs SciPy's ``trust-ncg`` (Steihaug CG inside a trust region,
+as BOSARIS' TRNCG; seed 000 section 3.3) and then *finishes with exact Newton steps accepted on
+the gradient norm*: near the optimum the objective no longer decreases in floating point (its
+changes are below one ulp of the value), so a trust-region method that accepts steps on the
+objective decrease stalls with the gradient at 1e-9..1e-11 and the parameters 1e-8..1e-6 away
+from the optimum. Newton's method converges quadratically there, and the gradient is still
+computed accurately, so the finish reaches the optimum to rounding error.
+
+If the fitted model separates the training classes, the optimum is at infinity: the result says
+so (``converged = False``) instead of pretending.
 """
 
 from __future__ import annotations
@@ -20,21 +31,156 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import optimize, special
+from scipy import linalg, optimize, special
 from scipy.special import logsumexp
 
 from scoreframe.kernels.psr import BetaRule
 
-__all__ = ["LinearFit", "MulticlassFit", "fit_affine", "fit_linear"]
+__all__ = ["LinearFit", "Minimum", "MulticlassFit", "SmoothProblem", "fit_affine", "fit_linear",
+           "minimize_newton"]
 
-_CHUNK = 1 << 20  # rows per block when forming the Hessian (bounded temporary memory)
+_CHUNK = 1 << 20  # rows per block when forming a Hessian (bounded temporary memory)
+_NEWTON_STEPS = 20  # cap on the Newton finish (quadratic convergence needs 2-4)
 
 F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
 
 
+# --- the shared driver -------------------------------------------------------------------------
+class SmoothProblem(Protocol):
+    """A smooth objective with its gradient and exact Hessian (small dimension)."""
+
+    def fun(self, x: F64) -> float:
+        """The objective at ``x``."""
+        ...
+
+    def jac(self, x: F64) -> F64:
+        """The gradient at ``x``."""
+        ...
+
+    def hessian(self, x: F64) -> F64:
+        """The exact ``d x d`` Hessian at ``x``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Minimum:
+    """Result of :func:`minimize_newton`."""
+
+    x: F64
+    objective: float
+    initial_objective: float
+    converged: bool
+    n_iter: int
+    n_newton: int
+    gradient_norm: float
+    message: str
+
+
+def _newton_finish(problem: SmoothProblem, x: F64) -> tuple[F64, int]:
+    """Exact Newton steps from ``x`` while they lower the gradient norm."""
+    g = problem.jac(x)
+    gnorm = float(np.linalg.norm(g))
+    n = 0
+    for _ in range(_NEWTON_STEPS):
+        if gnorm == 0.0:
+            break
+        try:
+            step = linalg.solve(problem.hessian(x), -g, assume_a="sym")
+        except (linalg.LinAlgError, ValueError):
+            break
+        if not np.all(np.isfinite(step)):
+            break
+        x_new = x + step
+        if np.array_equal(x_new, x):
+            break
+        g_new = problem.jac(x_new)
+        gnorm_new = float(np.linalg.norm(g_new))
+        if not gnorm_new < gnorm:
+            break
+        x, g, gnorm = x_new, g_new, gnorm_new
+        n += 1
+    return x, n
+
+
+def minimize_newton(problem: SmoothProblem, x0: F64, *, max_iter: int = 100,
+                    gtol: float = 1e-10, finish: bool = True,
+                    finish_below: float = 1e-4) -> Minimum:
+    """Minimize a smooth convex objective: trust-region Newton-CG, then exact Newton steps.
+
+    Parameters
+    ----------
+    problem : SmoothProblem
+        ``fun``, ``jac`` and ``hessian`` (the Hessian is formed once per iterate; every CG
+        product reuses it).
+    x0 : ndarray
+        Starting point.
+    max_iter : int
+        Cap on trust-region iterations (the run always ends).
+    gtol : float
+        Gradient-norm tolerance of the trust-region phase.
+    finish : bool
+        Polish with Newton steps accepted on the gradient norm (see the module docstring).
+    finish_below : float
+        Only finish from a point whose gradient norm is below this (near the optimum, where
+        Newton's method converges quadratically; never for a diverging, separable run).
+
+    Returns
+    -------
+    Minimum
+        ``converged`` is True when the gradient norm reached ``gtol``, or when the trust-region
+        phase ended normally and the Newton finish stopped at the floating-point floor.
+
+    Examples
+    --------
+    >>> class Quartic:
+    ...     def fun(self, x): return float((x[0] - 1) ** 4 + (x[0] - 1) ** 2 + x[1] ** 2)
+    ...     def jac(self, x): return np.array([4 * (x[0] - 1) ** 3 + 2 * (x[0] - 1), 2 * x[1]])
+    ...     def hessian(self, x): return np.diag([12 * (x[0] - 1) ** 2 + 2, 2.0])
+    >>> m = minimize_newton(Quartic(), np.array([5.0, 3.0]))
+    >>> m.converged, m.x.tolist()
+    (True, [1.0, 0.0])
+    """
+    if max_iter < 1:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+    x0 = np.asarray(x0, dtype=np.float64)
+    initial = problem.fun(x0)
+    radius = max(float(np.linalg.norm(problem.jac(x0))), 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = optimize.minimize(problem.fun, x0, jac=problem.jac,
+                                hessp=lambda x, v: problem.hessian(x) @ v, method="trust-ncg",
+                                options={"gtol": gtol, "maxiter": max_iter,
+                                         "initial_trust_radius": radius})
+    x = np.asarray(res.x, dtype=np.float64)
+    n_iter = int(res.nit)
+    gnorm = float(np.linalg.norm(problem.jac(x)))
+    n_newton = 0
+    if finish and gnorm < finish_below:
+        with np.errstate(all="ignore"):
+            x, n_newton = _newton_finish(problem, x)
+        gnorm = float(np.linalg.norm(problem.jac(x)))
+    value = problem.fun(x)
+    stalled = n_iter < max_iter and gnorm <= 1e-7  # the floating-point floor, not the cap
+    converged = gnorm <= gtol or bool(res.success) or stalled
+    if gnorm <= gtol or res.success:
+        message = f"converged (gradient norm {gnorm:.3g}, {n_newton} Newton steps)"
+    elif stalled:
+        message = (f"converged to machine precision (gradient norm {gnorm:.3g}, "
+                   f"{n_newton} Newton steps)")
+    elif n_iter >= max_iter:
+        message = f"not converged after {max_iter} iterations (gradient norm {gnorm:.3g})"
+    else:
+        message = f"{res.message} (gradient norm {gnorm:.3g})"
+    return Minimum(x=x, objective=value, initial_objective=initial, converged=converged,
+                   n_iter=n_iter, n_newton=n_newton, gradient_norm=gnorm, message=message)
+
+
+# --- binary ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LinearFit:
     """Result of :func:`fit_linear`."""
@@ -46,10 +192,11 @@ class LinearFit:
     n_iter: int
     message: str
     gradient_norm: float
+    n_newton: int = 0
 
 
 class _Problem:
-    """The objective, its gradient and Hessian-vector products, cached at the last point."""
+    """The binary objective, its gradient and Hessian, cached at the last point."""
 
     def __init__(self, x_tar: F64, x_non: F64, p_target: float, rule: BetaRule,
                  l2: float) -> None:
@@ -61,19 +208,16 @@ class _Problem:
         self.rule = rule
         self.l2 = l2
         self._at: F64 | None = None
-        self.n_eval = 0
 
     def _costs(self, x: F64, *, target: bool) -> tuple[float, F64, F64]:
         """Sum of costs, first and second derivatives at posterior log-odds ``x``."""
         rule = self.rule
-        if (rule.alpha, rule.beta) == (1.0, 1.0):  # the log rule: one expit, one log1p
-            p = special.expit(x)
-            e = -np.abs(x)
-            np.exp(e, out=e)
-            np.log1p(e, out=e)
-            total = float(np.sum(e)) + float(np.sum(np.maximum(-x if target else x, 0.0)))
-            h = p * (1.0 - p)
-            g = p - 1.0 if target else p
+        if (rule.alpha, rule.beta) == (1.0, 1.0):  # the log rule, each term without cancellation
+            u = -x if target else x
+            total = float(np.sum(np.logaddexp(0.0, u)))
+            s = special.expit(u)  # |C'| = sigmoid(u), computed directly (no 1 - p)
+            g = -s if target else s
+            h = s * special.expit(-u)
             return total, g, h
         cost = rule.cost_tar(x) if target else rule.cost_non(x)
         g, h = rule.derivatives(x, target=target)
@@ -82,7 +226,6 @@ class _Problem:
     def _update(self, w: F64) -> None:
         if self._at is not None and np.array_equal(w, self._at):
             return
-        self.n_eval += 1
         ct, gt, ht = self._costs(self.x_tar @ w + self.tau, target=True)
         cn, gn, hn = self._costs(self.x_non @ w + self.tau, target=False)
         value = self.w_tar * ct + self.w_non * cn
@@ -97,7 +240,7 @@ class _Problem:
         self._hess: F64 | None = None
         self._at = w.copy()
 
-    def _separated(self, w: F64) -> bool:
+    def separated(self, w: F64) -> bool:
         return bool(np.all(self.x_tar @ w + self.tau > 0.0)
                     and np.all(self.x_non @ w + self.tau < 0.0))
 
@@ -124,9 +267,6 @@ class _Problem:
     def jac(self, w: F64) -> F64:
         self._update(w)
         return self.grad
-
-    def hessp(self, w: F64, v: F64) -> F64:
-        return self.hessian(w) @ v
 
 
 def fit_linear(x_tar: F64, x_non: F64, *, p_target: float, rule: BetaRule,
@@ -173,40 +313,20 @@ def fit_linear(x_tar: F64, x_non: F64, *, p_target: float, rule: BetaRule,
     if x_tar.shape[0] == 0 or x_non.shape[0] == 0:
         raise ValueError(f"training needs targets and non-targets, got {x_tar.shape[0]} "
                          f"targets and {x_non.shape[0]} non-targets")
-    if max_iter < 1:
-        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
     prob = _Problem(np.ascontiguousarray(x_tar, dtype=np.float64),
                     np.ascontiguousarray(x_non, dtype=np.float64), p_target, rule, l2)
-    w0 = np.asarray(w0, dtype=np.float64)
-    initial = prob.fun(w0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = optimize.minimize(prob.fun, w0, jac=prob.jac, hessp=prob.hessp, method="trust-ncg",
-                                options={"gtol": gtol, "maxiter": max_iter,
-                                         "initial_trust_radius": max(
-                                             float(np.linalg.norm(prob.jac(w0))), 1.0)})
-    w = np.asarray(res.x, dtype=np.float64)
-    value = prob.fun(w)
-    gnorm = float(np.linalg.norm(prob.jac(w)))
-    converged = bool(res.success) or gnorm <= gtol
-    message = str(res.message)
-    if not converged and res.nit < max_iter and gnorm <= 1e-7:
-        # the trust region collapsed because no step can lower the objective in floating point
-        converged = True
-        message = f"converged to machine precision (gradient norm {gnorm:.3g})"
-    if not l2 and prob._separated(w):
+    m = minimize_newton(prob, np.asarray(w0, dtype=np.float64), max_iter=max_iter, gtol=gtol)
+    converged, message = m.converged, m.message
+    if not l2 and prob.separated(m.x):
         converged = False
         message = ("the fitted model separates the training targets from the non-targets: the "
                    "optimum is at infinity (objective -> 0); parameters are where the run stopped")
-    elif not converged and res.nit >= max_iter:
-        message = f"not converged after {max_iter} iterations (gradient norm {gnorm:.3g})"
-    return LinearFit(params=w, objective=value, initial_objective=initial, converged=converged,
-                     n_iter=int(res.nit), message=message, gradient_norm=gnorm)
+    return LinearFit(params=m.x, objective=m.objective, initial_objective=m.initial_objective,
+                     converged=converged, n_iter=m.n_iter, message=message,
+                     gradient_norm=m.gradient_norm, n_newton=m.n_newton)
 
 
-I64 = NDArray[np.int64]
-
-
+# --- multiclass --------------------------------------------------------------------------------
 def _check_multiclass(w: F64, y: I64, prior: F64 | None) -> tuple[F64, I64, F64]:
     w = np.asarray(w, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
@@ -225,13 +345,6 @@ def _check_multiclass(w: F64, y: I64, prior: F64 | None) -> tuple[F64, I64, F64]
     return w, y, p
 
 
-def _class_trial_weights(y: I64, prior: F64) -> F64:
-    counts = np.bincount(y, minlength=prior.shape[0]).astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_class = np.where(counts > 0, prior / counts, 0.0)
-    return per_class[y]
-
-
 def _entropy_bits(prior: F64) -> float:
     p = prior[prior > 0]
     return float(-(p * np.log2(p)).sum())
@@ -248,6 +361,86 @@ class MulticlassFit:
     converged: bool
     n_iter: int
     message: str
+    gradient_norm: float = math.nan
+    n_newton: int = 0
+
+
+class _MulticlassProblem:
+    """Normalized prior-weighted Cmxe of ``sum_m alpha_m w_m + beta``, with exact derivatives.
+
+    Parameters ``theta = (alpha_1..alpha_M, beta_1..beta_{K-1})`` (``beta_K = 0``).
+    """
+
+    def __init__(self, ws: list[F64], y: I64, p: F64) -> None:
+        n, k = ws[0].shape
+        self.ws, self.y, self.m, self.k = ws, y, len(ws), k
+        counts = np.bincount(y, minlength=k).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_class = np.where(counts > 0, p / counts, 0.0)
+        norm = _entropy_bits(p) * math.log(2.0)
+        self.v = per_class[y] / norm  # trial weights, normalization folded in
+        self.rows = np.arange(n)
+        with np.errstate(divide="ignore"):
+            self.logp = np.log(p)
+        self._at: F64 | None = None
+
+    def unpack(self, theta: F64) -> tuple[F64, F64]:
+        return theta[:self.m], np.concatenate([theta[self.m:], [0.0]])
+
+    def logits(self, theta: F64) -> F64:
+        a, b = self.unpack(theta)
+        z = a[0] * self.ws[0]
+        for ai, wi in zip(a[1:], self.ws[1:], strict=True):
+            z = z + ai * wi
+        return z + b + self.logp
+
+    def _update(self, theta: F64) -> None:
+        if self._at is not None and np.array_equal(theta, self._at):
+            return
+        z = self.logits(theta)
+        logpost = z - logsumexp(z, axis=1, keepdims=True)
+        post = np.exp(logpost)
+        self.value = float(-(self.v * logpost[self.rows, self.y]).sum())
+        # dO/dz = v (post - onehot); at the true class -(sum of the other posteriors), which
+        # keeps its relative accuracy when the posterior of the true class is close to 1
+        r = post.copy()
+        r[self.rows, self.y] = 0.0
+        r[self.rows, self.y] = -r.sum(axis=1)
+        r *= self.v[:, None]
+        self.grad = np.concatenate([[float((r * wi).sum()) for wi in self.ws],
+                                    r.sum(axis=0)[:-1]])
+        self.post = post
+        self._hess: F64 | None = None
+        self._at = theta.copy()
+
+    def fun(self, theta: F64) -> float:
+        self._update(theta)
+        return self.value
+
+    def jac(self, theta: F64) -> F64:
+        self._update(theta)
+        return self.grad
+
+    def hessian(self, theta: F64) -> F64:
+        """``sum_t v_t J_t' (diag(p_t) - p_t p_t') J_t`` with ``J_t = dz_t/dtheta``."""
+        self._update(theta)
+        if self._hess is None:
+            m, k = self.m, self.k
+            post, v = self.post, self.v
+            vp = v[:, None] * post
+            means = [(post * wi).sum(axis=1) for wi in self.ws]  # E_p[w_m] per trial
+            hess = np.zeros((m + k - 1, m + k - 1))
+            bb = np.diag(vp.sum(axis=0)) - vp.T @ post
+            hess[m:, m:] = bb[:-1, :-1]
+            for i, wi in enumerate(self.ws):
+                hess[i, m:] = (vp * (wi - means[i][:, None])).sum(axis=0)[:-1]
+                hess[m:, i] = hess[i, m:]
+                for j in range(i, m):
+                    wj = self.ws[j]
+                    val = float((vp * wi * wj).sum() - (v * means[i] * means[j]).sum())
+                    hess[i, j] = hess[j, i] = val
+            self._hess = hess
+        return self._hess
 
 
 def fit_affine(systems: list[F64], y: I64, prior: F64 | None = None, *,
@@ -256,9 +449,17 @@ def fit_affine(systems: list[F64], y: I64, prior: F64 | None = None, *,
     """Multiclass logistic regression ``w' = sum_m alpha_m w_m + beta`` (MATH.md 11.2).
 
     Minimizes the prior-weighted Cmxe normalized by ``H(prior)`` (1 = default system) with
-    SciPy's trust-region Newton-CG, analytic gradient and Hessian-vector products. ``beta`` of
-    the last class is fixed at 0 (the objective is invariant to a common shift). Starting point:
+    :func:`minimize_newton` (trust-region Newton-CG, then exact Newton steps). ``beta`` of the
+    last class is fixed at 0 (the objective is invariant to a common shift). Starting point:
     ``alpha = 1`` for a single system (calibration), ``0`` for fusion, ``beta = 0``.
+
+    Examples
+    --------
+    >>> w = np.array([[2.0, 0, 0], [1, 1, 0], [0, 1, 1], [0, 2, 0], [1, 0, 0], [-1, 1, 1],
+    ...               [0, 0, 2], [-1, 0, 1], [1, 0, 0]])
+    >>> fit = fit_affine([w], np.repeat([0, 1, 2], 3))
+    >>> fit.converged, round(float(fit.alpha[0]), 5), fit.beta.round(5).tolist()
+    (True, 0.99595, [0.12014, 0.06543, 0.0])
     """
     if not systems:
         raise ValueError("fit_affine needs at least one score matrix")
@@ -266,69 +467,18 @@ def fit_affine(systems: list[F64], y: I64, prior: F64 | None = None, *,
     ws = [w0] + [_check_multiclass(w, y, p)[0] for w in systems[1:]]
     if any(w.shape != w0.shape for w in ws):
         raise ValueError("all systems must have the same (N, K) shape")
-    n, k = w0.shape
+    prob = _MulticlassProblem(ws, y, p)
     m = len(ws)
-    v = _class_trial_weights(y, p)
-    onehot = np.zeros((n, k))
-    onehot[np.arange(n), y] = 1.0
-    with np.errstate(divide="ignore"):
-        logp = np.log(p)
-    norm = _entropy_bits(p) * math.log(2.0)
-    cache: dict[str, object] = {}
-
-    def unpack(theta: F64) -> tuple[F64, F64]:
-        return theta[:m], np.concatenate([theta[m:], [0.0]])
-
-    def update(theta: F64) -> None:
-        if cache.get("theta") is not None and np.array_equal(cache["theta"], theta):
-            return
-        a, b = unpack(theta)
-        z = sum(ai * wi for ai, wi in zip(a, ws, strict=True)) + b + logp
-        lse = logsumexp(z, axis=1, keepdims=True)
-        post = np.exp(z - lse)
-        ll = (z - lse)[np.arange(n), y]
-        cache["value"] = float(-(v * ll).sum() / norm)
-        r = v[:, None] * (post - onehot) / norm  # dO/dz
-        grad = np.concatenate([[float((r * wi).sum()) for wi in ws], r.sum(axis=0)[:-1]])
-        cache.update(theta=theta.copy(), post=post, grad=grad)
-
-    def fun(theta: F64) -> float:
-        update(theta)
-        return cache["value"]  # type: ignore[return-value]
-
-    def jac(theta: F64) -> F64:
-        update(theta)
-        return cache["grad"]  # type: ignore[return-value]
-
-    def hessp(theta: F64, d: F64) -> F64:
-        update(theta)
-        post = cache["post"]
-        da, db = unpack(d)
-        dz = sum(ai * wi for ai, wi in zip(da, ws, strict=True)) + db
-        dpost = post * (dz - (post * dz).sum(axis=1, keepdims=True))  # type: ignore[operator]
-        r = v[:, None] * dpost / norm
-        return np.concatenate([[float((r * wi).sum()) for wi in ws], r.sum(axis=0)[:-1]])
-
     a0 = np.full(m, 1.0 if m == 1 else 0.0) if alpha0 is None else np.asarray(alpha0, float)
-    theta0 = np.concatenate([a0, np.zeros(k - 1)])
-    initial = fun(theta0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = optimize.minimize(fun, theta0, jac=jac, hessp=hessp, method="trust-ncg",
-                                options={"gtol": gtol, "maxiter": max_iter,
-                                         "initial_trust_radius": 1.0})
-    theta = np.asarray(res.x, dtype=np.float64)
-    value = fun(theta)
-    gnorm = float(np.linalg.norm(jac(theta)))
-    converged = bool(res.success) or gnorm <= 1e-7
-    message = str(res.message) if res.success else (
-        f"converged to machine precision (gradient norm {gnorm:.3g})" if converged else
-        f"not converged after {res.nit} iterations (gradient norm {gnorm:.3g})")
-    a, b = unpack(theta)
-    z = sum(ai * wi for ai, wi in zip(a, ws, strict=True)) + b + logp
-    if value < 1e-6 and np.all(np.argmax(z, axis=1) == y):
+    theta0 = np.concatenate([a0, np.zeros(w0.shape[1] - 1)])
+    res = minimize_newton(prob, theta0, max_iter=max_iter, gtol=gtol)
+    a, b = prob.unpack(res.x)
+    converged, message = res.converged, res.message
+    if res.objective < 1e-6 and np.all(np.argmax(prob.logits(res.x), axis=1) == y):
         converged = False
         message = ("the training data are separated by the model: the optimum is at infinity "
                    "(objective -> 0); parameters are where the run stopped")
-    return MulticlassFit(alpha=a, beta=b, objective=value, initial_objective=initial,
-                         converged=converged, n_iter=int(res.nit), message=message)
+    return MulticlassFit(alpha=a, beta=b, objective=res.objective,
+                         initial_objective=res.initial_objective, converged=converged,
+                         n_iter=res.n_iter, message=message, gradient_norm=res.gradient_norm,
+                         n_newton=res.n_newton)
