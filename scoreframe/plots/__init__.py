@@ -2,21 +2,29 @@
 
 Views layer: every chart draws a frame computed elsewhere (:mod:`scoreframe.curves`,
 :func:`scoreframe.evaluate.evaluate`, :func:`scoreframe.calibration.calibration_map`); the only
-work done here is reshaping for display (series labels, long format). Series differ by colour
-*and* dash pattern, so charts stay readable in grayscale.
+work done here is reshaping for display (series labels, long format, decimation to pixels).
+Every series has one colour *and* one dash (:func:`series_scale`), the same in every chart
+that receives the same ``styles``, so charts stay readable in grayscale. Curves are clipped at
+the plot frame (never clamped onto it).
 
-Modules: :mod:`~scoreframe.plots.style` (series styles, axes), :mod:`~scoreframe.plots.det`,
-:mod:`~scoreframe.plots.bayes` (NBER, APE), :mod:`~scoreframe.plots.maps` (calibration maps,
-histograms, Cavg sweep), :mod:`~scoreframe.plots.save` (offline export).
+Modules: :mod:`~scoreframe.plots.style` (series styles, legends, probit axes),
+:mod:`~scoreframe.plots.det`, :mod:`~scoreframe.plots.bayes` (NBER, APE),
+:mod:`~scoreframe.plots.maps` (calibration maps, histograms, Cavg sweep),
+:mod:`~scoreframe.plots.save` (offline export to HTML/SVG/PNG/PDF) and
+:mod:`~scoreframe.plots.display` (offline display in Jupyter, enabled on import).
 """
 
 from __future__ import annotations
 
 from scoreframe.plots.bayes import ape_plot, nber_plot
 from scoreframe.plots.det import det_plot
+from scoreframe.plots.display import disable_offline_display, enable_offline_display
 from scoreframe.plots.maps import calibration_plot, cavg_sweep_plot, histogram_plot
 from scoreframe.plots.save import save_chart
-from scoreframe.plots.style import series_labels
+from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
 
-__all__ = ["ape_plot", "calibration_plot", "cavg_sweep_plot", "det_plot", "histogram_plot",
-           "nber_plot", "save_chart", "series_labels"]
+__all__ = ["SeriesStyle", "ape_plot", "calibration_plot", "cavg_sweep_plot", "det_plot",
+           "disable_offline_display", "enable_offline_display", "histogram_plot", "nber_plot",
+           "save_chart", "series_labels", "series_scale"]
+
+enable_offline_display()

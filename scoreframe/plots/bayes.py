@@ -1,128 +1,188 @@
-"""Bayes-error views: normalized Bayes error rate (NBER) and APE curves with Cllr bars."""
+"""Bayes-error views: normalized Bayes error rate (NBER) and APE curves with Cllr bars.
+
+Each series (group) keeps its colour and dash from :func:`~scoreframe.plots.style.series_scale`;
+the measures of a series (actual, minimum, ...) differ by stroke width, or by dash when the
+chart shows a single series. Values above the top of the y axis are not clamped: the lines
+are clipped at the frame and leave the plot, as in the published figures.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import polars as pl
 
+from scoreframe.errors import UsageError, message
 from scoreframe.kernels.elementary import logit
 from scoreframe.plots.style import (
     HEIGHT,
     SERIES,
     WIDTH,
+    SeriesStyle,
+    as_polars,
     inline_data,
     long_format,
+    measure_encodings,
     series_encodings,
     series_labels,
     series_order,
+    styles_for,
 )
 
-__all__ = ["ape_plot", "nber_plot"]
+__all__ = ["ape_plot", "nber_plot", "prior_rules"]
 
 
-def nber_plot(nber: pl.DataFrame, *, series: Sequence[str] | None = None,
-              components: bool = False, p_target: Sequence[float] = (),
-              dr30: bool = True, y_max: float = 1.2,
+def prior_rules(p_target: Sequence[float], *, y: float) -> list[alt.Chart]:
+    """Vertical rules at ``logit(p_target)`` with a ``p=...`` label at height ``y``."""
+    ops = pl.DataFrame({"prior_log_odds": [float(logit(p)) for p in p_target],
+                        "label": [f"p={p:g}" for p in p_target], "y": [y] * len(p_target)})
+    rule = alt.Chart(inline_data(ops)).mark_rule(color="#333", strokeDash=[5, 3],
+                                                 strokeWidth=0.8, clip=True).encode(
+        x="prior_log_odds:Q", tooltip=["label:N"])
+    text = alt.Chart(inline_data(ops)).mark_text(align="left", dx=3, dy=6, fontSize=10,
+                                                 color="#333", clip=True).encode(
+        x="prior_log_odds:Q", y="y:Q", text="label:N")
+    return [rule, text]
+
+
+def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
+              styles: Mapping[str, SeriesStyle] | None = None, components: bool = False,
+              p_target: Sequence[float] = (), dr30: bool = True, y_max: float = 1.2,
+              width: int = WIDTH, height: int = HEIGHT,
               title: str = "Normalized Bayes error rate") -> alt.LayerChart:
-    """Normalized Bayes error-rate plot (seed 000 figures 1-3): actual, minimum, default.
+    """Normalized Bayes error-rate plot: actual and minimum DCF over the prior log-odds.
 
-    Series (colour and dash) are groups or, for a dev/eval overlay, a ``set`` column included in
-    ``series``; the measure is told by line weight and a dotted minimum. ``components`` adds the
-    miss and false-alarm parts of the actual curve; ``p_target`` draws vertical lines at those
-    operating points; DR30 markers sit on the minimum curve.
+    The normalized DCF (DCF divided by that of the default system, drawn as the dotted line
+    at 1) of the system's own Bayes decisions (actual) and of the best threshold at each prior
+    (minimum), as in Brümmer and du Preez, "Application-independent evaluation of speaker
+    detection" (figures of section 5) and BOSARIS ``Norm_DCF_Plot``.
+
+    Parameters
+    ----------
+    nber
+        A :func:`scoreframe.curves.nber_curve` frame; several groups (or a ``set`` column
+        named in ``series``, for dev/eval overlays) become several series.
+    series, styles
+        Group columns naming a series and the series' colours and dashes (as in
+        :func:`~scoreframe.plots.det.det_plot`).
+    components
+        Also draw the miss and false-alarm parts of the actual curve (one series only).
+    p_target
+        Operating points marked by vertical rules.
+    dr30
+        Mark, on the minimum curve, where it rests on 30 false alarms / 30 misses.
+    y_max
+        Top of the y axis; larger values leave the plot at the frame.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from scoreframe.curves import nber_curve
+    >>> df = pl.DataFrame({"score": [3.0, 1.0, 2.0, 0.0, 0.5], "label": [True, True, False,
+    ...                    False, False]})
+    >>> nber_plot(nber_curve(df)).to_dict()["layer"][0]["mark"]["clip"]
+    True
     """
-    df = series_labels(nber, series)
+    df = series_labels(as_polars(nber), series)
     order = series_order(df, None)
-    measures = {"act_dcf_norm": "actual", "min_dcf_norm": "minimum", "default": "default"}
+    several = len(order) > 1
+    if components and several:
+        raise UsageError(message(
+            "nber_plot: the miss and false-alarm components are drawn for one series only",
+            expected="a frame with one group", got=f"{len(order)} series",
+            hint="Filter the frame to one group, or pass components=False."))
+    style = styles_for(order, styles)
+    measures = {"act_dcf_norm": "actual", "min_dcf_norm": "minimum"}
     if components:
-        measures |= {"act_miss_norm": "miss part", "act_fa_norm": "false-alarm part"}
-    keep = [SERIES, "prior_log_odds", *measures]
-    long = long_format(df.select(keep), measures)
-    enc = series_encodings(order)
-    weights = {"actual": 2.0, "minimum": 1.2, "default": 1.0, "miss part": 0.8,
-               "false-alarm part": 0.8}
-    dom = list(weights)[:len(measures)]
-    x = alt.X("prior_log_odds:Q", title="logit(p_target)")
-    y = alt.Y("value:Q", title="normalized DCF", scale=alt.Scale(domain=[0, y_max], clamp=True))
-    lines = alt.Chart(inline_data(long.filter(pl.col("measure") != "default").select(
-        SERIES, "prior_log_odds", "measure", "value"))).mark_line(
-        clip=True).encode(
-        x=x, y=y, color=enc["color"],
-        strokeDash=alt.StrokeDash("measure:N", scale=alt.Scale(
-            domain=[d for d in dom if d != "default"],
-            range=[[1, 0], [3, 2], [6, 2], [1, 2]][:len(dom) - 1]),
-            legend=alt.Legend(title="curve")),
-        strokeWidth=alt.StrokeWidth("measure:N", scale=alt.Scale(
-            domain=list(weights), range=list(weights.values())), legend=None),
+        measures |= {"act_miss_norm": "actual: miss part",
+                     "act_fa_norm": "actual: false-alarm part"}
+    long = long_format(df.select(SERIES, "prior_log_odds", *measures), measures)
+    enc = series_encodings(order, style, dash=several)
+    x = alt.X("prior_log_odds:Q", title="prior log-odds logit(p_target)",
+              scale=alt.Scale(nice=False, zero=False))
+    y = alt.Y("value:Q", title="normalized DCF", scale=alt.Scale(domain=[0, y_max], nice=False))
+    lines = alt.Chart(inline_data(long)).mark_line(clip=True).encode(
+        x=x, y=y, **enc, **measure_encodings(list(measures.values()), several_series=several),
         detail=f"{SERIES}:N",
         tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("prior_log_odds:Q", format=".2f"),
                  alt.Tooltip("value:Q", format=".4f")])
     ref = pl.DataFrame({"value": [1.0]})
     layers: list[alt.Chart] = [lines, alt.Chart(inline_data(ref)).mark_rule(
         color="#555", strokeDash=[1, 2]).encode(y="value:Q")]
-    if dr30:
+    if dr30 and "dr30_fa" in df.columns:
         marks = df.filter(pl.col("dr30_fa") | pl.col("dr30_miss")).with_columns(
             which=pl.when(pl.col("dr30_fa")).then(pl.lit("30 false alarms")).otherwise(
                 pl.lit("30 misses")))
         if marks.height:
-            layers.append(alt.Chart(inline_data(marks.select(SERIES, "prior_log_odds",
-                                                         "min_dcf_norm", "which"))).mark_point(
-                size=60, filled=False, strokeWidth=1.5).encode(
-                x="prior_log_odds:Q", y="min_dcf_norm:Q", color=enc["color"],
+            layers.append(alt.Chart(inline_data(marks.select(
+                SERIES, "prior_log_odds", "min_dcf_norm", "which"))).mark_point(
+                size=60, filled=False, strokeWidth=1.5, clip=True).encode(
+                x="prior_log_odds:Q", y="min_dcf_norm:Q",
+                color=alt.Color(f"{SERIES}:N", legend=None),
                 shape=alt.Shape("which:N", scale=alt.Scale(
-                    domain=["30 false alarms", "30 misses"], range=["triangle-left",
-                                                                    "triangle-right"]),
+                    domain=["30 false alarms", "30 misses"],
+                    range=["triangle-left", "triangle-right"]),
                     legend=alt.Legend(title="DR30 on minimum")),
                 tooltip=[f"{SERIES}:N", "which:N"]))
     if p_target:
-        ops = pl.DataFrame({"prior_log_odds": [float(logit(p)) for p in p_target],
-                            "p_target": [f"p_target = {p:g}" for p in p_target]})
-        layers.append(alt.Chart(inline_data(ops)).mark_rule(color="#333", strokeDash=[5, 3],
-                                                        strokeWidth=0.8).encode(
-            x="prior_log_odds:Q", tooltip=["p_target:N"]))
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title)
+        layers += prior_rules(p_target, y=y_max)
+    head = alt.Title(title, subtitle="dotted line at 1: the default system (no information)")
+    return alt.layer(*layers).properties(width=width, height=height, title=head)
 
 
-def ape_plot(ape: pl.DataFrame, summary: pl.DataFrame | None = None, *,
-             series: Sequence[str] | None = None,
-             title: str = "Applied probability of error") -> alt.HConcatChart | alt.LayerChart:
-    """APE curves (actual, PAV-minimum, reference) with the Cllr decomposition bars beside.
+def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = None,
+             styles: Mapping[str, SeriesStyle] | None = None, width: int = WIDTH,
+             height: int = HEIGHT, title: str = "Applied probability of error"
+             ) -> alt.HConcatChart | alt.LayerChart:
+    """APE curves (actual and PAV minimum) with the Cllr decomposition bars beside.
 
+    The applied probability of error of Brümmer and du Preez, "Application-independent
+    evaluation of speaker detection" (section 3.4, eq. 11): the Bayes error rate of the
+    system's decisions over the prior log-odds; the area under it is proportional to Cllr.
+    The reference (no-information) curve ``min(p, 1 - p)`` is drawn once, grey and dotted.
     ``summary`` is an :func:`scoreframe.evaluate.evaluate` frame (``cllr``, ``min_cllr``,
-    ``cal_loss`` per group): stacked bars of minCllr (discrimination) and calibration loss, on
-    one shared scale for all series (seed 002 figure 6).
+    ``cal_loss`` per group): stacked bars of minCllr (discrimination) and calibration loss on
+    one shared scale for all series.
     """
-    df = series_labels(ape, series)
+    df = series_labels(as_polars(ape), series)
     order = series_order(df, None)
-    enc = series_encodings(order)
-    long = long_format(df.select(SERIES, "prior_log_odds", "act", "min", "default"),
-                 {"act": "actual", "min": "PAV (minimum)", "default": "reference"})
-    curves = alt.Chart(inline_data(long)).mark_line().encode(
-        x=alt.X("prior_log_odds:Q", title="prior log-odds"),
-        y=alt.Y("value:Q", title="P(error)"), color=enc["color"],
-        strokeDash=alt.StrokeDash("measure:N", scale=alt.Scale(
-            domain=["actual", "PAV (minimum)", "reference"], range=[[1, 0], [5, 3], [1, 2]]),
-            legend=alt.Legend(title="curve")),
+    several = len(order) > 1
+    style = styles_for(order, styles)
+    measures = {"act": "actual", "min": "PAV (minimum)"}
+    long = long_format(df.select(SERIES, "prior_log_odds", *measures), measures)
+    x = alt.X("prior_log_odds:Q", title="prior log-odds logit(p_target)",
+              scale=alt.Scale(nice=False, zero=False))
+    y = alt.Y("value:Q", title="P(error)")
+    curves = alt.Chart(inline_data(long)).mark_line(clip=True).encode(
+        x=x, y=y, **series_encodings(order, style, dash=several),
+        **measure_encodings(list(measures.values()), several_series=several),
         detail=f"{SERIES}:N",
-        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("value:Q", format=".4f")],
-    ).properties(width=WIDTH, height=HEIGHT, title=title)
+        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("value:Q", format=".4f")])
+    first = df.filter(pl.col(SERIES) == order[0]).select("prior_log_odds", "default")
+    ref = alt.Chart(inline_data(first)).mark_line(color="#777", strokeDash=[1, 2],
+                                                  strokeWidth=1.0, clip=True).encode(
+        x="prior_log_odds:Q", y="default:Q")
+    head = alt.Title(title, subtitle="grey dotted: the reference (no-information) system")
+    chart = alt.layer(curves, ref).properties(width=width, height=height, title=head)
     if summary is None:
-        return curves
-    s = series_labels(summary, series).filter(pl.col(SERIES).is_in(order))
+        return chart
+    s = series_labels(as_polars(summary), series).filter(pl.col(SERIES).is_in(order))
     bars_df = long_format(s.select(SERIES, "min_cllr", "cal_loss", "cllr"),
-                    {"min_cllr": "minCllr (discrimination)", "cal_loss": "calibration loss"}
-                    ).with_columns(part=(pl.col("measure") == "calibration loss").cast(pl.Int8))
+                          {"min_cllr": "minCllr (discrimination)",
+                           "cal_loss": "calibration loss"}
+                          ).with_columns(part=(pl.col("measure") == "calibration loss").cast(
+                              pl.Int8))
     bars = alt.Chart(inline_data(bars_df)).mark_bar(stroke="black", strokeWidth=0.5).encode(
         x=alt.X(f"{SERIES}:N", sort=order, title=None, axis=alt.Axis(labelAngle=-30)),
         y=alt.Y("value:Q", stack="zero", title="Cllr (bits)"),
         order=alt.Order("part:Q"),
         fill=alt.Fill("measure:N", scale=alt.Scale(
-            domain=["minCllr (discrimination)", "calibration loss"], range=["#4d4d4d",
-                                                                             "#d9d9d9"]),
-            legend=alt.Legend(title="Cllr")),
+            domain=["minCllr (discrimination)", "calibration loss"],
+            range=["#4d4d4d", "#d9d9d9"]), legend=alt.Legend(title="Cllr")),
         tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("value:Q", format=".4f"),
                  alt.Tooltip("cllr:Q", format=".4f")],
-    ).properties(width=max(120, 40 * len(order)), height=HEIGHT, title="Cllr decomposition")
-    return alt.hconcat(curves, bars).resolve_scale(color="independent")
+    ).properties(width=max(120, 40 * len(order)), height=height, title="Cllr decomposition")
+    return alt.hconcat(chart, bars).resolve_scale(color="independent", strokeDash="independent",
+                                                  strokeWidth="independent")

@@ -1,44 +1,105 @@
-"""DET curves on probit axes with DR30 lines and DCF operating points."""
+"""DET curves on probit axes with DR30 lines and DCF operating points.
+
+The data stay unclamped: the marks are clipped to the plot box (Vega-Lite ``clip: true``), so a
+curve leaves the box where its error rates leave it, as in published DET plots, instead of
+running along the frame. Infinite probits (rates of 0 or 1) are drawn far outside the box.
+DCF markers outside the box are left out and named in the subtitle (and in the chart's
+``usermeta``), never moved onto the border.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 import altair as alt
 import polars as pl
 
+from scoreframe.kernels.curves import decimate
 from scoreframe.kernels.elementary import probit
 from scoreframe.plots.style import (
     DET_BOX,
     HEIGHT,
     SERIES,
     WIDTH,
+    SeriesStyle,
+    as_polars,
     det_axis,
     inline_data,
     series_encodings,
     series_labels,
     series_order,
+    styles_for,
 )
 
-__all__ = ["det_plot"]
+__all__ = ["POINT_SHAPES", "det_plot", "display_decimate"]
+
+#: Marker shape of the DCF operating points of each prior, in the order the priors appear.
+POINT_SHAPES = ("circle", "square", "triangle-up", "diamond", "triangle-down", "cross",
+                "triangle-left", "triangle-right")
 
 
-def det_plot(det: pl.DataFrame, *, curve: str = "steppy", points: pl.DataFrame | None = None,
-             series: Sequence[str] | None = None, dr30: bool = True, eer_line: bool = True,
-             title: str = "DET") -> alt.LayerChart:
+def display_decimate(df: pl.DataFrame, *, cell: float) -> pl.DataFrame:
+    """Keep about one steppy-curve point per ``cell`` x ``cell`` probit cell, per series.
+
+    The first and last point of every run inside one cell are kept, and every steppy point that
+    is also a ROCCH row of its series (the hull vertices) whatever its cell, so the drawn shape
+    moves by less than a cell (under a pixel at the default cell size). ROCCH rows are kept.
+    """
+    if cell <= 0 or df.height < 3:
+        return df
+    hull = df.filter(pl.col("curve") == "rocch").select(SERIES, "pfa", "pmiss").unique()
+    df = df.with_row_index("_row").join(
+        hull.with_columns(_on_hull=pl.lit(True)), on=[SERIES, "pfa", "pmiss"], how="left",
+        nulls_equal=True).sort("_row").with_columns(pl.col("_on_hull").fill_null(False))
+    parts = []
+    for (name, kind), part in df.partition_by([SERIES, "curve"], as_dict=True,
+                                              maintain_order=True).items():
+        del name
+        if kind != "steppy" or part.height < 3:
+            parts.append(part)
+            continue
+        keep = decimate(part["probit_pfa"].to_numpy(), part["probit_pmiss"].to_numpy(),
+                        part["_on_hull"].to_numpy(), cell)
+        parts.append(part.filter(pl.Series(keep)))
+    return pl.concat(parts).sort("_row").drop("_row", "_on_hull")
+
+
+def _prior_label(p: float) -> str:
+    return f"{p:g}"
+
+
+def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
+             points: Any = None, series: Sequence[str] | None = None,
+             styles: Mapping[str, SeriesStyle] | None = None,
+             box: tuple[float, float, float, float] = DET_BOX, dr30: bool = True,
+             eer_line: bool = True, resolution: float | Literal["auto"] | None = "auto",
+             width: int = WIDTH, height: int = HEIGHT, title: str = "DET") -> alt.LayerChart:
     """DET curves on probit axes, legend ordered by EER, with DR30 lines and DCF points.
 
     Parameters
     ----------
     det
-        A :func:`scoreframe.curves.det_curve` frame (several groups become several series).
+        A :func:`scoreframe.curves.det_curve` frame (several groups become several series;
+        Polars, pandas or pyarrow).
     curve
-        ``"steppy"``, ``"rocch"`` or ``"both"`` (the ROCCH-DET dashed in the same colour).
+        ``"steppy"``, ``"rocch"`` or ``"both"`` (the ROCCH-DET fainter, same colour and dash).
     points
-        A :func:`scoreframe.curves.operating_points` frame: filled circles at the minimum-DCF
-        vertex, crosses at the actual-DCF decision, for each prior.
+        DCF operating points: a frame with the group columns, ``p_target``, ``kind``
+        (``"min"`` / ``"act"``), ``pfa`` and ``pmiss`` (e.g. rows of
+        :func:`scoreframe.curves.operating_points`). Each prior gets its own marker shape,
+        filled at the minimum-DCF vertex and open at the actual-DCF decision; points outside
+        the box are omitted and named in the subtitle.
     series
         Group columns naming a series (default: the leading string columns).
+    styles
+        Series label -> :class:`~scoreframe.plots.style.SeriesStyle` (see
+        :func:`~scoreframe.plots.style.series_scale`); default: by order of appearance.
+    box
+        ``(pfa_min, pfa_max, pmiss_min, pmiss_max)`` probabilities of the plot box.
+    resolution
+        Decimation cell of the steppy curve in probit units; ``"auto"`` is one pixel at
+        ``width`` x ``height``; None draws every row.
 
     Examples
     --------
@@ -46,65 +107,119 @@ def det_plot(det: pl.DataFrame, *, curve: str = "steppy", points: pl.DataFrame |
     >>> from scoreframe.curves import det_curve
     >>> df = pl.DataFrame({"score": [3.0, 1.0, 2.0, 0.0, 0.5], "label": [True, True, False,
     ...                    False, False]})
-    >>> det_plot(det_curve(df)).to_dict()["layer"][0]["mark"]["type"]
-    'line'
+    >>> spec = det_plot(det_curve(df)).to_dict()
+    >>> spec["layer"][0]["mark"]["type"], spec["layer"][0]["mark"]["clip"]
+    ('line', True)
     """
-    lo, hi = (float(probit(DET_BOX[0])), float(probit(DET_BOX[1])))
-    df = series_labels(det, series)
+    xlo, xhi = float(probit(box[0])), float(probit(box[1]))
+    ylo, yhi = float(probit(box[2])), float(probit(box[3]))
+    df = series_labels(as_polars(det), series)
+    base_order = series_order(df, None)
+    style = styles_for(base_order, styles)
     order = series_order(df, "eer")
     if curve != "both":
         df = df.filter(pl.col("curve") == curve)
+    if resolution == "auto":
+        resolution = max((xhi - xlo) / width, (yhi - ylo) / height)
+    if resolution is not None:
+        df = display_decimate(df, cell=float(resolution))
     eer_by = df.group_by(SERIES, maintain_order=True).agg(pl.col("eer").first())
-    label = dict(zip(eer_by[SERIES], eer_by["eer"], strict=True))
-    names = {s: f"{s} (EER {100 * label[s]:.2f}%)" for s in order if s in label}
-    order = [names[s] for s in order if s in names]
-    df = df.with_columns(pl.col(SERIES).replace_strict(names),
-                         pl.col("probit_pfa").clip(lo, hi), pl.col("probit_pmiss").clip(lo, hi))
-    lines_df = df.select(SERIES, "curve", "pfa", "pmiss", "probit_pfa", "probit_pmiss")
-    enc = series_encodings(order)
-    x = alt.X("probit_pfa:Q", scale=alt.Scale(domain=[lo, hi], nice=False),
-              axis=det_axis("false-alarm probability (%)"))
-    y = alt.Y("probit_pmiss:Q", scale=alt.Scale(domain=[lo, hi], nice=False),
-              axis=det_axis("miss probability (%)"))
+    eer = dict(zip(eer_by[SERIES], eer_by["eer"], strict=True))
+    names = {s: f"{s} (EER {100 * eer[s]:.2f}%)" for s in order if s in eer}
+    order = [s for s in order if s in names]
+    df = df.with_columns(pl.col(SERIES).replace_strict(names, default=None),
+                         pl.int_range(pl.len()).over(SERIES, "curve").alias("i"))
+    enc = series_encodings(order, style, names=names)
+    x = alt.X("probit_pfa:Q", scale=alt.Scale(domain=[xlo, xhi], nice=False, zero=False),
+              axis=det_axis("false-alarm probability (%)", box[0], box[1], length_px=width))
+    y = alt.Y("probit_pmiss:Q", scale=alt.Scale(domain=[ylo, yhi], nice=False, zero=False),
+              axis=det_axis("miss probability (%)", box[2], box[3], length_px=height))
+    lines_df = df.select(SERIES, "curve", "i", "pfa", "pmiss", "probit_pfa", "probit_pmiss")
     base = alt.Chart(inline_data(lines_df)).mark_line(clip=True, strokeWidth=1.6).encode(
-        x=x, y=y, order="pfa_order:Q", detail="curve:N", **enc,
-        tooltip=[f"{SERIES}:N", alt.Tooltip("pfa:Q", format=".4%"), alt.Tooltip("pmiss:Q",
-                                                                          format=".4%")],
-    ).transform_window(pfa_order="row_number()", groupby=[SERIES, "curve"])
+        x=x, y=y, order="i:Q", detail="curve:N", **enc,
+        tooltip=[f"{SERIES}:N", "curve:N", alt.Tooltip("pfa:Q", format=".3%"),
+                 alt.Tooltip("pmiss:Q", format=".3%")])
     if curve == "both":
-        base = base.encode(opacity=alt.condition("datum.curve == 'rocch'", alt.value(0.55),
+        base = base.encode(opacity=alt.condition("datum.curve == 'rocch'", alt.value(0.45),
                                                  alt.value(1.0)))
     layers: list[alt.Chart] = [base]
+    subtitle: list[str] = []
+    if curve == "both":
+        subtitle.append("faint: ROCCH (convex hull) of the same series")
     if eer_line:
+        lo, hi = max(xlo, ylo), min(xhi, yhi)
         diag = pl.DataFrame({"probit_pfa": [lo, hi], "probit_pmiss": [lo, hi]})
-        layers.append(alt.Chart(inline_data(diag)).mark_line(color="#888", strokeDash=[2, 3],
-                                                         strokeWidth=0.8).encode(
+        layers.append(alt.Chart(inline_data(diag)).mark_line(
+            color="#888", strokeDash=[2, 3], strokeWidth=0.8, clip=True).encode(
             x="probit_pfa:Q", y="probit_pmiss:Q"))
     if dr30:
         lines = df.group_by(SERIES, maintain_order=True).agg(
             pl.col("probit_dr30_pfa").first(), pl.col("probit_dr30_pmiss").first())
-        vert = lines.filter(pl.col("probit_dr30_pfa").is_between(lo, hi))
-        horiz = lines.filter(pl.col("probit_dr30_pmiss").is_between(lo, hi))
-        common = {"strokeWidth": 0.8, "strokeDash": [4, 2], "opacity": 0.7}
+        vert = lines.filter(pl.col("probit_dr30_pfa").is_between(xlo, xhi))
+        horiz = lines.filter(pl.col("probit_dr30_pmiss").is_between(ylo, yhi))
+        common = {"strokeWidth": 0.8, "strokeDash": [4, 2], "opacity": 0.7, "clip": True}
+        color = alt.Color(f"{SERIES}:N", legend=None)
         if vert.height:
             layers.append(alt.Chart(inline_data(vert)).mark_rule(**common).encode(
-                x="probit_dr30_pfa:Q", color=enc["color"]))
+                x="probit_dr30_pfa:Q", color=color))
         if horiz.height:
             layers.append(alt.Chart(inline_data(horiz)).mark_rule(**common).encode(
-                y="probit_dr30_pmiss:Q", color=enc["color"]))
-    if points is not None and points.height:
-        pts = series_labels(points, series).filter(pl.col(SERIES).is_in(list(names)))
-        pts = pts.filter(pl.col("probit_pfa").is_between(lo, hi)
-                         & pl.col("probit_pmiss").is_between(lo, hi))
-        pts = pts.with_columns(pl.col(SERIES).replace_strict(names),
-                               marker=pl.format("{} DCF @ {}", pl.col("kind"),
-                                                pl.col("p_target")))
-        layers.append(alt.Chart(inline_data(pts)).mark_point(size=70, filled=True,
-                                                             clip=True).encode(
-            x="probit_pfa:Q", y="probit_pmiss:Q", color=enc["color"],
-            shape=alt.Shape("kind:N", scale=alt.Scale(domain=["min", "act"],
-                                                      range=["circle", "cross"]),
-                            legend=alt.Legend(title="DCF point")),
-            tooltip=[f"{SERIES}:N", "marker:N", alt.Tooltip("dcf_norm:Q", format=".4f")]))
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title).resolve_scale(
-        color="shared")
+                y="probit_dr30_pmiss:Q", color=color))
+        if vert.height or horiz.height:
+            subtitle.append("thin dashed: rule of 30 (30 false alarms / 30 misses)")
+    omitted: list[str] = []
+    if points is not None:
+        layers_pts, omitted = _point_layers(as_polars(points), series, names,
+                                            (xlo, xhi, ylo, yhi))
+        layers += layers_pts
+    if omitted:
+        more = f" and {len(omitted) - 3} more" if len(omitted) > 3 else ""
+        subtitle.append("outside the box, not drawn: " + "; ".join(omitted[:3]) + more)
+    head = alt.Title(title, subtitle=subtitle) if subtitle else alt.Title(title)
+    return alt.layer(*layers).properties(
+        width=width, height=height, title=head,
+        usermeta={"scoreframe": {"omitted_points": omitted}}).resolve_scale(color="shared")
+
+
+def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dict[str, str],
+                  box: tuple[float, float, float, float]) -> tuple[list[alt.Chart], list[str]]:
+    """Marker layers (filled: min DCF, open: act DCF; shape: prior) and the omitted points."""
+    xlo, xhi, ylo, yhi = box
+    pts = series_labels(points, series).filter(pl.col(SERIES).is_in(list(names)))
+    if not pts.height:
+        return [], []
+    if "probit_pfa" not in pts.columns:
+        pts = pts.with_columns(probit_pfa=pl.Series(probit(pts["pfa"].to_numpy())),
+                               probit_pmiss=pl.Series(probit(pts["pmiss"].to_numpy())))
+    priors = [float(p) for p in pts["p_target"].unique(maintain_order=True)]
+    inside = (pl.col("probit_pfa").is_between(xlo, xhi)
+              & pl.col("probit_pmiss").is_between(ylo, yhi))
+    out = pts.filter(~inside).group_by("kind", "p_target", maintain_order=True).agg(
+        pl.col(SERIES))
+    omitted = [f"{r['kind']} DCF @{_prior_label(r['p_target'])} of {', '.join(r[SERIES])}"
+               for r in out.iter_rows(named=True)]
+    pts = pts.filter(inside).with_columns(
+        pl.col(SERIES).replace_strict(names),
+        prior=pl.col("p_target").map_elements(_prior_label, return_dtype=pl.String),
+        marker=pl.format("{} DCF @ p_target={}", pl.col("kind"), pl.col("p_target")))
+    keep = [SERIES, "prior", "marker", "kind", "pfa", "pmiss", "probit_pfa", "probit_pmiss"]
+    keep += ["dcf_norm"] if "dcf_norm" in pts.columns else []
+    labels = [_prior_label(p) for p in priors]
+    shape = alt.Shape("prior:N", sort=labels, scale=alt.Scale(
+        domain=labels, range=[POINT_SHAPES[i % len(POINT_SHAPES)] for i in range(len(labels))]),
+        legend=alt.Legend(title=["DCF point, p_target", "(filled: min, open: act)"],
+                          symbolFillColor="#555", symbolStrokeColor="#555"))
+    tooltip = [f"{SERIES}:N", "marker:N", alt.Tooltip("pfa:Q", format=".3%"),
+               alt.Tooltip("pmiss:Q", format=".3%")]
+    if "dcf_norm" in pts.columns:
+        tooltip.append(alt.Tooltip("dcf_norm:Q", format=".4f", title="normalized DCF"))
+    layers = []
+    for kind, filled in (("min", True), ("act", False)):
+        part = pts.filter(pl.col("kind") == kind).select(keep)
+        if not part.height:
+            continue
+        layers.append(alt.Chart(inline_data(part)).mark_point(
+            size=70, filled=filled, strokeWidth=1.8, opacity=1, clip=True).encode(
+            x="probit_pfa:Q", y="probit_pmiss:Q", color=alt.Color(f"{SERIES}:N", legend=None),
+            shape=shape, tooltip=tooltip))
+    return layers, omitted

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import polars as pl
@@ -11,33 +12,58 @@ from scoreframe.plots.style import (
     HEIGHT,
     SERIES,
     WIDTH,
+    SeriesStyle,
+    as_polars,
     inline_data,
     long_format,
+    measure_encodings,
     series_encodings,
     series_labels,
     series_order,
+    styles_for,
 )
 
 __all__ = ["calibration_plot", "cavg_sweep_plot", "histogram_plot"]
 
 
-def calibration_plot(maps: pl.DataFrame, *, title: str = "Calibration map") -> alt.Chart:
-    """Score -> llr maps (``map``, ``score``, ``llr`` rows, e.g. PAV and a fitted model)."""
+def calibration_plot(maps: Any, *, styles: Mapping[str, SeriesStyle] | None = None,
+                     width: int = WIDTH, height: int = HEIGHT,
+                     title: str = "Calibration map") -> alt.Chart:
+    """Score -> llr maps (``map``, ``score``, ``llr`` rows, e.g. PAV and a fitted model).
+
+    Each map is a series with its own colour and dash (``styles`` keyed by map name). The y
+    axis spans the finite llrs; infinite llrs (the ends of a PAV map) leave the plot at the
+    frame instead of stretching the axis.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> maps = pl.DataFrame({"map": ["pav"] * 3, "score": [0.0, 1.0, 2.0],
+    ...                      "llr": [float("-inf"), 0.0, float("inf")]})
+    >>> calibration_plot(maps).to_dict()["encoding"]["y"]["scale"]["domain"]
+    [-1.0, 1.0]
+    """
+    maps = as_polars(maps)
     order = maps["map"].unique(maintain_order=True).to_list()
-    df = maps.rename({"map": SERIES}).with_columns(
-        pl.col("llr").clip(-1e3, 1e3))
-    enc = series_encodings(order, title="map")
-    return alt.Chart(inline_data(df)).mark_line(strokeWidth=1.6).encode(
-        x=alt.X("score:Q", title="score"), y=alt.Y("llr:Q", title="llr (nats)"), **enc,
+    style = styles_for(order, styles)
+    df = maps.rename({"map": SERIES}).select(SERIES, "score", "llr")
+    finite = df.filter(pl.col("llr").is_finite())["llr"]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.len() else (-1.0, 1.0)
+    pad = 0.05 * (hi - lo) if hi > lo else 1.0
+    domain = [lo - pad, hi + pad]
+    return alt.Chart(inline_data(df)).mark_line(strokeWidth=1.6, clip=True).encode(
+        x=alt.X("score:Q", title="score", scale=alt.Scale(nice=False, zero=False)),
+        y=alt.Y("llr:Q", title="llr (nats)", scale=alt.Scale(domain=domain, nice=False)),
+        **series_encodings(order, style, title="map"),
         tooltip=[f"{SERIES}:N", alt.Tooltip("score:Q", format=".3f"),
                  alt.Tooltip("llr:Q", format=".3f")],
-    ).properties(width=WIDTH, height=HEIGHT, title=title)
+    ).properties(width=width, height=height, title=title)
 
 
-def histogram_plot(hist: pl.DataFrame, *, series: Sequence[str] | None = None,
+def histogram_plot(hist: Any, *, series: Sequence[str] | None = None,
                    title: str = "Score distributions") -> alt.Chart:
     """Class-conditional score histograms (a :func:`scoreframe.curves.histogram_frame`)."""
-    df = series_labels(hist, series)
+    df = series_labels(as_polars(hist), series)
     chart = alt.Chart(inline_data(df)).mark_rect(opacity=0.55, stroke="black",
                                              strokeWidth=0.3).encode(
         x=alt.X("lo:Q", title="score"), x2="hi:Q", y=alt.Y("density:Q", title="density",
@@ -51,24 +77,28 @@ def histogram_plot(hist: pl.DataFrame, *, series: Sequence[str] | None = None,
     return chart.properties(title=title)
 
 
-def cavg_sweep_plot(sweep: pl.DataFrame, *, series: Sequence[str] | None = None,
-                    title: str = "Cavg across operating points") -> alt.Chart:
+def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
+                    styles: Mapping[str, SeriesStyle] | None = None, width: int = WIDTH,
+                    height: int = HEIGHT, title: str = "Cavg across operating points"
+                    ) -> alt.Chart:
     """Normalized Cavg against logit(p_target): actual, oracle-recalibrated and minimum.
 
-    Draws a :func:`scoreframe.multiclass.cavg_sweep` frame (seed 004 eq 8.28).
+    Draws a :func:`scoreframe.multiclass.cavg_sweep` frame (the multiclass analogue of the
+    normalized Bayes error-rate plot; see ``docs/math.md``, multiclass Cavg). Series keep their
+    colour and dash; the three measures differ by width (several series) or dash (one series).
     """
-    df = series_labels(sweep, series)
+    df = series_labels(as_polars(sweep), series)
     order = series_order(df, None)
-    long = long_format(df.select(SERIES, "prior_log_odds", "actual", "calibrated", "minimum"),
-                 {"actual": "actual", "calibrated": "recalibrated (oracle)",
-                  "minimum": "minimum (optimal threshold)"})
-    enc = series_encodings(order)
-    return alt.Chart(inline_data(long)).mark_line().encode(
-        x=alt.X("prior_log_odds:Q", title="logit(p_target)"),
-        y=alt.Y("value:Q", title="normalized Cavg"), color=enc["color"],
-        strokeDash=alt.StrokeDash("measure:N", scale=alt.Scale(
-            domain=["actual", "recalibrated (oracle)", "minimum (optimal threshold)"],
-            range=[[1, 0], [6, 3], [2, 2]]), legend=alt.Legend(title="curve")),
+    several = len(order) > 1
+    measures = {"actual": "actual", "calibrated": "recalibrated (oracle)",
+                "minimum": "minimum (optimal threshold)"}
+    long = long_format(df.select(SERIES, "prior_log_odds", *measures), measures)
+    return alt.Chart(inline_data(long)).mark_line(clip=True).encode(
+        x=alt.X("prior_log_odds:Q", title="logit(p_target)",
+                scale=alt.Scale(nice=False, zero=False)),
+        y=alt.Y("value:Q", title="normalized Cavg"),
+        **series_encodings(order, styles_for(order, styles), dash=several),
+        **measure_encodings(list(measures.values()), several_series=several),
         detail=f"{SERIES}:N",
         tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("value:Q", format=".4f")],
-    ).properties(width=WIDTH, height=HEIGHT, title=title)
+    ).properties(width=width, height=height, title=title)

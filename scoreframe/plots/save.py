@@ -6,30 +6,55 @@ from pathlib import Path
 
 import altair as alt
 
+from scoreframe.errors import UsageError, message
 from scoreframe.io._atomic import atomic_output
 
-__all__ = ["save_chart"]
+__all__ = ["FORMATS", "chart_bytes", "save_chart"]
+
+#: File suffixes :func:`save_chart` writes.
+FORMATS = (".html", ".htm", ".svg", ".png", ".pdf")
+
+
+def chart_bytes(chart: alt.TopLevelMixin | dict, fmt: str, *, scale: float = 2.0) -> bytes:
+    """The chart rendered offline as ``fmt`` (``html``, ``svg``, ``png`` or ``pdf``).
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> chart = alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q")
+    >>> chart_bytes(chart, "pdf")[:5]
+    b'%PDF-'
+    """
+    import vl_convert as vlc
+
+    spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+    fmt = fmt.lower().lstrip(".")
+    if fmt in ("html", "htm"):
+        return vlc.vegalite_to_html(spec, bundle=True).encode()
+    if fmt == "svg":
+        return vlc.vegalite_to_svg(spec).encode()
+    if fmt == "png":
+        return vlc.vegalite_to_png(spec, scale=scale)
+    if fmt == "pdf":
+        return vlc.vegalite_to_pdf(spec)
+    raise UsageError(message(f"unknown chart format `{fmt}`",
+                             expected="html, svg, png or pdf", got=fmt or "no suffix"))
 
 
 def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, overwrite: bool = False,
                scale: float = 2.0) -> Path:
-    """Save a chart offline by suffix: ``.html`` (JavaScript bundled in), ``.svg``, ``.png``.
+    """Save a chart offline by suffix: ``.html`` (scripts bundled in), ``.svg``, ``.png``, ``.pdf``.
 
-    No network access is needed (vl-convert renders and bundles locally).
+    No network access is needed (vl-convert renders and bundles locally). The file is written
+    atomically; an existing file is replaced only with ``overwrite=True``.
+    ``scale`` multiplies the pixel size of PNG output.
     """
-    import vl_convert as vlc
-
     path = Path(path)
-    spec = chart.to_dict(validate=False)
     suffix = path.suffix.lower()
-    with atomic_output(path, overwrite=overwrite) as tmp:
-        if suffix in (".html", ".htm"):
-            tmp.write_text(vlc.vegalite_to_html(spec, bundle=True))
-        elif suffix == ".svg":
-            tmp.write_text(vlc.vegalite_to_svg(spec))
-        elif suffix == ".png":
-            tmp.write_bytes(vlc.vegalite_to_png(spec, scale=scale))
-        else:
-            raise ValueError(f"save_chart: unknown suffix {suffix!r}; expected .html, .svg "
-                             f"or .png")
+    if suffix not in FORMATS:
+        raise UsageError(message(f"save_chart: unknown suffix `{suffix}`",
+                                 expected="one of " + ", ".join(FORMATS), got=suffix or "none",
+                                 where=str(path)))
+    with atomic_output(path, overwrite=overwrite) as tmp:  # refuses an existing file first
+        tmp.write_bytes(chart_bytes(chart, suffix, scale=scale))
     return path

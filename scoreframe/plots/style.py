@@ -1,34 +1,108 @@
-"""Shared look of every chart: series labels, the stable series -> colour + dash mapping, axes.
+"""Shared look of every chart: series labels, one stable colour + dash per series, axes.
 
-Views layer. A series is one group (e.g. a system / condition pair); its colour and dash come
-from its position in the ordered list of group labels, so the same group looks the same in every
-chart of a report and stays distinguishable in grayscale.
+Views layer. A *series* is one group (e.g. a system / condition pair), labelled by its group
+values joined with `` / ``. Its colour and dash come from its position in one ordered list of
+labels (:func:`series_scale`), so the same group looks the same in the DET, NBER, APE and
+calibration charts of a report, and every series differs from the others by colour *and* dash
+(readable in grayscale and by colour-blind readers: the colours are the Okabe-Ito palette).
+Legends draw the stroke itself (``symbolType: "stroke"`` with the dash), not a filled circle.
+
+The probit axes of DET plots carry every standard tick (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 40 %
+inside the default box) with explicit ``values``, a ``labelExpr`` in percent and
+``labelOverlap=False``, so Vega never drops a label.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import altair as alt
+import numpy as np
 import polars as pl
 from altair.utils.schemapi import debug_mode
 
 from scoreframe.kernels.elementary import probit
 
-__all__ = ["DASHES", "DET_BOX", "DET_TICKS", "HEIGHT", "SERIES", "WIDTH", "det_axis",
-           "group_cols", "inline_data", "long_format", "series_encodings", "series_labels",
-           "series_order"]
+__all__ = ["COLORS", "DASHES", "DET_BOX", "DET_TICKS", "HEIGHT", "MEASURE_DASHES",
+           "MEASURE_WIDTHS", "OFF_SCALE", "SERIES", "WIDTH", "SeriesStyle", "as_polars",
+           "det_axis", "det_ticks", "group_cols", "inline_data", "legend", "long_format",
+           "measure_encodings", "series_encodings", "series_labels", "series_order",
+           "series_scale", "styles_for"]
 
-DET_TICKS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
-DET_BOX = (0.0005, 0.5)
-DASHES = [[1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [12, 4], [4, 4, 1, 4], [1, 3], [10, 2, 2, 2]]
+#: Standard DET ticks (probabilities); those inside the plot box are labelled, in percent.
+DET_TICKS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6,
+             0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999)
+#: Default DET box ``(pfa_min, pfa_max, pmiss_min, pmiss_max)``: 0.05 % to 50 % on both axes.
+DET_BOX = (0.0005, 0.5, 0.0005, 0.5)
+#: Okabe-Ito colours (colour-blind safe; yellow left out for contrast on white).
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00", "#56B4E9",
+          "#999999")
+#: Dash patterns told apart in grayscale, solid first.
+DASHES = ((1, 0), (6, 3), (2, 2), (8, 3, 2, 3), (12, 4), (4, 4, 1, 4), (1, 3), (10, 2, 2, 2))
 WIDTH, HEIGHT = 360, 300
 SERIES = "series"
+#: Stand-in for an infinite probit or llr: far outside every plot box, so clipped lines leave
+#: the box towards it (JSON has no infinity).
+OFF_SCALE = 1e3
 NON_GROUP = {"curve", "pfa", "pmiss", "probit_pfa", "probit_pmiss", "eer", "dr30_pfa",
              "dr30_pmiss", "probit_dr30_pfa", "probit_dr30_pmiss", "prior_log_odds",
              "p_target", "kind", "dcf_norm", "class", "lo", "hi", "density", "score", "llr",
              "map", "n_tar", "n_non"}
+
+
+class SeriesStyle(NamedTuple):
+    """How one series is drawn: a colour and a dash pattern (``[on, off, ...]`` in pixels)."""
+
+    color: str
+    dash: tuple[int, ...]
+
+
+def series_scale(labels: Sequence[str]) -> dict[str, SeriesStyle]:
+    """One colour and dash per label, from the label's position in ``labels``.
+
+    Pass the same ordered labels to every chart of a report (``styles=``) and a group keeps
+    its look across all of them. The first 64 labels all differ in the (colour, dash) pair:
+    the dash advances with the colour and shifts by one after each full cycle of colours.
+
+    Examples
+    --------
+    >>> s = series_scale(["A", "B"])
+    >>> s["A"].color != s["B"].color and s["A"].dash != s["B"].dash
+    True
+    """
+    out: dict[str, SeriesStyle] = {}
+    for label in labels:
+        if label in out:
+            continue
+        i = len(out)
+        out[label] = SeriesStyle(COLORS[i % len(COLORS)],
+                                 DASHES[(i + i // len(COLORS)) % len(DASHES)])
+    return out
+
+
+def styles_for(labels: Sequence[str], styles: Mapping[str, SeriesStyle] | None
+               ) -> dict[str, SeriesStyle]:
+    """``styles`` completed for ``labels``: unknown labels get the next free styles."""
+    known = dict(styles or {})
+    extra = [lb for lb in labels if lb not in known]
+    if not extra:
+        return known
+    full = series_scale([*known, *extra])
+    return {**known, **{lb: full[lb] for lb in extra}}
+
+
+def as_polars(df: Any) -> pl.DataFrame:
+    """A curve frame as a Polars DataFrame (pandas DataFrames and pyarrow Tables converted)."""
+    if isinstance(df, pl.DataFrame):
+        return df
+    if isinstance(df, pl.LazyFrame):
+        return df.collect()
+    out = pl.from_pandas(df) if type(df).__module__.startswith("pandas") else pl.from_arrow(df)
+    if not isinstance(out, pl.DataFrame):  # a pyarrow array gives a Series
+        out = out.to_frame()
+    return out
 
 
 def group_cols(df: pl.DataFrame, series: Sequence[str] | None) -> list[str]:
@@ -46,7 +120,15 @@ def group_cols(df: pl.DataFrame, series: Sequence[str] | None) -> list[str]:
 
 
 def series_labels(df: pl.DataFrame, series: Sequence[str] | None = None) -> pl.DataFrame:
-    """Add a ``series`` column: the group columns' values joined by `` / ``."""
+    """Add a ``series`` column: the group columns' values joined by `` / ``.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"system": ["a"], "gender": ["f"], "pfa": [0.1]})
+    >>> series_labels(df)["series"].to_list()
+    ['a / f']
+    """
+    df = as_polars(df)
     cols = group_cols(df, series)
     if SERIES in df.columns:
         return df
@@ -56,10 +138,19 @@ def series_labels(df: pl.DataFrame, series: Sequence[str] | None = None) -> pl.D
                                           for c in cols], separator=" / ").alias(SERIES))
 
 
-def inline_data(df: pl.DataFrame) -> alt.Data:
-    """Inline data without Altair's row guard (rows are already at display resolution)."""
-    clean = df.with_columns([pl.col(c).fill_nan(None) for c, t in df.schema.items()
-                             if t in (pl.Float32, pl.Float64)])
+def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
+    """Inline data without Altair's row guard (rows are already at display resolution).
+
+    Floats are rounded to ``digits`` significant digits (far below a pixel; it keeps notebook
+    outputs and reports small), NaN becomes null and infinities become ``±OFF_SCALE``.
+    """
+    exprs = []
+    for c, t in df.schema.items():
+        if t in (pl.Float32, pl.Float64):
+            col = pl.col(c).fill_nan(None)
+            col = pl.when(col.is_infinite()).then(col.sign() * OFF_SCALE).otherwise(col)
+            exprs.append(col.round_sig_figs(digits).alias(c))
+    clean = df.with_columns(exprs) if exprs else df
     with debug_mode(False):  # the rows are plain numbers and strings: skip per-row validation
         return alt.Data(values=clean.to_dicts())
 
@@ -72,24 +163,64 @@ def series_order(df: pl.DataFrame, by: str | None) -> list[str]:
     return first.sort(by, nulls_last=True)[SERIES].to_list()
 
 
-def series_encodings(order: list[str], *, title: str = "") -> dict[str, Any]:
-    """Colour and dash encodings of the ``series`` field, one pair per label in ``order``."""
-    dashes = [DASHES[i % len(DASHES)] for i in range(len(order))]
-    legend = alt.Legend(title=title or None, orient="right", symbolStrokeWidth=2)
-    return {
-        "color": alt.Color(f"{SERIES}:N", sort=order, legend=legend,
-                           scale=alt.Scale(domain=order, scheme="category10")),
-        "strokeDash": alt.StrokeDash(f"{SERIES}:N", sort=order, legend=legend,
-                                     scale=alt.Scale(domain=order, range=dashes)),
-    }
+def legend(title: str | None, **kw: Any) -> alt.Legend:
+    """A legend whose symbols are short strokes (showing the dash), not filled circles."""
+    opts: dict[str, Any] = {"symbolType": "stroke", "symbolStrokeWidth": 2, "symbolSize": 500,
+                            "labelLimit": 260, "orient": "right"}
+    return alt.Legend(title=title, **(opts | kw))
 
 
-def det_axis(title: str) -> alt.Axis:
-    """A probit axis labelled in percent at the standard DET ticks."""
-    vals = [float(probit(t)) for t in DET_TICKS]
-    expr = " : ".join(f"datum.value < {v + 1e-6:.6f} ? '{t * 100:g}'" for v, t in
-                      zip(vals, DET_TICKS, strict=True)) + " : ''"
-    return alt.Axis(values=vals, labelExpr=expr, title=title, grid=True)
+def series_encodings(order: Sequence[str], styles: Mapping[str, SeriesStyle], *,
+                     names: Mapping[str, str] | None = None, title: str = "",
+                     dash: bool = True) -> dict[str, Any]:
+    """``color`` (and ``strokeDash``) encodings of the ``series`` field with fixed ranges.
+
+    ``order`` are the series labels (style keys) in legend order, ``names`` their displayed
+    names when the data carry those instead (e.g. with the EER appended). Colour and dash share
+    one legend whose symbols are dashed strokes.
+    """
+    shown = [names[s] if names else s for s in order]
+    lg = legend(title or None)
+    enc: dict[str, Any] = {"color": alt.Color(f"{SERIES}:N", sort=shown, legend=lg, scale=alt.Scale(
+        domain=shown, range=[styles[s].color for s in order]))}
+    if dash:
+        enc["strokeDash"] = alt.StrokeDash(f"{SERIES}:N", sort=shown, legend=lg, scale=alt.Scale(
+            domain=shown, range=[list(styles[s].dash) for s in order]))
+    return enc
+
+
+def det_ticks(lo: float, hi: float, *, length_px: float, min_px: float = 14.0) -> list[float]:
+    """Standard DET ticks strictly inside ``(lo, hi)``, at least ``min_px`` pixels apart.
+
+    At the default size and box every standard tick fits (the closest pair, 0.1 and 0.2 %, is
+    19 px apart on a 300 px axis); on a crowded axis the later ticks of a close pair are left out.
+    """
+    plo, phi = float(probit(lo)), float(probit(hi))
+    out: list[float] = []
+    last = -math.inf
+    for t in DET_TICKS:
+        if not lo < t < hi:
+            continue
+        pos = (float(probit(t)) - plo) / (phi - plo) * length_px
+        if pos - last >= min_px:
+            out.append(t)
+            last = pos
+    return out
+
+
+def det_axis(title: str, lo: float, hi: float, *, length_px: float) -> alt.Axis:
+    """A probit axis labelled in percent at every standard DET tick inside ``(lo, hi)``."""
+    ticks = det_ticks(lo, hi, length_px=length_px)
+    vals = [float(probit(t)) for t in ticks]
+    # thresholds halfway between ticks: the label of the nearest tick, whatever the rounding
+    cuts = [*((a + b) / 2 for a, b in zip(vals, vals[1:], strict=False)), np.inf]
+    expr = " : ".join(f"datum.value < {c:.6f} ? '{100 * t:g}'" for c, t in
+                      zip(cuts[:-1], ticks, strict=False))
+    expr = f"{expr} : '{100 * ticks[-1]:g}'" if ticks else "''"
+    if len(ticks) == 1:
+        expr = f"'{100 * ticks[0]:g}'"
+    return alt.Axis(values=vals, labelExpr=expr, labelOverlap=False, labelFlush=False,
+                    title=title, grid=True, tickCount=len(vals))
 
 
 def long_format(df: pl.DataFrame, measures: dict[str, str]) -> pl.DataFrame:
@@ -98,3 +229,30 @@ def long_format(df: pl.DataFrame, measures: dict[str, str]) -> pl.DataFrame:
     return df.unpivot(on=list(measures), index=keep, variable_name="measure",
                       value_name="value").with_columns(
         pl.col("measure").replace_strict(measures))
+
+
+#: Dashes of the measures of one series when a chart has a single series.
+MEASURE_DASHES = ((1, 0), (6, 3), (2, 2), (8, 3, 2, 3), (1, 3))
+#: Widths of the measures (first = the system's actual curve, drawn boldest).
+MEASURE_WIDTHS = (2.4, 1.2, 1.0, 1.0, 1.0)
+
+
+def measure_encodings(measures: Sequence[str], *, several_series: bool,
+                      title: str = "curve") -> dict[str, Any]:
+    """Encodings telling the measures of a series apart (actual, minimum, ...).
+
+    With several series the series own colour *and* dash, so measures differ by stroke width
+    (the first, boldest, is the system's actual curve); with a single series the measures
+    differ by dash and width as in the BOSARIS figures, and the colour stays the series' own.
+    """
+    widths = [MEASURE_WIDTHS[i % len(MEASURE_WIDTHS)] for i in range(len(measures))]
+    lg = legend(title)
+    enc: dict[str, Any] = {"strokeWidth": alt.StrokeWidth(
+        "measure:N", sort=list(measures), legend=lg,
+        scale=alt.Scale(domain=list(measures), range=widths))}
+    if not several_series:
+        enc["strokeDash"] = alt.StrokeDash("measure:N", sort=list(measures), legend=lg,
+                                           scale=alt.Scale(domain=list(measures), range=[
+                                               list(MEASURE_DASHES[i % len(MEASURE_DASHES)])
+                                               for i in range(len(measures))]))
+    return enc

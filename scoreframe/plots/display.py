@@ -1,0 +1,56 @@
+"""Charts that display in Jupyter without a network: inline SVG rendered by vl-convert.
+
+Altair's default Jupyter output is HTML that loads Vega from a CDN, so a notebook opened
+offline (or on a cluster node without internet) shows blank charts. Importing
+:mod:`scoreframe.plots` registers the ``"scoreframe"`` Altair renderer and enables it when
+Altair's ``"default"`` renderer is active (a renderer the user chose is left alone): every
+chart then displays as ``image/svg+xml`` rendered locally by vl-convert, with a short
+``text/plain`` stand-in for terminals. :func:`enable_offline_display` and
+:func:`disable_offline_display` switch it explicitly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+
+__all__ = ["RENDERER", "disable_offline_display", "enable_offline_display",
+           "offline_renderer"]
+
+#: Name of the offline renderer in ``altair.renderers``.
+RENDERER = "scoreframe"
+
+
+def offline_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
+    """MIME bundle of a Vega-Lite spec: inline SVG (no script, no network) and a text stand-in.
+
+    Examples
+    --------
+    >>> spec = alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q").to_dict()
+    >>> bundle = offline_renderer(spec)
+    >>> bundle["image/svg+xml"].startswith("<svg"), "http" in bundle["text/plain"]
+    (True, False)
+    """
+    del metadata
+    import vl_convert as vlc
+
+    title = spec.get("title")
+    if isinstance(title, dict):
+        title = title.get("text")
+    return {"image/svg+xml": vlc.vegalite_to_svg(spec),
+            "text/plain": f"<chart: {title or spec.get('mark', 'layered')}>"}
+
+
+def enable_offline_display(*, force: bool = False) -> None:
+    """Register the offline renderer and enable it (if Altair's default is active, or ``force``)."""
+    if RENDERER not in alt.renderers.names():
+        alt.renderers.register(RENDERER, offline_renderer)
+    if force or alt.renderers.active == "default":
+        alt.renderers.enable(RENDERER)
+
+
+def disable_offline_display() -> None:
+    """Go back to Altair's default renderer (HTML loading Vega from a CDN)."""
+    if alt.renderers.active == RENDERER:
+        alt.renderers.enable("default")
