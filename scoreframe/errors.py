@@ -70,3 +70,7 @@ class ScoreframeWarning(UserWarning):
 
 class DegenerateGroupWarning(ScoreframeWarning):
     """Some groups have no targets or no non-targets; their metrics are null."""
+
+
+class EngineError(ScoreframeError):
+    """An execution engine cannot run: Dask not installed, scheduler unreachable, no workers."""
