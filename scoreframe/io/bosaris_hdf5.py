@@ -1,7 +1,8 @@
 """BOSARIS Key / Ndx / Scores in HDF5 (layout: tests/data/bosaris/HDF5_LAYOUT.md).
 
-I/O layer. Dense ``(n_models, n_segments)`` masks are converted to long trial tables with
-numpy index arrays and Arrow string gathers: no Python object is built per trial.
+I/O layer. Dense ``(n_models, n_segments)`` matrices are converted to and from long trial tables
+block by block, with numpy index arrays and Arrow string gathers: no Python object per trial,
+and never the whole dense matrix in memory at once.
 
 * Key: ``/trial_mask`` int8 (+1 target, -1 non-target, 0 no trial), ``/file_format`` ``"2.0"``,
   ``/ID/row_ids`` (models), ``/ID/column_ids`` (segments). The old layout with
@@ -9,66 +10,169 @@ numpy index arrays and Arrow string gathers: no Python object is built per trial
 * Ndx: ``/trial_mask`` uint8 (1 = trial).
 * Scores: ``/scores`` float64 and ``/score_mask`` uint8.
 
-Name datasets may be 1-D ``(n,)``, ``(n, 1)`` or ``(1, n)``, fixed- or variable-length strings.
-Writers write 1-D fixed-length (null-padded) byte strings, as BOSARIS-compatible Python tools do.
+Name datasets may be 1-D ``(n,)``, ``(n, 1)`` or ``(1, n)``, fixed- or variable-length UTF-8
+strings. Writers write 1-D fixed-length (null-padded) byte strings, as BOSARIS-compatible Python
+tools do, and chunked matrices compressed with deflate (the HDF5 filter every HDF5 build, MATLAB
+and BOSARIS included, can read); chunks holding no trial are never written (they read as the
+fill value 0).
+
+Every problem with a file (not HDF5, truncated, a missing dataset, a dataset of the wrong type
+or shape, names that are not UTF-8 or repeat) is a :class:`~scoreframe.errors.FormatError`
+naming the file and the dataset.
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
 from pathlib import Path
 
 import h5py
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import FormatError, message
+from scoreframe.errors import FormatError, ScoreframeError, ScoreframeWarning, message
 from scoreframe.io.atomic import atomic_output
 from scoreframe.schema import Kind, validate_trials
 
-__all__ = ["read_bosaris_hdf5", "write_bosaris_hdf5"]
+__all__ = ["DEFAULT_MAX_DENSE_BYTES", "dense_bytes", "read_bosaris_hdf5", "write_bosaris_hdf5"]
+
+logger = logging.getLogger(__name__)
+
+#: Refuse to write a BOSARIS HDF5 file whose dense matrices would exceed this (8 GiB).
+DEFAULT_MAX_DENSE_BYTES = 8 * 2**30
+_WARN_DENSE_BYTES = 2**30
+_BLOCK_BYTES = 64 * 2**20  # matrix slab read at once
+_CHUNK_ELEMENTS = 2**17  # elements per HDF5 chunk (1 MiB of float64)
+_COMPRESSION_LEVEL = 4
 
 
-def _names(f: h5py.File, name: str, where: str) -> pl.Series:
+def _dataset(f: h5py.File, name: str, where: str) -> h5py.Dataset:
     if name not in f:
         raise FormatError(message(f"missing dataset `/{name}`", where=where,
                                   expected="a BOSARIS Key, Ndx or Scores HDF5 file"))
     ds = f[name]
-    raw = ds[()]
-    arr = np.asarray(raw)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.reshape(-1)
-    elif arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1:
-        raise FormatError(message(f"dataset `/{name}` has the wrong shape", where=where,
-                                  expected="(n,), (n, 1) or (1, n)", got=str(arr.shape)))
-    if arr.dtype.kind == "S":
-        out = np.char.decode(np.char.rstrip(arr, b"\x00"), "utf-8")
-    elif arr.dtype.kind == "O":
-        out = np.array([v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in arr])
-    elif arr.dtype.kind == "U":
-        out = arr
-    else:
-        raise FormatError(message(f"dataset `/{name}` does not hold strings", where=where,
-                                  got=str(arr.dtype)))
-    return pl.Series(name.rsplit("/", 1)[-1], out, dtype=pl.String)
+    if not isinstance(ds, h5py.Dataset):
+        raise FormatError(message(f"`/{name}` is not a dataset", where=where,
+                                  expected="a dataset", got=type(ds).__name__.lower()))
+    return ds
 
 
-def _mask(f: h5py.File, name: str, shape: tuple[int, int], where: str) -> np.ndarray:
-    if name not in f:
-        raise FormatError(message(f"missing dataset `/{name}`", where=where))
-    arr = np.asarray(f[name][()])
-    if arr.shape != shape:
+def _names(f: h5py.File, name: str, where: str) -> pl.Series:
+    ds = _dataset(f, name, where)
+    at = f"{where} dataset `/{name}`"
+    if ds.dtype.kind not in "SOU" or (ds.dtype.kind == "O"
+                                      and h5py.check_string_dtype(ds.dtype) is None):
+        raise FormatError(message("names are not strings", where=at,
+                                  expected="fixed- or variable-length strings",
+                                  got=str(ds.dtype)))
+    shape = ds.shape
+    if shape is None or len(shape) > 2 or (len(shape) == 2 and 1 not in shape):
+        raise FormatError(message("name list has the wrong shape", where=at,
+                                  expected="(n,), (n, 1) or (1, n)", got=str(shape)))
+    try:
+        raw = ds.asstr(encoding="utf-8", errors="strict")[()]
+    except UnicodeDecodeError as exc:
+        raise FormatError(message("names are not UTF-8", where=at, expected="UTF-8 strings",
+                                  got=f"byte {exc.object[exc.start:exc.start + 1]!r}")) from None
+    arr = np.asarray(raw, dtype=object).reshape(-1)
+    names = pl.Series(name.rsplit("/", 1)[-1], arr, dtype=pl.String)
+    if ds.dtype.kind == "S":
+        names = names.str.strip_chars_end("\x00")
+    if names.null_count():
+        raise FormatError(message("missing names", where=at, got=f"{names.null_count()} null(s)"))
+    bad = names.str.contains(r"[\x00-\x1f\x7f]")
+    if bad.any():
+        raise FormatError(message("control character in a name", where=at,
+                                  expected="printable names",
+                                  got=repr(names.filter(bad)[0])))
+    if names.n_unique() != names.len():
+        dup = names.filter(names.is_duplicated()).unique().sort().head(3).to_list()
+        raise FormatError(message("repeated names", where=at, expected="each name once",
+                                  got=", ".join(repr(d) for d in dup)))
+    return names
+
+
+def _matrix(f: h5py.File, name: str, shape: tuple[int, int], where: str,
+            kinds: str = "iub") -> h5py.Dataset:
+    ds = _dataset(f, name, where)
+    at = f"{where} dataset `/{name}`"
+    if ds.dtype.kind not in kinds:
+        expected = {"iub": "integers", "iubf": "numbers", "f": "floating point numbers"}[kinds]
+        raise FormatError(message("wrong data type", where=at, expected=expected,
+                                  got=str(ds.dtype)))
+    if ds.shape != shape:
         raise FormatError(message(f"dataset `/{name}` does not match the name lists",
-                                  where=where,
-                                  expected=f"shape {shape} (models x segments)",
-                                  got=f"shape {arr.shape}"))
-    return arr
+                                  where=where, expected=f"shape {shape} (models x segments)",
+                                  got=f"shape {ds.shape}"))
+    return ds
 
 
-def _long(models: pl.Series, segs: pl.Series, mask: np.ndarray) -> pl.DataFrame:
-    i, j = np.nonzero(mask)
-    return pl.DataFrame({"model": models.gather(i), "segment": segs.gather(j)})
+def _row_blocks(ds: h5py.Dataset, n_rows: int, n_cols: int) -> list[tuple[int, int]]:
+    rows = max(1, _BLOCK_BYTES // max(1, n_cols * 8))
+    if ds.chunks:
+        rows = max(ds.chunks[0], rows // ds.chunks[0] * ds.chunks[0])
+    return [(r, min(r + rows, n_rows)) for r in range(0, n_rows, rows)]
+
+
+def _kind(f: h5py.File) -> Kind:
+    if "scores" in f:
+        return "scores"
+    if "target_mask" in f or ("trial_mask" in f and isinstance(f["trial_mask"], h5py.Dataset)
+                              and f["trial_mask"].dtype.kind in "if"):
+        return "key"
+    return "ndx"
+
+
+def _read_long(f: h5py.File, kind: Kind, shape: tuple[int, int],
+               where: str) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Row indices, column indices and per-trial values, read slab by slab."""
+    n_rows, n_cols = shape
+    if kind == "key" and "target_mask" in f:
+        tar_ds = _matrix(f, "target_mask", shape, where)
+        non_ds = _matrix(f, "nontarget_mask", shape, where)
+        def masks(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+            return tar_ds[a:b] != 0, non_ds[a:b] != 0
+        first = tar_ds
+    elif kind == "key":
+        tm_ds = _matrix(f, "trial_mask", shape, where, kinds="iubf")
+        def masks(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+            block = tm_ds[a:b]
+            return block > 0.5, block < -0.5
+        first = tm_ds
+    elif kind == "ndx":
+        first = _matrix(f, "trial_mask", shape, where, kinds="iubf")
+    elif kind == "scores":
+        first = _matrix(f, "score_mask", shape, where, kinds="iubf")
+        scores_ds = _matrix(f, "scores", shape, where, kinds="iubf")
+    else:
+        raise FormatError(message("unknown BOSARIS kind", expected="key | ndx | scores",
+                                  got=repr(kind)))
+    ii: list[np.ndarray] = []
+    jj: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    for a, b in _row_blocks(first, n_rows, n_cols):
+        if kind == "key":
+            tar, non = masks(a, b)
+            if (tar & non).any():
+                raise FormatError(message("a trial is both target and non-target",
+                                          where=where, got=f"{int((tar & non).sum())} trial(s)"))
+            i, j = np.nonzero(tar | non)
+            values.append(tar[i, j])
+        elif kind == "ndx":
+            i, j = np.nonzero(first[a:b])
+        else:
+            i, j = np.nonzero(first[a:b])
+            values.append(np.asarray(scores_ds[a:b][i, j], dtype=np.float64))
+        ii.append(i.astype(np.int64) + a)
+        jj.append(j.astype(np.int64))
+    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))  # noqa: E731
+    out = {}
+    if kind == "key":
+        out["label"] = cat(values, bool)
+    elif kind == "scores":
+        out["score"] = cat(values, np.float64)
+    return cat(ii, np.int64), cat(jj, np.int64), out
 
 
 def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None) -> pl.DataFrame:
@@ -80,18 +184,36 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None) -> pl.DataFram
         The ``.h5`` file.
     kind
         ``"key"``, ``"ndx"`` or ``"scores"``; detected from the datasets when omitted
-        (``/scores`` means scores, ``/target_mask`` or an int8 ``/trial_mask`` means key).
+        (``/scores`` means scores, ``/target_mask`` or a signed ``/trial_mask`` means key).
 
     Returns
     -------
     polars.DataFrame
         ``model, segment, label`` (key), ``model, segment`` (ndx) or ``model, segment, score``
         (scores), in model-major order of the stored matrices.
+
+    Raises
+    ------
+    FormatError
+        Naming the file and the dataset.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "k.h5"
+    >>> key = pl.DataFrame({"model": ["m1", "m1"], "segment": ["s1", "s2"],
+    ...                     "label": [True, False]})
+    >>> write_bosaris_hdf5(key, p, "key")
+    >>> read_bosaris_hdf5(p).rows()
+    [('m1', 's1', True), ('m1', 's2', False)]
     """
     path = Path(path)
     where = f"`{path}`"
-    if not path.is_file():
+    if not path.exists():
         raise FormatError(message(f"no such file `{path}`"))
+    if not path.is_file():
+        raise FormatError(message(f"`{path}` is not a file", expected="an HDF5 file",
+                                  got="a directory" if path.is_dir() else "a special file"))
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
@@ -101,83 +223,154 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None) -> pl.DataFram
         with f:
             models = _names(f, "ID/row_ids", where)
             segs = _names(f, "ID/column_ids", where)
-            shape = (models.len(), segs.len())
-            if kind is None:
-                if "scores" in f:
-                    kind = "scores"
-                elif "target_mask" in f or ("trial_mask" in f
-                                            and f["trial_mask"].dtype.kind == "i"):
-                    kind = "key"
-                else:
-                    kind = "ndx"
-            if kind == "key":
-                if "target_mask" in f:
-                    tar = _mask(f, "target_mask", shape, where).astype(bool)
-                    non = _mask(f, "nontarget_mask", shape, where).astype(bool)
-                else:
-                    tm = _mask(f, "trial_mask", shape, where).astype(np.int16)
-                    tar, non = tm > 0, tm < 0
-                if (tar & non).any():
-                    raise FormatError(message("a trial is both target and non-target",
-                                              where=where, got=f"{int((tar & non).sum())}"))
-                df = _long(models, segs, tar | non)
-                i, j = np.nonzero(tar | non)
-                df = df.with_columns(pl.Series("label", tar[i, j]))
-            elif kind == "ndx":
-                df = _long(models, segs, _mask(f, "trial_mask", shape, where).astype(bool))
-            elif kind == "scores":
-                mask = _mask(f, "score_mask", shape, where).astype(bool)
-                scores = _mask(f, "scores", shape, where)
-                df = _long(models, segs, mask)
-                i, j = np.nonzero(mask)
-                df = df.with_columns(pl.Series("score", scores[i, j].astype(np.float64)))
-            else:
-                raise FormatError(message("unknown BOSARIS kind", expected="key | ndx | scores",
-                                          got=repr(kind)))
-    except (OSError, KeyError, RuntimeError) as exc:
-        raise FormatError(message("cannot read HDF5 data (truncated file?)", where=where,
-                                  got=str(exc).splitlines()[0])) from None
-    return validate_trials(df, kind=kind, where=where).collect()
+            kind = kind or _kind(f)
+            i, j, values = _read_long(f, kind, (models.len(), segs.len()), where)
+    except ScoreframeError:
+        raise
+    except (OSError, KeyError, RuntimeError, ValueError, TypeError) as exc:
+        raise FormatError(message("cannot read HDF5 data (truncated or corrupt file?)",
+                                  where=where, got=str(exc).splitlines()[0])) from None
+    df = pl.DataFrame({"model": models.gather(i), "segment": segs.gather(j)})
+    for name, v in values.items():
+        df = df.with_columns(pl.Series(name, v))
+    where_data = where + (" dataset `/scores`" if kind == "scores" else "")
+    # names are unique, so every (row, column) cell is one distinct trial: no duplicate scan
+    return validate_trials(df, kind=kind, where=where_data, duplicates=False).collect()
 
 
-def _index(col: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+def dense_bytes(n_models: int, n_segments: int, kind: Kind) -> int:
+    """Bytes of the dense matrices a BOSARIS reader (MATLAB) holds for this file.
+
+    Examples
+    --------
+    >>> dense_bytes(1000, 2000, "scores")  # float64 scores + uint8 mask
+    18000000
+    """
+    per_cell = 9 if kind == "scores" else 1
+    return int(n_models) * int(n_segments) * per_cell
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1000
+    return f"{n:.1f} TB"  # pragma: no cover
+
+
+def _codes(col: pl.Series) -> tuple[pl.Series, np.ndarray]:
+    """Sorted distinct names and each row's index into them."""
     names = col.unique().sort()
-    idx = col.cast(pl.Enum(names.to_list())).to_physical().to_numpy().astype(np.int64)
-    return np.asarray(names.to_list(), dtype=object), idx
+    idx = col.cast(pl.Enum(names)).to_physical().to_numpy().astype(np.int64)
+    return names, idx
+
+
+def _name_array(names: pl.Series) -> np.ndarray:
+    encoded = names.cast(pl.Binary).to_numpy()
+    width = max(1, int(names.str.len_bytes().max() or 1))
+    return np.asarray(encoded, dtype=f"S{width}")
+
+
+def _write_sparse(datasets: list[tuple[h5py.Dataset, np.ndarray]], mi: np.ndarray,
+                  si: np.ndarray) -> None:
+    """Fill chunked matrices chunk by chunk; chunks with no trial are left unwritten."""
+    cr, cc = datasets[0][0].chunks
+    n_cols = datasets[0][0].shape[1]
+    n_chunk_cols = -(-n_cols // cc)
+    chunk = (mi // cr) * n_chunk_cols + si // cc
+    order = np.argsort(chunk, kind="stable")
+    chunk = chunk[order]
+    starts = np.flatnonzero(np.r_[True, chunk[1:] != chunk[:-1]]) if chunk.size else []
+    ends = np.r_[starts[1:], chunk.size] if chunk.size else []
+    n_rows = datasets[0][0].shape[0]
+    for s, e in zip(starts, ends, strict=True):
+        c = int(chunk[s])
+        r0, c0 = (c // n_chunk_cols) * cr, (c % n_chunk_cols) * cc
+        r1, c1 = min(r0 + cr, n_rows), min(c0 + cc, n_cols)
+        sel = order[s:e]
+        li, lj = mi[sel] - r0, si[sel] - c0
+        for ds, values in datasets:
+            buf = np.zeros((r1 - r0, c1 - c0), dtype=ds.dtype)
+            buf[li, lj] = values[sel]
+            ds[r0:r1, c0:c1] = buf
 
 
 def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
-                       overwrite: bool = False) -> None:
+                       overwrite: bool = False,
+                       max_dense_bytes: int | None = DEFAULT_MAX_DENSE_BYTES) -> None:
     """Write a long table as a BOSARIS HDF5 Key, Ndx or Scores file (atomically).
 
-    Model and segment names are sorted, as BOSARIS ``read_txt`` does.
+    Model and segment names are sorted, as BOSARIS ``read_txt`` does. The matrices are chunked
+    and deflate-compressed, filled chunk by chunk (memory does not grow with the dense size).
+
+    Parameters
+    ----------
+    data
+        Long table: ``model, segment`` and ``label`` (key) or ``score`` (scores).
+    path
+        The ``.h5`` file to write.
+    kind
+        ``"key"``, ``"ndx"`` or ``"scores"``.
+    overwrite
+        Replace an existing file.
+    max_dense_bytes
+        Refuse when the dense matrices (what a BOSARIS reader loads: 1 byte per model x
+        segment cell, 9 for scores) would exceed this many bytes; ``None`` for no limit. The
+        dense size is logged before writing, and above 1 GiB a
+        :class:`~scoreframe.errors.ScoreframeWarning` says it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.h5"
+    >>> sc = pl.DataFrame({"model": ["m1", "m2"], "segment": ["s1", "s1"], "score": [0.5, -1.0]})
+    >>> write_bosaris_hdf5(sc, p, "scores")
+    >>> read_bosaris_hdf5(p)["score"].to_list()
+    [0.5, -1.0]
     """
-    df = data
     if kind not in ("key", "ndx", "scores"):
         raise FormatError(message("unknown BOSARIS kind", expected="key | ndx | scores",
                                   got=repr(kind)))
+    path = Path(path)
+    df = validate_trials(data, kind=kind, where="the data to write").collect()
     if kind == "key" and df["label"].null_count():
         raise FormatError(message("cannot write unknown (null) labels to a BOSARIS Key",
                                   got=f"{df['label'].null_count()} null label(s)"))
-    models, mi = _index(df["model"])
-    segs, si = _index(df["segment"])
-    shape = (len(models), len(segs))
+    models, mi = _codes(df["model"])
+    segs, si = _codes(df["segment"])
+    shape = (models.len(), segs.len())
+    size = dense_bytes(*shape, kind)
+    what = (f"BOSARIS HDF5 {kind} `{path}`: dense {shape[0]} models x {shape[1]} segments "
+            f"matrix of {_fmt_bytes(size)} ({df.height / max(1, shape[0] * shape[1]):.2%} of "
+            f"cells hold trials)")
+    if max_dense_bytes is not None and size > max_dense_bytes:
+        raise ScoreframeError(message(
+            "dense matrix too large for a BOSARIS HDF5 file", where=f"`{path}`",
+            expected=f"at most {_fmt_bytes(max_dense_bytes)} (max_dense_bytes)",
+            got=f"{shape[0]} models x {shape[1]} segments = {_fmt_bytes(size)}",
+            hint="BOSARIS loads these matrices whole; split the trials (e.g. by condition), "
+                 "use Parquet, or raise max_dense_bytes (CLI: --max-dense-bytes)."))
+    logger.info("writing %s", what)
+    if size > _WARN_DENSE_BYTES:
+        warnings.warn(f"{what}; a BOSARIS reader needs that much memory to load it",
+                      ScoreframeWarning, stacklevel=2)
+    cc = max(1, min(shape[1], 4096))
+    chunks = (max(1, min(shape[0], _CHUNK_ELEMENTS // cc)), cc)
+    opts = {"chunks": chunks, "compression": "gzip", "compression_opts": _COMPRESSION_LEVEL,
+            "fillvalue": 0}
     with atomic_output(path, overwrite=overwrite) as out, h5py.File(out, "w") as f:
         if kind == "key":
-            tm = np.zeros(shape, dtype=np.int8)
-            tm[mi, si] = np.where(df["label"].to_numpy(), 1, -1).astype(np.int8)
-            f.create_dataset("trial_mask", data=tm)
+            tm = f.create_dataset("trial_mask", shape=shape, dtype=np.int8, **opts)
+            labels = np.where(df["label"].to_numpy(), 1, -1).astype(np.int8)
+            _write_sparse([(tm, labels)], mi, si)
             f.create_dataset("file_format", data=np.array([b"2.0"]))
         elif kind == "ndx":
-            tm = np.zeros(shape, dtype=np.uint8)
-            tm[mi, si] = 1
-            f.create_dataset("trial_mask", data=tm)
+            tm = f.create_dataset("trial_mask", shape=shape, dtype=np.uint8, **opts)
+            _write_sparse([(tm, np.ones(df.height, dtype=np.uint8))], mi, si)
         else:
-            sc = np.zeros(shape, dtype=np.float64)
-            sc[mi, si] = df["score"].to_numpy()
-            sm = np.zeros(shape, dtype=np.uint8)
-            sm[mi, si] = 1
-            f.create_dataset("scores", data=sc)
-            f.create_dataset("score_mask", data=sm)
-        f.create_dataset("ID/row_ids", data=np.array([m.encode() for m in models], dtype="S"))
-        f.create_dataset("ID/column_ids", data=np.array([s.encode() for s in segs], dtype="S"))
+            sc = f.create_dataset("scores", shape=shape, dtype=np.float64, **opts)
+            sm = f.create_dataset("score_mask", shape=shape, dtype=np.uint8, **opts)
+            _write_sparse([(sc, df["score"].to_numpy()),
+                           (sm, np.ones(df.height, dtype=np.uint8))], mi, si)
+        f.create_dataset("ID/row_ids", data=_name_array(models))
+        f.create_dataset("ID/column_ids", data=_name_array(segs))
