@@ -78,7 +78,7 @@ def test_convert_reports_misalignment(tmp_path, capsys):
 
 def test_convert_never_writes_into_its_input(dataset, capsys):
     assert main(["convert", str(dataset), "-o", str(dataset / "inside.parquet")]) == 2
-    assert "inputs are never modified" in capsys.readouterr().err
+    assert "would overwrite or sit inside an input" in capsys.readouterr().err
 
 
 def test_query_command(dataset, tmp_path, capsys):

@@ -21,9 +21,9 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
                                   max_iter=a.max_iter)
     else:
         model = PavCalibration(variant=a.variant, eps=a.eps)
+    guard_outputs([a.dev], [a.output], overwrite=a.overwrite)
     dev = load_dataset(a.dev, where=a.where)
     model.fit(dev)
-    guard_outputs([a.dev], [a.output])
     model.save(a.output, overwrite=a.overwrite)
     print(f"{a.method} calibration: {fit_summary(model)}")
     if a.method == "linear":
@@ -36,6 +36,7 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
 
 def cmd_calibrate_apply(a: argparse.Namespace) -> int:
     """Run ``scoreframe calibrate apply``."""
+    guard_outputs([a.eval, a.model], [a.output], overwrite=a.overwrite)
     model = load_model_kind(a.model, ("linear", "pav"))
     out = model.transform(load_dataset(a.eval, where=a.where))
     written = write_scored(out, a.output, a.overwrite, [a.eval, a.model])

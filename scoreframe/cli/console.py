@@ -87,7 +87,7 @@ def write_text_output(text: str, output: str | None, *, overwrite: bool) -> None
     if not output:
         print(text)
         return
-    from scoreframe.io._atomic import atomic_output
+    from scoreframe.io.atomic import atomic_output
 
     with atomic_output(output, overwrite=overwrite) as out:
         out.write_text(text)
@@ -96,7 +96,7 @@ def write_text_output(text: str, output: str | None, *, overwrite: bool) -> None
 def emit_frame(df: pl.DataFrame, fmt_name: str, output: str | None, overwrite: bool) -> None:
     """Print or write a frame as a table, CSV, JSON or Parquet."""
     if output:
-        from scoreframe.io._atomic import atomic_output
+        from scoreframe.io.atomic import atomic_output
 
         with atomic_output(output, overwrite=overwrite) as out:
             if fmt_name == "parquet" or (fmt_name == "table" and output.endswith(".parquet")):

@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from scoreframe import io as sio
 from scoreframe.align import align
-from scoreframe.cli.inputs import guard_outputs, load_dataset, parse_columns, parse_missing
+from scoreframe.cli.console import progress
+from scoreframe.cli.inputs import load_dataset, parse_columns, parse_missing
 from scoreframe.cli.options import add_command, output_options, reading_options, where_option
+from scoreframe.convert import convert_trials, output_format, plan_outputs
 from scoreframe.errors import UsageError
-from scoreframe.io.parquet import infer_kind
+from scoreframe.io.atomic import check_outputs
+from scoreframe.io.parquet import apply_where, infer_kind, scan_trials
 
 __all__ = ["cmd_convert", "register"]
 
-PAIRED = ("bosaris-h5", "bosaris-txt", "kaldi", "nist")
 
+def _check_outputs_first(a: argparse.Namespace, inputs: list[str]) -> None:
+    """Refuse existing outputs before the data is read or checked.
 
-def _paired_paths(out: str, fmt: str, key_out: str | None,
-                  scores_out: str | None) -> tuple[Path, Path]:
-    p = Path(out)
-    ext = p.suffix or {"bosaris-h5": ".h5", "nist": ".tsv"}.get(fmt, ".txt")
-    stem = p.with_suffix("")
-    return (Path(key_out) if key_out else stem.with_name(stem.name + "_key" + ext),
-            Path(scores_out) if scores_out else stem.with_name(stem.name + "_scores" + ext))
+    The table kind (which decides the files of paired formats) comes from --key/--scores, or
+    from the schema of a Parquet INPUT; a text INPUT is small and is checked by
+    :func:`~scoreframe.convert.convert_trials` before anything is written.
+    """
+    if a.input:
+        if (a.from_ or sio.guess_format(a.input)) != "parquet":
+            return
+        kind = infer_kind(scan_trials(a.input).collect_schema().names())
+    else:
+        kind = "trials" if a.key and a.scores else "key" if a.key else "scores"
+    plan = plan_outputs(a.output, to=output_format(a.output, a.to), kind=kind,
+                        key_out=a.key_out, scores_out=a.scores_out)
+    check_outputs([p for _, p in plan], overwrite=a.overwrite, inputs=inputs)
 
 
 def cmd_convert(a: argparse.Namespace) -> int:
@@ -31,49 +40,30 @@ def cmd_convert(a: argparse.Namespace) -> int:
     columns = parse_columns(a.columns)
     if a.input and (a.key or a.scores):
         raise UsageError("give either an INPUT table or --key/--scores, not both")
+    if not (a.input or a.key or a.scores):
+        raise UsageError("nothing to convert: give an INPUT table or --key and/or --scores")
+    inputs = [p for p in (a.input, a.key, a.scores) if p]
+    _check_outputs_first(a, inputs)
+    trial_id = a.trial_id or None
     if a.input:
-        lf = load_dataset(a.input, a.from_, None, columns)
-        srcs = [a.input]
-    elif a.key or a.scores:
-        key = load_dataset(a.key, a.key_from or a.from_, "key", columns) if a.key else None
-        sc = (load_dataset(a.scores, a.scores_from or a.from_, "scores", columns)
-              if a.scores else None)
+        lf = load_dataset(a.input, a.from_, None, columns, trial_id=trial_id)
+    else:
+        key = (load_dataset(a.key, a.key_from or a.from_, "key", columns, trial_id=trial_id)
+               if a.key else None)
+        sc = (load_dataset(a.scores, a.scores_from or a.from_, "scores", columns,
+                           trial_id=trial_id) if a.scores else None)
         if key is not None and sc is not None:
             lf = align(key, sc, missing=parse_missing(a.missing), extra=a.extra)
         else:
             lf = key if key is not None else sc  # type: ignore[assignment]
-        srcs = [p for p in (a.key, a.scores) if p]
-    else:
-        raise UsageError("nothing to convert: give an INPUT table or --key and/or --scores")
-    from scoreframe.io.parquet import apply_where
-
-    out_paths = [Path(a.output)]
-    to = a.to or ("parquet" if not Path(a.output).suffix else sio.guess_format(a.output))
     lf = apply_where(lf, a.where)
-    df = lf.collect()
-    kind = infer_kind(df.columns)
-    if to in PAIRED:
-        if "system" in df.columns and df["system"].n_unique() > 1:
-            raise UsageError(f"{to} holds one system; select one with --where \"system = 'x'\"")
-        jobs = []
-        if kind in ("trials", "key", "ndx") and not (to == "nist" and kind == "ndx"):
-            jobs.append("key" if "label" in df.columns else "ndx")
-        if "score" in df.columns:
-            jobs.append("scores")
-        kpath, spath = _paired_paths(a.output, to, a.key_out, a.scores_out)
-        if jobs == ["key"] or jobs == ["ndx"]:
-            kpath = Path(a.key_out or a.output)
-        if jobs == ["scores"]:
-            spath = Path(a.scores_out or a.output)
-        out_paths = [kpath if j != "scores" else spath for j in jobs]
-        guard_outputs(srcs, out_paths)
-        for job, path in zip(jobs, out_paths, strict=True):
-            sio.write_any(df, path, fmt=to, kind=job, overwrite=a.overwrite)  # type: ignore[arg-type]
-    else:
-        guard_outputs(srcs, out_paths)
-        sio.write_any(df, a.output, fmt=to, kind=kind, overwrite=a.overwrite,
-                      partition_by=tuple(a.partition_by or ()))
-    print(f"wrote {df.height} {kind} rows to {', '.join(str(p) for p in out_paths)}")
+    with progress() as prog:
+        task = prog.add_task("writing rows", total=None)
+        res = convert_trials(lf, a.output, to=a.to, key_out=a.key_out,
+                             scores_out=a.scores_out, partition_by=a.partition_by or (),
+                             overwrite=a.overwrite, inputs=inputs,
+                             progress=lambda n: prog.update(task, completed=n))
+    print(f"wrote {res.rows} {res.kind} rows to {', '.join(str(p) for p in res.paths)}")
     return 0
 
 

@@ -39,13 +39,13 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
 
     model = LinearFusion(p_target=a.p_target, objective=a.objective, max_iter=a.max_iter,
                          missing=parse_missing(a.missing))
+    guard_outputs([*a.dev, a.quality_model, a.quality_segment], [a.output],
+                  overwrite=a.overwrite)
     data = fusion_inputs(a.dev, a.where)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
     if (qm is None) != (qs is None):
         raise UsageError("give both --quality-model and --quality-segment, or neither")
     model.fit(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
-    guard_outputs([*a.dev, *(x for x in (a.quality_model, a.quality_segment) if x)],
-                  [a.output])
     model.save(a.output, overwrite=a.overwrite)
     print(f"linear fusion of {len(model.weights)} systems: {fit_summary(model)}")
     terms = " + ".join(f"{w:.6g} * {s}" for s, w in model.weights.items())
@@ -60,12 +60,13 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
 
 def cmd_fuse_apply(a: argparse.Namespace) -> int:
     """Run ``scoreframe fuse apply``."""
+    inputs = [*a.eval, a.model, *(x for x in (a.quality_model, a.quality_segment) if x)]
+    guard_outputs(inputs, [a.output], overwrite=a.overwrite)
     model = load_model_kind(a.model, ("linear_fusion",))
     if a.missing is not None:
         model.missing = parse_missing(a.missing)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
     out = model.transform(fusion_inputs(a.eval, a.where), quality_model=qm, quality_segment=qs)
-    inputs = [*a.eval, a.model, *(x for x in (a.quality_model, a.quality_segment) if x)]
     written = write_scored(out, a.output, a.overwrite, inputs)
     print(f"fused scores written to {a.output} (score = fused llr, inputs as score_raw_<system>)")
     report_sets([("+".join(Path(p).name for p in a.eval), written)],

@@ -4,42 +4,31 @@ from __future__ import annotations
 
 import argparse
 
-import polars as pl
-
 from scoreframe.cli.console import console, print_frame
-from scoreframe.cli.inputs import load_dataset
+from scoreframe.cli.inputs import load_dataset, reading_kwargs
 from scoreframe.cli.options import add_command, dataset_options, reading_options
+from scoreframe.info import dataset_info
 
 __all__ = ["cmd_info", "register"]
 
 
 def cmd_info(a: argparse.Namespace) -> int:
     """Run ``scoreframe info``."""
-    lf = load_dataset(a.dataset, a.from_, None, None, where=a.where)
-    schema = lf.collect_schema()
+    lf = load_dataset(a.dataset, where=a.where, **reading_kwargs(a))  # type: ignore[arg-type]
+    info = dataset_info(lf, max_values=a.max_values)
     con = console()
-    n = lf.select(pl.len()).collect().item()
-    con.print(f"[bold]{a.dataset}[/bold]: {n} rows")
-    con.print("schema: " + ", ".join(f"{k}: {v}" for k, v in schema.items()))
-    skip = {"model", "segment", "score", "label"}
-    conds = [c for c in schema.names() if c not in skip
-             and (schema[c] == pl.String or schema[c].is_integer() or schema[c] == pl.Boolean
-                  or isinstance(schema[c], (pl.Categorical, pl.Enum)))]
-    if "label" not in schema:
+    con.print(f"[bold]{a.dataset}[/bold]: {info.rows} rows", highlight=False)
+    con.print("schema: " + ", ".join(f"{k}: {v}" for k, v in info.schema.items()),
+              highlight=False)
+    if not info.has_labels:
         con.print("no labels (scores or trial list only)")
         return 0
-    for c in conds:
-        stats = (lf.group_by(c).agg(pl.col("label").sum().alias("targets"),
-                                    (~pl.col("label")).sum().alias("non-targets"),
-                                    pl.col("label").is_null().sum().alias("unknown"))
-                 .sort(c).collect())
-        if stats.height > a.max_values:
-            con.print(f"{c}: {stats.height} distinct values (not listed)")
-            continue
-        print_frame(stats, f"by {c}", left=(c,))
-    tot = lf.select(pl.col("label").sum().alias("t"), (~pl.col("label")).sum().alias("n"),
-                    pl.col("label").is_null().sum().alias("u")).collect().row(0)
-    con.print(f"targets: {tot[0]}, non-targets: {tot[1]}, unknown: {tot[2]}")
+    for c, n in info.too_many_values.items():
+        con.print(f"{c}: {n} distinct values (not listed)", highlight=False)
+    for c, table in info.conditions.items():
+        print_frame(table, f"by {c}", left=(c,))
+    con.print(f"targets: {info.targets}, non-targets: {info.non_targets}, "
+              f"unknown: {info.unknown}", highlight=False)
     return 0
 
 

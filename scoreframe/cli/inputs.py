@@ -13,10 +13,12 @@ import polars as pl
 
 from scoreframe import io as sio
 from scoreframe.errors import UsageError
-from scoreframe.io.parquet import apply_where, scan_trials, write_trials
+from scoreframe.io.atomic import atomic_output, check_outputs
+from scoreframe.io.parquet import apply_where, infer_kind, scan_trials, write_trials
+from scoreframe.schema import validate_trials
 
 __all__ = ["guard_outputs", "load_dataset", "load_model_kind", "parse_columns",
-           "parse_missing", "quality_table", "write_scored"]
+           "parse_missing", "quality_table", "reading_kwargs", "write_scored"]
 
 
 def parse_columns(text: str | None) -> dict[str, str] | None:
@@ -56,25 +58,37 @@ def parse_missing(text: str) -> str | float:
 
 
 def load_dataset(path: str, fmt: str | None = None, kind: str | None = None,
-                 columns: dict[str, str] | None = None, *,
-                 where: str | None = None) -> pl.LazyFrame:
-    """A trial table from any supported file (Parquet scanned lazily), filtered by ``where``."""
+                 columns: dict[str, str] | None = None, *, where: str | None = None,
+                 trial_id: Sequence[str] | None = None) -> pl.LazyFrame:
+    """A checked trial table from any supported file (Parquet scanned lazily).
+
+    ``trial_id`` names the columns that identify a trial (duplicates are checked on them);
+    ``where`` filters the trials after the checks.
+    """
     f = fmt or sio.guess_format(path)
-    if f == "parquet":
+    if f == "parquet" and trial_id:
+        lf = validate_trials(scan_trials(path), kind=infer_kind(
+            scan_trials(path).collect_schema().names()), where=f"`{path}`", trial_id=trial_id)
+    elif f == "parquet":
         lf = scan_trials(path, check_data=True)
+    elif f in ("csv", "tsv") and trial_id:
+        lf = sio.read_table(path, columns=columns, kind=kind,  # type: ignore[arg-type]
+                            separator="," if f == "csv" else "\t", trial_id=trial_id).lazy()
     else:
         lf = sio.read_any(path, fmt=f, kind=kind, columns=columns).lazy()  # type: ignore[arg-type]
     return apply_where(lf, where)
 
 
-def guard_outputs(inputs: Sequence[str | Path], outputs: Sequence[str | Path]) -> None:
-    """Refuse an output that is an input or lies inside (or around) an input directory."""
-    ins = {Path(p).resolve() for p in inputs}
-    for o in outputs:
-        r = Path(o).resolve()
-        if r in ins or any(r in i.parents or i in r.parents for i in ins):
-            raise UsageError(f"output `{o}` would overwrite or sit inside an input; "
-                             "inputs are never modified")
+def reading_kwargs(a: object) -> dict[str, object]:
+    """``fmt``, ``columns`` and ``trial_id`` of :func:`load_dataset` from the reading options."""
+    return {"fmt": getattr(a, "from_", None), "columns": parse_columns(getattr(a, "columns", None)),
+            "trial_id": getattr(a, "trial_id", None) or None}
+
+
+def guard_outputs(inputs: Sequence[str | Path], outputs: Sequence[str | Path], *,
+                  overwrite: bool) -> None:
+    """Before any work: refuse outputs that exist (without ``overwrite``) or touch an input."""
+    check_outputs(outputs, overwrite=overwrite, inputs=[p for p in inputs if p])
 
 
 def quality_table(path: str | None) -> pl.LazyFrame | None:
@@ -105,13 +119,11 @@ def write_scored(out: pl.LazyFrame, path: str, overwrite: bool, inputs: Sequence
 
     ``trials=False`` (multiclass tables) writes plain Parquet, not a validated trial dataset.
     """
-    guard_outputs(inputs, [path])
+    guard_outputs(inputs, [path], overwrite=overwrite)
     fmt = "parquet" if not Path(path).suffix else sio.guess_format(path)
     if fmt == "parquet" and not trials:
-        from scoreframe.io._atomic import atomic_output
-
         df = out.collect()
-        with atomic_output(path, overwrite=overwrite) as tmp:
+        with atomic_output(path, overwrite=overwrite, inputs=inputs) as tmp:
             df.write_parquet(tmp)
         return df.lazy()
     if fmt == "parquet":

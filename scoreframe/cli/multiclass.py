@@ -12,6 +12,7 @@ from scoreframe.cli.console import json_safe, print_frame, write_text_output
 from scoreframe.cli.inputs import guard_outputs, load_model_kind, write_scored
 from scoreframe.cli.options import ListAction, add_command, output_options
 from scoreframe.errors import UsageError
+from scoreframe.multiclass_before_after import multiclass_before_after
 
 __all__ = ["MC_COLUMNS", "cmd_mc_apply", "cmd_mc_evaluate", "cmd_mc_train", "register"]
 
@@ -51,31 +52,18 @@ def cmd_mc_evaluate(a: argparse.Namespace) -> int:
 
 
 def _mc_before_after(out: pl.DataFrame, truth: str, title: str) -> None:
-    """Evaluate a calibrated/fused multiclass table before (its ``score_raw*``) and after."""
-    from scoreframe.multiclass import evaluate_multiclass
-
-    raw = [c for c in out.columns if c.startswith("score_raw")]
-    before = (out.drop("score").rename({"score_raw": "score"}) if raw == ["score_raw"] else
-              pl.concat([out.select("segment", "class", pl.col(c).alias("score"),
-                                    system=pl.lit(c.removeprefix("score_raw_"))) for c in raw]))
-    after = out.drop(raw)
-    rows = []
-    for stage, sc in (("before", before), ("after", after)):
-        r = evaluate_multiclass(sc, truth).with_columns(stage=pl.lit(stage))
-        rows.append(r.select("stage", *[c for c in r.columns if c == "system"], "cmxe",
-                             "info_bits", "error_rate", "cavg_norm", "min_cavg_norm"))
-    print_frame(pl.concat(rows, how="diagonal_relaxed"), title)
+    print_frame(multiclass_before_after(out, truth), title, left=("stage", "system"))
 
 
 def cmd_mc_train(a: argparse.Namespace) -> int:
     """Run ``scoreframe multiclass calibrate|fuse train``."""
     from scoreframe.multiclass import MulticlassCalibration, MulticlassFusion
 
+    guard_outputs([*a.scores, a.truth], [a.output], overwrite=a.overwrite)
     fuse = a.mc_kind == "fuse"
     model = (MulticlassFusion if fuse else MulticlassCalibration)(max_iter=a.max_iter)
     scores = _mc_scores(a.scores) if fuse else _mc_scores(a.scores[:1])
     model.fit(scores, a.truth)
-    guard_outputs([*a.scores, a.truth], [a.output])
     model.save(a.output, overwrite=a.overwrite)
     tr = model.training
     state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
@@ -89,6 +77,7 @@ def cmd_mc_train(a: argparse.Namespace) -> int:
 
 def cmd_mc_apply(a: argparse.Namespace) -> int:
     """Run ``scoreframe multiclass calibrate|fuse apply``."""
+    guard_outputs([*a.scores, a.model, a.truth], [a.output], overwrite=a.overwrite)
     model = load_model_kind(a.model, ("multiclass_fusion",) if a.mc_kind == "fuse"
                             else ("multiclass_affine",))
     scores = _mc_scores(a.scores) if a.mc_kind == "fuse" else _mc_scores(a.scores[:1])

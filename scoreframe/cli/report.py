@@ -22,8 +22,8 @@ def cmd_report(a: argparse.Namespace) -> int:
     """Run ``scoreframe report``."""
     from scoreframe.report import build_report, write_report
 
+    guard_outputs([a.dataset, a.calibration], [a.output], overwrite=a.overwrite)
     cal = load_model_kind(a.calibration, ("linear", "pav")) if a.calibration else None
-    guard_outputs([a.dataset, *([a.calibration] if a.calibration else [])], [a.output])
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
         rep = build_report(a.dataset, by=a.by, where=a.where, p_target=a.p_target,
