@@ -1,0 +1,182 @@
+"""Run the statistics layer's tasks on a Dask cluster (``pip install 'scoreframe[dask]'``).
+
+:class:`DaskExecutor` implements the executor interface of
+:mod:`scoreframe.stats.executors` (``map(fn, items)`` in order, ``workers``) on
+``dask.distributed``: either a cluster you already run (a scheduler address, e.g. one started by
+``dask-jobqueue``'s ``SLURMCluster``) or a :class:`~distributed.LocalCluster` of worker
+processes started on the loopback interface and closed on exit.
+
+What travels: the engine maps **module-level task functions** over **task descriptions** —
+Parquet file paths or row-group ranges, score-range boundaries, spill-file paths, small arrays
+— and each task reads its own input on the worker (with Polars) and returns only **sufficient
+statistics** (count tables, PAV blocks, sums). No trial row is ever sent to or from the
+client. Paths in task descriptions must therefore be visible to every worker: on a real
+cluster, the dataset and the spill directory must be on a shared filesystem.
+
+This module imports Dask only when an executor is created, so ``scoreframe`` works without it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from scoreframe.checks import check_positive, check_positive_int
+from scoreframe.errors import EngineError, message
+
+__all__ = ["DaskExecutor"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+INSTALL_HINT = "pip install 'scoreframe[dask]'"
+
+
+def _distributed() -> Any:
+    """The ``dask.distributed`` module, or a clear error when Dask is not installed."""
+    try:
+        import dask.distributed as distributed
+    except ImportError:
+        raise EngineError(message("the dask engine needs dask.distributed, which is not "
+                                  "installed", expected=INSTALL_HINT)) from None
+    return distributed
+
+
+class DaskExecutor:
+    """Tasks on Dask workers: a running cluster (``scheduler``) or a local one (``workers``).
+
+    Use it as a context manager: on exit the client is closed, and a cluster this executor
+    started is shut down with all its worker processes (also when the block raises).
+
+    Parameters
+    ----------
+    scheduler
+        Address of a running Dask scheduler (``"tcp://host:8786"``). ``None`` starts a
+        :class:`~distributed.LocalCluster` on 127.0.0.1 with ``workers`` single-threaded
+        worker processes and no dashboard.
+    workers
+        With no ``scheduler``: the number of worker processes (default 2). With a
+        ``scheduler``: wait (up to ``timeout``) until at least this many workers have joined,
+        e.g. while a batch system starts them.
+    timeout
+        Seconds to wait for the scheduler (and for workers) before giving up.
+
+    Attributes
+    ----------
+    workers : int
+        How many tasks run at once: the total number of worker threads in the cluster.
+    address : str
+        The scheduler's address.
+    local : bool
+        Whether this executor started the cluster (on this machine).
+
+    Raises
+    ------
+    EngineError
+        Dask is not installed, the scheduler cannot be reached, or no worker joined in time.
+
+    Examples
+    --------
+    >>> from operator import neg
+    >>> with DaskExecutor(workers=2) as ex:  # doctest: +SKIP
+    ...     ex.workers, ex.map(neg, [1, 2, 3])
+    (2, [-1, -2, -3])
+    """
+
+    def __init__(self, scheduler: str | None = None, workers: int | None = None, *,
+                 timeout: float = 30.0) -> None:
+        if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+            raise EngineError(message("bad `scheduler`", expected="a scheduler address such "
+                                      "as tcp://host:8786", got=repr(scheduler)))
+        if workers is not None:
+            workers = check_positive_int(workers, name="workers")
+        timeout = check_positive(timeout, name="timeout")
+        distributed = _distributed()
+        self._cluster: Any = None
+        self._client: Any = None
+        self.local = scheduler is None
+        try:
+            if scheduler is None:
+                self._cluster = distributed.LocalCluster(
+                    n_workers=workers or 2, threads_per_worker=1, processes=True,
+                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                    worker_dashboard_address=None,
+                    # no dashboard; the scheduler's small HTTP server on a free loopback port
+                    scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"})
+                self._client = distributed.Client(self._cluster, timeout=timeout,
+                                                  set_as_default=False)
+            else:
+                self._client = self._connect(distributed, scheduler, timeout)
+                self._client.wait_for_workers(workers or 1, timeout=timeout)
+        except EngineError:
+            self.close()
+            raise
+        except (OSError, TimeoutError) as e:  # unreachable scheduler, workers not joining
+            self.close()
+            where = f"scheduler {scheduler}" if scheduler else "a local Dask cluster"
+            raise EngineError(message("cannot start the dask engine", where=where,
+                                      got=f"{type(e).__name__}: {_one_line(e)}")) from None
+        except BaseException:
+            self.close()
+            raise
+        self.address: str = self._client.scheduler.address
+        info = self._client.scheduler_info()
+        self.workers: int = max(1, sum(w.get("nthreads", 1)
+                                       for w in info.get("workers", {}).values()))
+
+    @staticmethod
+    def _connect(distributed: Any, scheduler: str, timeout: float) -> Any:
+        try:
+            return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError) as e:
+            raise EngineError(message("cannot reach the dask scheduler", where=scheduler,
+                                      got=f"{type(e).__name__}: {_one_line(e)}")) from None
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """Run ``fn`` on every item on the workers; results in input order.
+
+        ``fn`` must be a module-level function importable on the workers; each call is a
+        separate task (``pure=False``: never deduplicated or cached). If a task fails, the
+        others are cancelled and its exception is raised here.
+        """
+        if self._client is None:
+            raise EngineError("the dask executor is closed")
+        if not items:
+            return []
+        futures = self._client.map(fn, list(items), pure=False)
+        try:
+            return list(self._client.gather(futures))
+        except BaseException:
+            self._client.cancel(futures)
+            raise
+
+    def close(self) -> None:
+        """Close the client and, if this executor started it, the cluster (idempotent)."""
+        client, cluster = self._client, self._cluster
+        self._client = self._cluster = None
+        try:
+            if client is not None:
+                client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._client is None else f"{self.workers} workers"
+        kind = "local" if self.local else "remote"
+        return f"DaskExecutor({kind}, {state})"
+
+
+def _one_line(e: BaseException) -> str:
+    """An exception's message on one line."""
+    return " ".join(str(e).split()) or type(e).__name__
+
