@@ -1,8 +1,11 @@
-"""Tidy curve frames per condition: DET, normalized Bayes error rate (NBER), APE.
+"""Tidy curve frames per condition: DET, normalized Bayes error rate (NBER), APE, DCF points.
 
-Results layer: groups come from :func:`scoreframe.evaluate.grouped_scores`, the numbers from
-:mod:`scoreframe.kernels.curves`; plots (Altair) only draw these frames. Probit coordinates and
-rule-of-30 markers are computed here, not in the chart specification.
+Results layer: every curve is read from the statistics layer's mergeable statistics
+(:func:`scoreframe.evaluate.group_statistics`: PAV blocks for the ROCCH and minimum curves,
+integer error counts at the Bayes thresholds of the prior grid for the actual curves, the
+decimated steppy-DET corners), so curves need one reduction, in memory or out of core, and the
+report computes its table and its curves in the same pass. Plots (Altair) only draw these
+frames. Probit coordinates and rule-of-30 markers are computed here, not in the chart spec.
 """
 
 from __future__ import annotations
@@ -13,56 +16,74 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from scoreframe.evaluate import _as_lazy, _hive_keys, grouped_scores
+from scoreframe.evaluate import group_statistics
+from scoreframe.frames import as_lazy
 from scoreframe.kernels import curves as kc
-from scoreframe.kernels import dcf as kd
 from scoreframe.kernels import rocch as kr
+from scoreframe.kernels.elementary import operating_points as ops_arrays
 from scoreframe.kernels.elementary import probit
-from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.metrics.registry import GroupStats
 
-__all__ = ["ape_curve", "ape_points", "det_curve", "det_points", "histogram_frame",
-           "nber_curve", "nber_points", "operating_points", "score_histogram"]
+__all__ = ["APE_GRID", "NBER_GRID", "CurveGrids", "ape_curve", "ape_points", "dcf_points",
+           "det_curve", "det_points", "histogram_frame", "nber_curve", "nber_points",
+           "operating_points"]
 
 Data = pl.DataFrame | pl.LazyFrame | str | Path
 NBER_GRID = (-10.0, 0.0, 1001)  # BOSARIS Norm_DCF_Plot default axes
 APE_GRID = (-10.0, 10.0, 801)
+DET_RESOLUTION = 0.005
 
 
-def _groups(data: Data, by: Sequence[str] | str | None, where: str | None):  # noqa: ANN202
-    by_cols = [by] if isinstance(by, str) else list(by or [])
-    lf = _as_lazy(data, where)
-    if "system" in lf.collect_schema().names() and "system" not in by_cols:
-        by_cols = ["system", *by_cols]
-    keys, groups, _ = grouped_scores(lf, by_cols, scan_by=_hive_keys(data))
-    out = []
-    for i, s in enumerate(groups):
-        if s.n_tar and s.n_non:
-            out.append(({c: keys[c][i] for c in by_cols}, s))
-    return by_cols, out
+class CurveGrids:
+    """The prior-log-odds grids of the NBER and APE curves, and where their counts sit.
+
+    The statistics hold error counts at the operating points' thresholds first, then at
+    ``thresholds`` (the grids' Bayes thresholds ``-prior_log_odds``).
+    """
+
+    def __init__(self, n_ops: int, *, nber: Sequence[float] | np.ndarray | None = None,
+                 ape: Sequence[float] | np.ndarray | None = None) -> None:
+        self.nber = np.linspace(*NBER_GRID) if nber is None else np.asarray(nber, float)
+        self.ape = np.linspace(*APE_GRID) if ape is None else np.asarray(ape, float)
+        self.nber_slice = slice(n_ops, n_ops + self.nber.shape[0])
+        self.ape_slice = slice(self.nber_slice.stop, self.nber_slice.stop + self.ape.shape[0])
+
+    @property
+    def thresholds(self) -> np.ndarray:
+        """Bayes thresholds of both grids, NBER first."""
+        return -np.concatenate((self.nber, self.ape))
 
 
-def _frame(parts: list[pl.DataFrame], by: list[str]) -> pl.DataFrame:
+def _frame(parts: list[pl.DataFrame], by: Sequence[str]) -> pl.DataFrame:
     df = pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame()
-    return df.select(by + [c for c in df.columns if c not in by])
+    return df.select([*by, *(c for c in df.columns if c not in by)])
 
 
-def _grid_curve(data: Data, by: Sequence[str] | str | None, where: str | None,
-                prior_log_odds: Sequence[float] | np.ndarray | None,
-                default: tuple[float, float, int],
+def _curves(data: Data, by: Sequence[str] | str | None, where: str | None, *,
+            grids: CurveGrids | None = None, det_resolution: float | None = None, **kw: object
+            ) -> tuple[list[tuple[dict[str, object], GroupStats]], tuple[str, ...]]:
+    stats, ops = group_statistics(
+        data, by=by, where=where, pooled=False,
+        thresholds=None if grids is None else grids.thresholds,
+        det_resolution=det_resolution, **kw)  # type: ignore[arg-type]
+    out = [(dict(u.unit.key), GroupStats(u.stats, ops)) for u in stats.units
+           if u.stats.n_tar and u.stats.n_non]
+    return out, stats.row_cols
+
+
+def _bayes_rows(key: dict[str, object], g: GroupStats, grid: np.ndarray, where: slice,
                 columns: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
                 ) -> pl.DataFrame:
-    """Per group: Bayes error rates over a prior-log-odds grid, turned into columns."""
-    grid = (np.linspace(*default) if prior_log_odds is None
-            else np.asarray(prior_log_odds, dtype=np.float64))
-    by_cols, groups = _groups(data, by, where)
-    return _frame([_grid_rows(key, s, grid, columns) for key, s in groups], by_cols)
-
-
-def _grid_rows(key: dict[str, object], s: SortedScores, grid: np.ndarray,
-               columns: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
-               ) -> pl.DataFrame:
+    p, q, _ = ops_arrays(prior_log_odds=grid)
+    s = g.stats
+    a_miss, a_fa = s.n_miss[where], s.n_fa[where]
+    mn, m_miss, m_fa = kr.min_dcf(s.blocks, p, q)
+    c = {"p": p, "act": p * (a_miss / s.n_tar) + q * (a_fa / s.n_non), "min": mn,
+         "default": np.minimum(p, q), "act_pmiss": a_miss / s.n_tar, "act_pfa": a_fa / s.n_non,
+         "min_pmiss": m_miss / s.n_tar, "min_pfa": m_fa / s.n_non,
+         "min_n_miss": m_miss.astype(np.float64), "min_n_fa": m_fa.astype(np.float64)}
     return pl.DataFrame({**{k: [v] * grid.shape[0] for k, v in key.items()},
-                         "prior_log_odds": grid, **columns(kc.bayes_error_curve(s, grid))})
+                         "prior_log_odds": grid, **columns(c)})
 
 
 def det_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
@@ -94,24 +115,29 @@ def det_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     >>> det_curve(df)["curve"].unique().sort().to_list()
     ['rocch', 'steppy']
     """
-    by_cols, groups = _groups(data, by, where)
-    parts = [det_points(key, s, box=box, points_per_segment=points_per_segment,
-                        resolution=resolution) for key, s in groups]
+    groups, by_cols = _curves(data, by, where,
+                              det_resolution=0.0 if resolution is None else resolution)
+    parts = [det_points(key, g, box=box, points_per_segment=points_per_segment,
+                        resolution=resolution) for key, g in groups]
     return _frame(parts, by_cols)
 
 
-def det_points(key: dict[str, object], s: SortedScores, *,
+def det_points(key: dict[str, object], g: GroupStats, *,
                box: tuple[float, float, float, float] = (0.0005, 0.5, 0.0005, 0.5),
-               points_per_segment: int = 100, resolution: float | None = 0.005
+               points_per_segment: int = 100, resolution: float | None = DET_RESOLUTION
                ) -> pl.DataFrame:
-    """The :func:`det_curve` rows of one group (``key`` = its group columns)."""
-    pm, pf = kc.steppy_roc(s)
-    vmiss, vfa = kr.rocch(s.blocks)
-    if resolution is not None and pm.shape[0] > 2:
-        on_hull = np.isin(pm * s.n_tar + 1j * pf, vmiss * s.n_tar + 1j * vfa)
-        keep = kc.decimate(probit(pf), probit(pm), on_hull, resolution)
-        pm, pf = pm[keep], pf[keep]
-    hx, hy = kc.rocch_det(s, box=box, points_per_segment=points_per_segment)
+    """The :func:`det_curve` rows of one group (``key`` = its group columns).
+
+    The steppy curve is read from the statistics' DET corners (reduced with a
+    ``det_resolution``); without them only the ROCCH vertices are drawn as corners.
+    """
+    s = g.stats
+    if s.det_miss is not None:
+        pm = np.concatenate(([0], s.det_miss)) / s.n_tar
+        pf = (s.n_non - np.concatenate(([0], s.det_fa))) / s.n_non  # type: ignore[arg-type]
+    else:
+        pm, pf = kr.rocch(s.blocks)
+    hx, hy = kc.rocch_det(s.blocks, box=box, points_per_segment=points_per_segment)
     eer = kr.rocch_eer(s.blocks)
     parts = []
     for name, a, b in (("steppy", pf, pm), ("rocch", hx, hy)):
@@ -125,55 +151,86 @@ def det_points(key: dict[str, object], s: SortedScores, *,
     return pl.concat(parts, how="vertical_relaxed")
 
 
-def operating_points(key: dict[str, object], s: SortedScores,
-                     p_target: Sequence[float]) -> pl.DataFrame:
+def operating_points(key: dict[str, object], g: GroupStats) -> pl.DataFrame:
     """Actual and minimum DCF operating points of one group, for DET markers.
 
-    One row per prior and kind (``act``: the Bayes decision of the llrs; ``min``: the ROCCH
-    vertex minimizing the DCF) with ``pmiss``, ``pfa``, their probits and ``dcf_norm``.
+    One row per prior of the evaluation and kind (``act``: the Bayes decision of the llrs;
+    ``min``: the ROCCH vertex minimizing the DCF) with ``pmiss``, ``pfa``, their probits and
+    ``dcf_norm``.
     """
-    p = np.asarray(p_target, dtype=np.float64)
-    q = 1.0 - p
-    thr = -(np.log(p) - np.log1p(-p))
-    n_miss_a, n_fa_a = kd.error_counts(s, thr)
-    dcf_min, n_miss_m, n_fa_m = kr.min_dcf(s.blocks, p, q)
+    ops = g.ops
+    k = len(ops.p_target)
+    n_miss_a, n_fa_a = g.act_counts()
+    _, n_miss_m, n_fa_m = g.min_dcf
+    p, q = ops.p, ops.q
     rows = []
-    norm = np.minimum(p, q)
     for kind, nm, nf in (("act", n_miss_a, n_fa_a), ("min", n_miss_m, n_fa_m)):
-        pm, pf = np.asarray(nm) / s.n_tar, np.asarray(nf) / s.n_non
+        pm, pf = np.asarray(nm) / g.n_tar, np.asarray(nf) / g.n_non
         rows.append(pl.DataFrame({
-            **{c: [v] * p.shape[0] for c, v in key.items()}, "p_target": p,
-            "kind": [kind] * p.shape[0], "pmiss": pm, "pfa": pf,
+            **{c: [v] * k for c, v in key.items()}, "p_target": list(ops.p_target),
+            "kind": [kind] * k, "pmiss": pm, "pfa": pf,
             "probit_pmiss": probit(pm), "probit_pfa": probit(pf),
-            "dcf_norm": (p * pm + q * pf) / norm}))
+            "dcf_norm": (p * pm + q * pf) / ops.default_dcf}))
     return pl.concat(rows)
 
 
-def score_histogram(key: dict[str, object], s: SortedScores, *, bins: int = 60
-                    ) -> pl.DataFrame:
-    """Class-conditional score histograms of one group (densities on shared bins)."""
-    lo = min(s.tar[0], s.non[0])
-    hi = max(s.tar[-1], s.non[-1])
-    finite = np.isfinite([lo, hi])
-    if not finite.all():
-        both = np.concatenate([s.tar, s.non])
-        both = both[np.isfinite(both)]
-        lo, hi = (both.min(), both.max()) if both.size else (-1.0, 1.0)
-    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, bins + 1)
-    out = []
-    for cls, x in (("target", s.tar), ("non-target", s.non)):
-        dens, _ = np.histogram(x[np.isfinite(x)], bins=edges, density=True)
-        out.append(pl.DataFrame({**{c: [v] * bins for c, v in key.items()},
-                                 "class": [cls] * bins, "lo": edges[:-1], "hi": edges[1:],
-                                 "density": dens}))
-    return pl.concat(out)
+def dcf_points(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
+               p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0,
+               c_fa: float = 1.0, **kw: object) -> pl.DataFrame:
+    """Actual and minimum DCF points per group, ready for ``det_plot(..., points=)``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"score": [3.0, 1.0, 2.0, 0.0], "label": [True, True, False, False]})
+    >>> dcf_points(df, p_target=0.5).select("kind", "pmiss", "pfa").rows()
+    [('act', 0.0, 0.5), ('min', 0.0, 0.5)]
+    """
+    groups, by_cols = _curves(data, by, where, p_target=p_target, c_miss=c_miss, c_fa=c_fa,
+                              **kw)
+    return _frame([operating_points(key, g) for key, g in groups], by_cols)
 
 
 def histogram_frame(data: Data, *, by: Sequence[str] | str | None = None,
                     where: str | None = None, bins: int = 60) -> pl.DataFrame:
-    """Class-conditional score histograms per group (see :func:`score_histogram`)."""
-    by_cols, groups = _groups(data, by, where)
-    return _frame([score_histogram(k, s, bins=bins) for k, s in groups], by_cols)
+    """Class-conditional score histograms per group (densities on bins shared by the classes).
+
+    A streaming aggregation (two passes: the finite score range of each group, then counts per
+    bin), no sort: bounded memory at any size.
+    """
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    lf = as_lazy(data, where=where)
+    if "system" in lf.collect_schema().names() and "system" not in by_cols:
+        by_cols = ["system", *by_cols]
+    keys = [pl.col(c).cast(pl.String) for c in by_cols]
+    lab = pl.col("label")
+    score = pl.col("score").cast(pl.Float64)
+    fin = lf.select(*keys, score, lab).filter(score.is_finite() & lab.is_not_null())
+    rng = (fin.group_by(by_cols).agg(lo=score.min(), hi=score.max()) if by_cols
+           else fin.select(lo=score.min(), hi=score.max())).collect(engine="streaming")
+    if by_cols:
+        rng = rng.sort(by_cols)
+    out = []
+    for r in rng.iter_rows(named=True):
+        lo, hi = r["lo"], r["hi"]
+        if lo is None:
+            continue
+        hi = hi if hi > lo else lo + 1.0
+        width = (hi - lo) / bins
+        cond = pl.all_horizontal([pl.col(c) == r[c] for c in by_cols]) if by_cols else pl.lit(True)
+        counts = (fin.filter(cond)
+                  .with_columns(b=((score - lo) / width).floor().clip(0, bins - 1).cast(pl.Int64))
+                  .group_by(lab, "b").agg(n=pl.len()).collect(engine="streaming"))
+        edges = np.linspace(lo, hi, bins + 1)
+        for cls, flag in (("target", True), ("non-target", False)):
+            sub = counts.filter(pl.col("label") == flag)
+            n = np.zeros(bins)
+            n[sub["b"].to_numpy()] = sub["n"].to_numpy()
+            dens = n / (n.sum() * width) if n.sum() else n
+            out.append(pl.DataFrame({**{c: [r[c]] * bins for c in by_cols},
+                                     "class": [cls] * bins, "lo": edges[:-1], "hi": edges[1:],
+                                     "density": dens}))
+    return _frame(out, by_cols)
 
 
 def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
@@ -195,21 +252,20 @@ def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str 
         (True at the first grid point with 30 false alarms and at the last with 30 misses on
         the minimum curve; MATH.md 7.4).
     """
-    return _grid_curve(data, by, where, prior_log_odds, NBER_GRID, _nber_columns)
+    grids = CurveGrids(1, nber=prior_log_odds)
+    groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5)
+    return _frame([_bayes_rows(k, g, grids.nber, grids.nber_slice, _nber_columns)
+                   for k, g in groups], by_cols)
 
 
-def nber_points(key: dict[str, object], s: SortedScores,
-                prior_log_odds: Sequence[float] | np.ndarray | None = None) -> pl.DataFrame:
-    """The :func:`nber_curve` rows of one group."""
-    grid = np.linspace(*NBER_GRID) if prior_log_odds is None else np.asarray(prior_log_odds)
-    return _grid_rows(key, s, grid, _nber_columns)
+def nber_points(key: dict[str, object], g: GroupStats, grids: CurveGrids) -> pl.DataFrame:
+    """The :func:`nber_curve` rows of one group (statistics reduced with ``grids``)."""
+    return _bayes_rows(key, g, grids.nber, grids.nber_slice, _nber_columns)
 
 
-def ape_points(key: dict[str, object], s: SortedScores,
-               prior_log_odds: Sequence[float] | np.ndarray | None = None) -> pl.DataFrame:
-    """The :func:`ape_curve` rows of one group."""
-    grid = np.linspace(*APE_GRID) if prior_log_odds is None else np.asarray(prior_log_odds)
-    return _grid_rows(key, s, grid, _ape_columns)
+def ape_points(key: dict[str, object], g: GroupStats, grids: CurveGrids) -> pl.DataFrame:
+    """The :func:`ape_curve` rows of one group (statistics reduced with ``grids``)."""
+    return _bayes_rows(key, g, grids.ape, grids.ape_slice, _ape_columns)
 
 
 def _nber_columns(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -238,4 +294,7 @@ def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     ``min`` (after PAV, whose maximum is the ROCCH-EER) and ``default`` (``min(p, 1-p)``).
     The areas under them are ``2 log 2`` times Cllr, minCllr and 1 (on an infinite grid).
     """
-    return _grid_curve(data, by, where, prior_log_odds, APE_GRID, _ape_columns)
+    grids = CurveGrids(1, ape=prior_log_odds)
+    groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5)
+    return _frame([_bayes_rows(k, g, grids.ape, grids.ape_slice, _ape_columns)
+                   for k, g in groups], by_cols)

@@ -23,11 +23,17 @@ import polars as pl
 
 from scoreframe import curves as cv
 from scoreframe import plots
-from scoreframe.evaluate import _as_lazy, evaluate, explode_dcf, group_columns
+from scoreframe.errors import ScoreframeError, message
+from scoreframe.evaluate import explode_dcf, group_columns, group_statistics, results_frame
+from scoreframe.frames import Data, as_lazy
 from scoreframe.io._atomic import atomic_output
-from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.metrics.registry import GroupStats
+from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
 
-__all__ = ["Report", "build_report", "write_report"]
+__all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", "write_report"]
+
+#: ``progress(done, total)``: called as groups are evaluated and as charts render.
+Progress = Callable[[int, int], None]
 
 NBER_GRID = (-10.0, 0.0, 251)
 APE_GRID = (-10.0, 10.0, 201)
@@ -54,6 +60,15 @@ class Report:
         """The grouping columns of the summary (system first)."""
         return group_columns(self.summary)
 
+    @property
+    def styles(self) -> dict[str, SeriesStyle]:
+        """One colour and dash per group label (summary order), shared by every chart."""
+        gcols = self.group_cols
+        if not gcols:
+            return series_scale(["scores"])
+        labels = series_labels(self.summary.select(gcols), gcols)["series"]
+        return series_scale(labels.to_list())
+
     def charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
         """``(section, name, chart)`` for every chart: across groups first, then per group."""
         if self._charts is None:
@@ -61,18 +76,21 @@ class Report:
         return self._charts
 
     def _build_charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
+        st = self.styles
+        gcols = self.group_cols or None
         out: list[tuple[str, str, alt.TopLevelMixin]] = [
-            ("all groups", "det", plots.det_plot(self.det, points=self.points,
-                                                 title="DET (all groups)")),
+            ("all groups", "det", plots.det_plot(self.det, points=self.points, series=gcols,
+                                                 styles=st, title="DET (all groups)")),
             ("all groups", "nber", plots.nber_plot(self.nber, p_target=self.p_target,
+                                                   series=gcols, styles=st,
                                                    title="Normalized Bayes error rate")),
             ("all groups", "ape", plots.ape_plot(self.ape, self.summary.filter(
-                pl.col("cllr").is_not_null()), title="APE (all groups)")),
+                pl.col("cllr").is_not_null()), series=gcols, styles=st,
+                title="APE (all groups)")),
         ]
         if self.calibration is not None:
             out.append(("all groups", "calibration",
                         plots.calibration_plot(self.calibration, title="Calibration map")))
-        gcols = self.group_cols
         if not gcols:
             out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
             return out
@@ -87,29 +105,41 @@ class Report:
             out += [
                 (label, f"det_{slug}", plots.det_plot(self.det.filter(cond),
                                                       points=self.points.filter(cond),
-                                                      curve="both", title=f"DET: {label}")),
+                                                      series=gcols, styles=st, curve="both",
+                                                      title=f"DET: {label}")),
                 (label, f"nber_{slug}", plots.nber_plot(self.nber.filter(cond), components=True,
-                                                        p_target=self.p_target,
-                                                        title=f"NBER: {label}")),
+                                                        p_target=self.p_target, series=gcols,
+                                                        styles=st, title=f"NBER: {label}")),
                 (label, f"histogram_{slug}", plots.histogram_plot(
                     self.histograms.filter(cond), title=f"Scores: {label}")),
             ]
         return out
 
 
-def build_report(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
-                 by: Sequence[str] | str | None = None, where: str | None = None,
+def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
                  p_target: Sequence[float] | float = (0.01,), calibration: object = None,
-                 title: str = "", progress: Callable[[int, int], None] | None = None) -> Report:
+                 title: str = "", progress: Progress | None = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
 
-    ``calibration`` is a fitted (or loaded) calibration model: the scores are calibrated
-    lazily before evaluation, and its map is drawn.
+    This is the report's only data-gathering step; everything after it draws these frames.
+
+    Parameters
+    ----------
+    data
+        Trials: a path (Parquet file, glob or hive dataset), a Polars, pandas or pyarrow frame.
+    calibration
+        A fitted (or loaded) calibration model: the scores are calibrated lazily before
+        evaluation, and its map is drawn.
+    progress
+        ``progress(done, total)`` as groups are evaluated.
     """
     p_list = [float(p_target)] if isinstance(p_target, int | float) else [float(p) for p in
                                                                            p_target]
-    lf = _as_lazy(data, where)
-    source: pl.LazyFrame | str | Path | pl.DataFrame = data
+    lf = as_lazy(data, where=where)
+    # a path is passed on as is (hive partition keys let evaluate scan by group)
+    source: pl.LazyFrame | str | Path = data if isinstance(data, str | Path) else lf
+    if not isinstance(data, str | Path):
+        where = None
     cal_frame = None
     notes = []
     if calibration is not None:
@@ -124,15 +154,19 @@ def build_report(data: pl.DataFrame | pl.LazyFrame | str | Path, *,
     pieces: dict[str, list[pl.DataFrame]] = {k: [] for k in ("det", "points", "nber", "ape",
                                                               "hist")}
 
-    def on_group(key: dict[str, object], s: SortedScores) -> None:
-        pieces["det"].append(cv.det_points(key, s, resolution=0.03, points_per_segment=4))
-        pieces["points"].append(cv.operating_points(key, s, p_list))
-        pieces["nber"].append(cv.nber_points(key, s, np.linspace(*NBER_GRID)))
-        pieces["ape"].append(cv.ape_points(key, s, np.linspace(*APE_GRID)))
-        pieces["hist"].append(cv.score_histogram(key, s, bins=50))
+    grids = cv.CurveGrids(len(p_list), nber=np.linspace(*NBER_GRID), ape=np.linspace(*APE_GRID))
+    stats, ops = group_statistics(source, by=by, where=where, p_target=p_list,
+                                  thresholds=grids.thresholds, det_resolution=0.03,
+                                  progress=progress)
 
-    summary = evaluate(source, by=by, where=where, p_target=p_list, progress=progress,
-                       on_group=on_group)
+    def on_group(key: dict[str, object], g: GroupStats) -> None:
+        pieces["det"].append(cv.det_points(key, g, resolution=0.03, points_per_segment=4))
+        pieces["points"].append(cv.operating_points(key, g))
+        pieces["nber"].append(cv.nber_points(key, g, grids))
+        pieces["ape"].append(cv.ape_points(key, g, grids))
+
+    summary = results_frame(stats, ops, on_group=on_group)
+    pieces["hist"].append(cv.histogram_frame(source, by=by, where=where, bins=50))
 
     def cat(name: str) -> pl.DataFrame:
         return pl.concat(pieces[name], how="vertical_relaxed") if pieces[name] else \
@@ -195,14 +229,19 @@ td.dr30 { background: #fde2c8; } span.warn { color: #b00; font-weight: bold; }
 """
 
 
-def render_html(report: Report) -> str:
-    """The report as one HTML string with the JavaScript libraries inlined (no network)."""
+def render_html(report: Report, *, progress: Progress | None = None) -> str:
+    """The report as one HTML string with the JavaScript libraries inlined (no network).
+
+    ``progress(done, total)`` is called as each chart is built and serialized.
+    """
     import vl_convert as vlc
 
     charts = report.charts()
     sections: dict[str, list[tuple[str, dict]]] = {}
-    for section, name, chart in charts:
+    for i, (section, name, chart) in enumerate(charts):
         sections.setdefault(section, []).append((name, chart.to_dict(validate=False)))
+        if progress is not None:
+            progress(i + 1, len(charts))
     body, specs = [], {}
     for section, items in sections.items():
         body.append(f"<h2>{html.escape(section)}</h2>")
@@ -248,15 +287,37 @@ DCF values are normalized by the default system; Cllr in bits; operating points 
 
 def write_report(report: Report, path: str | Path, *, overwrite: bool = False,
                  export_dir: str | Path | None = None,
-                 export_formats: Sequence[str] = ("png",)) -> Path:
-    """Write the HTML report atomically; optionally every chart as PNG/SVG beside it."""
-    text = render_html(report)
+                 export_formats: Sequence[str] = ("png",),
+                 progress: Progress | None = None) -> Path:
+    """Write the HTML report atomically; optionally every chart as PNG/SVG/PDF beside it.
+
+    ``progress(done, total)`` counts the charts rendered into the HTML and, with
+    ``export_dir``, every exported file. Exported files replace earlier ones of the same name
+    only with ``overwrite=True``.
+    """
+    charts = report.charts()
+    n_export = len(charts) * len(export_formats) if export_dir is not None else 0
+    total = len(charts) + n_export
+    targets = [Path(path)] + ([Path(export_dir) / f"{name}.{fmt.lstrip('.')}"
+                               for _, name, _ in charts for fmt in export_formats]
+                              if export_dir is not None else [])
+    existing = [str(t) for t in targets if t.exists()]
+    if existing and not overwrite:  # refused before any rendering work
+        raise ScoreframeError(message(f"output `{existing[0]}` already exists",
+                                      got=f"{len(existing)} existing file(s)",
+                                      hint="Pass overwrite (CLI: --overwrite) to replace them."))
+    text = render_html(report, progress=None if progress is None else
+                       lambda done, _: progress(done, total))
     with atomic_output(path, overwrite=overwrite) as tmp:
         tmp.write_text(text, encoding="utf-8")
     if export_dir is not None:
         out = Path(export_dir)
         out.mkdir(parents=True, exist_ok=True)
-        for _, name, chart in report.charts():
+        done = len(charts)
+        for _, name, chart in charts:
             for fmt in export_formats:
-                plots.save_chart(chart, out / f"{name}.{fmt}", overwrite=True)
+                plots.save_chart(chart, out / f"{name}.{fmt.lstrip('.')}", overwrite=True)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
     return Path(path)

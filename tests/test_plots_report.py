@@ -18,7 +18,7 @@ from conftest import DATA
 from scoreframe import curves, plots
 from scoreframe.calibration import LinearCalibration, PavCalibration, calibration_map
 from scoreframe.cli import main
-from scoreframe.evaluate import evaluate, grouped_scores
+from scoreframe.evaluate import evaluate
 from scoreframe.report import build_report, render_html, write_report
 
 GOLDEN = DATA / "golden"
@@ -39,9 +39,7 @@ def small() -> pl.DataFrame:
 
 
 def points(df: pl.DataFrame) -> pl.DataFrame:
-    keys, groups, _ = grouped_scores(df.lazy(), ["system"])
-    return pl.concat([curves.operating_points({"system": keys["system"][i]}, g, [0.1, 0.5])
-                      for i, g in enumerate(groups)])
+    return curves.dcf_points(df, p_target=[0.1, 0.5])
 
 
 def charts() -> dict[str, object]:

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from scoreframe.kernels import dcf as kd
 from scoreframe.kernels import rocch as kr
 from scoreframe.kernels.elementary import operating_points
-from scoreframe.kernels.sorted_scores import SortedScores, _label_runs
+from scoreframe.kernels.sorted_scores import Blocks, SortedScores, label_runs
 
 __all__ = ["bayes_error_curve", "decimate", "dr30_indices", "rocch_det", "steppy_roc"]
 
@@ -24,13 +24,13 @@ def steppy_roc(s: SortedScores) -> tuple[F64, F64]:
 
     Equals BOSARIS ``compute_roc`` followed by ``filter_roc`` (ties: targets first).
     """
-    run_len, run_lab = _label_runs(s)
+    run_len, run_lab = label_runs(s)
     n_miss = np.concatenate(([0], np.cumsum(np.where(run_lab, run_len, 0))))
     n_corr = np.concatenate(([0], np.cumsum(np.where(run_lab, 0, run_len))))
     return n_miss / s.n_tar, (s.n_non - n_corr) / s.n_non
 
 
-def rocch_det(s: SortedScores, *, box: tuple[float, float, float, float] = (
+def rocch_det(s: SortedScores | Blocks, *, box: tuple[float, float, float, float] = (
         0.0005, 0.5, 0.0005, 0.5), points_per_segment: int = 100) -> tuple[F64, F64]:
     """ROCCH segments clipped to the plot box and sampled linearly (BOSARIS ``rocchdet``).
 
@@ -47,7 +47,7 @@ def rocch_det(s: SortedScores, *, box: tuple[float, float, float, float] = (
         In (0, 1); ``probit`` of them gives DET coordinates. Straight hull segments become
         curves after the probit warp.
     """
-    pmiss, pfa = kr.rocch(s.blocks)
+    pmiss, pfa = kr.rocch(s.blocks if isinstance(s, SortedScores) else s)
     x0, x1, y0, y1 = pfa[:-1], pfa[1:], pmiss[:-1], pmiss[1:]
     dx, dy = x1 - x0, y1 - y0
     lo = np.zeros_like(x0)

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
-__all__ = ["Blocks", "SortedScores", "pav_blocks", "sort_scores"]
+__all__ = ["Blocks", "SortedScores", "concat_blocks", "label_runs", "pav_blocks", "sort_scores"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -145,7 +145,7 @@ class Blocks:
             return (np.log(t) - np.log(m)) - (np.log(self.total_tar) - np.log(self.total_non))
 
 
-def _label_runs(s: SortedScores) -> tuple[I64, NDArray[np.bool_]]:
+def label_runs(s: SortedScores) -> tuple[I64, NDArray[np.bool_]]:
     """Run-length encode the merged label sequence: run lengths and run labels."""
     t, n = s.n_tar, s.n_non
     if t == 0 or n == 0:
@@ -168,6 +168,84 @@ def _label_runs(s: SortedScores) -> tuple[I64, NDArray[np.bool_]]:
     return run_len[keep], run_lab[keep]
 
 
+def strictly_increasing(t: I64, n: I64) -> tuple[I64, I64]:
+    """Pool adjacent blocks until target fractions ``t/n`` strictly increase, exactly.
+
+    The input is the output of a floating-point isotonic regression: fractions that are equal
+    (or, through rounding, one unit in the last place out of order) are pooled using integer
+    cross-products, so the blocks never depend on float rounding. Pooling adjacent violators in
+    any order yields the unique isotonic solution, so repeated vectorized passes are exact.
+
+    >>> t, n = strictly_increasing(np.array([0, 1, 2, 3]), np.array([2, 3, 6, 3]))
+    >>> t.tolist(), n.tolist()
+    ([0, 3, 3], [2, 9, 3])
+    """
+    while t.shape[0] > 1:
+        bad = t[:-1] * n[1:] >= t[1:] * n[:-1]  # fraction i >= fraction i+1
+        if not bad.any():
+            break
+        start = np.ones(t.shape[0], dtype=bool)
+        start[1:] = ~bad  # a violating pair continues the previous pool
+        idx = np.flatnonzero(start)
+        t = np.add.reduceat(t, idx)
+        n = np.add.reduceat(n, idx)
+    return t, n
+
+
+def concat_blocks(a: Blocks, b: Blocks) -> Blocks:
+    """PAV blocks of two adjacent score ranges (``a`` entirely below ``b``), merged exactly.
+
+    ``b``'s positions are shifted by the number of trials in ``a``; then blocks at the boundary
+    are pooled while a block's target fraction is not below its right neighbour's, compared
+    with exact integer arithmetic (PAV over the blocks of contiguous ranges is the global PAV).
+    Only the pooled blocks are visited: the loop runs over blocks, never over trials.
+
+    >>> x = pav_blocks(sort_scores([1.0], [0.0, 2.0]))
+    >>> y = pav_blocks(sort_scores([5.0, 6.0], [4.0]))
+    >>> m = concat_blocks(x, y)
+    >>> m.n_tar.tolist(), m.n_non.tolist(), m.start.tolist()
+    ([0, 1, 2], [1, 2, 0], [0, 1, 4])
+    """
+    if a.n_tar.shape[0] == 0:
+        return b
+    if b.n_tar.shape[0] == 0:
+        return a
+    off = int(a.size.sum())
+    b_sum = b.tar_pos_sum + off * b.n_tar
+    b_sq = b.tar_pos_sq + 2.0 * off * b.tar_pos_sum + float(off) ** 2 * b.n_tar
+    i = a.n_tar.shape[0] - 1  # last kept block of a is i - 1 once a[i] is pooled
+    j = 0  # first kept block of b is j + 1 once b[j] is pooled
+    t, m = int(a.n_tar[i]), int(a.n_non[i])
+    ps, pq = float(a.tar_pos_sum[i]), float(a.tar_pos_sq[i])
+    bt, bm = int(b.n_tar[0]), int(b.n_non[0])
+    if t * (bt + bm) < bt * (t + m):  # already increasing at the boundary: plain concatenation
+        return Blocks(np.concatenate((a.n_tar, b.n_tar)), np.concatenate((a.n_non, b.n_non)),
+                      np.concatenate((a.start, b.start + off)), np.concatenate((a.lo, b.lo)),
+                      np.concatenate((a.hi, b.hi)), np.concatenate((a.tar_pos_sum, b_sum)),
+                      np.concatenate((a.tar_pos_sq, b_sq)))
+    t, m, ps, pq = t + bt, m + bm, ps + float(b_sum[0]), pq + float(b_sq[0])
+    nb = b.n_tar.shape[0]
+    while True:
+        if i > 0 and int(a.n_tar[i - 1]) * (t + m) >= t * int(a.size[i - 1]):
+            i -= 1
+            t, m = t + int(a.n_tar[i]), m + int(a.n_non[i])
+            ps, pq = ps + float(a.tar_pos_sum[i]), pq + float(a.tar_pos_sq[i])
+        elif j + 1 < nb and t * int(b.size[j + 1]) >= int(b.n_tar[j + 1]) * (t + m):
+            j += 1
+            t, m = t + int(b.n_tar[j]), m + int(b.n_non[j])
+            ps, pq = ps + float(b_sum[j]), pq + float(b_sq[j])
+        else:
+            break
+    return Blocks(
+        np.concatenate((a.n_tar[:i], [t], b.n_tar[j + 1:])).astype(np.int64),
+        np.concatenate((a.n_non[:i], [m], b.n_non[j + 1:])).astype(np.int64),
+        np.concatenate((a.start[:i], [a.start[i]], b.start[j + 1:] + off)).astype(np.int64),
+        np.concatenate((a.lo[:i], [a.lo[i]], b.lo[j + 1:])),
+        np.concatenate((a.hi[:i], [b.hi[j]], b.hi[j + 1:])),
+        np.concatenate((a.tar_pos_sum[:i], [ps], b_sum[j + 1:])),
+        np.concatenate((a.tar_pos_sq[:i], [pq], b_sq[j + 1:])))
+
+
 def pav_blocks(s: SortedScores) -> Blocks:
     """Pool adjacent violators over the merged labels of ``s`` (MATH.md section 4).
 
@@ -181,7 +259,7 @@ def pav_blocks(s: SortedScores) -> Blocks:
     >>> b.n_tar.tolist(), b.n_non.tolist()
     ([0, 1, 2, 2], [2, 2, 2, 0])
     """
-    run_len, run_lab = _label_runs(s)
+    run_len, run_lab = label_runs(s)
     if run_len.shape[0] == 1:
         starts = np.array([0], dtype=np.int64)
     else:
@@ -190,14 +268,7 @@ def pav_blocks(s: SortedScores) -> Blocks:
     run_t = np.where(run_lab, run_len, 0)
     t_b = np.add.reduceat(run_t, starts)
     n_b = np.add.reduceat(run_len, starts)
-    # merge neighbours whose target fractions are exactly equal (t_i/n_i == t_j/n_j)
-    if t_b.shape[0] > 1:
-        keep = np.ones(t_b.shape[0], dtype=bool)
-        keep[1:] = t_b[:-1] * n_b[1:] != t_b[1:] * n_b[:-1]
-        if not keep.all():
-            idx = np.flatnonzero(keep)
-            t_b = np.add.reduceat(t_b, idx)
-            n_b = np.add.reduceat(n_b, idx)
+    t_b, n_b = strictly_increasing(t_b, n_b)
     m_b = n_b - t_b
     end = np.cumsum(n_b)
     start = end - n_b

@@ -1,0 +1,59 @@
+"""Binary metrics: the scalar API on arrays and the per-group metric registry.
+
+``scoreframe.metrics.eer(tar, non)`` and friends validate arrays and call the kernels (the
+BOSARIS-style scalar API, :mod:`scoreframe.metrics.scalar`); :mod:`scoreframe.metrics.registry`
+declares every per-group metric of ``evaluate`` once (:mod:`scoreframe.metrics.binary`).
+"""
+
+from scoreframe.metrics import binary as binary  # registers the binary metrics
+from scoreframe.metrics.registry import (
+    GroupStats,
+    Metric,
+    OperatingPoints,
+    declare,
+    declared,
+    display_columns,
+    lookup,
+)
+from scoreframe.metrics.scalar import (
+    EER_METHODS,
+    act_dcf,
+    area_under_rocch,
+    check_scores,
+    cllr,
+    cross_entropy,
+    eer,
+    min_cllr,
+    min_dcf,
+    pav_llrs,
+    prbep,
+    psr,
+    rocch,
+    sorted_scores,
+    uer,
+)
+
+__all__ = [
+    "EER_METHODS",
+    "GroupStats",
+    "Metric",
+    "OperatingPoints",
+    "act_dcf",
+    "area_under_rocch",
+    "check_scores",
+    "cllr",
+    "cross_entropy",
+    "declare",
+    "declared",
+    "display_columns",
+    "eer",
+    "lookup",
+    "min_cllr",
+    "min_dcf",
+    "pav_llrs",
+    "prbep",
+    "psr",
+    "rocch",
+    "sorted_scores",
+    "uer",
+]

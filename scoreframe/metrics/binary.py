@@ -1,0 +1,88 @@
+"""Declarations of the binary metrics of ``evaluate`` (one :class:`Metric` each).
+
+Each ``compute`` reads a group's final statistics (:class:`GroupStats`) and calls one kernel;
+nothing here sorts or touches trials. Order of declaration = order of columns.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from scoreframe.kernels import cllr as kc
+from scoreframe.kernels import rocch as kr
+from scoreframe.metrics.registry import GroupStats, Metric, declare
+
+__all__ = ["DR30"]
+
+#: Doddington's rule of 30: errors needed at an operating point for a reliable rate.
+DR30 = 30
+LOG2 = math.log(2.0)
+
+
+def _eer(g: GroupStats) -> float:
+    s = g.stats
+    if g.eer_method == "nist":
+        if s.nist is None:  # the crossing is at the first corner with fnr >= fpr: cannot miss
+            raise RuntimeError("NIST EER crossing not located")
+        return s.nist
+    if g.eer_method == "kaldi":
+        return (s.kaldi if s.kaldi is not None else s.n_tar - 1) / s.n_tar
+    return kr.rocch_eer(s.blocks)
+
+
+def _cllr(g: GroupStats) -> float:
+    s = g.stats
+    return (s.cllr_tar / s.n_tar + s.cllr_non / s.n_non) / (2.0 * LOG2)
+
+
+def _act_dcf(g: GroupStats) -> np.ndarray:
+    miss, fa = g.act_counts()
+    return g.ops.p * (miss / g.n_tar) + g.ops.q * (fa / g.n_non)
+
+
+def _dr30(g: GroupStats) -> np.ndarray:
+    _, miss, fa = g.min_dcf
+    return (miss >= DR30) & (fa >= DR30)
+
+
+declare(Metric("eer", "EER", "%", _eer, scale=100.0,
+               description="equal error rate (ROCCH by default; see eer_method)"))
+declare(Metric("cllr", "Cllr", "bits", _cllr,
+               description="log-likelihood-ratio cost (calibration + discrimination)"))
+declare(Metric("min_cllr", "minCllr", "bits", lambda g: kc.min_cllr(g.stats.blocks),
+               description="Cllr after optimal (PAV) recalibration"))
+declare(Metric("cal_loss", "cal. loss", "bits",
+               lambda g: _cllr(g) - kc.min_cllr(g.stats.blocks),
+               description="Cllr - minCllr: the cost of miscalibration"))
+declare(Metric("prbep", "PRBEP", "trials", lambda g: kr.prbep(g.stats.blocks), table=False,
+               description="precision-recall break-even point, as a count of errors"))
+# per operating point (the `dcf` structs)
+declare(Metric("act_dcf", "actDCF (raw)", "", _act_dcf, per_operating_point=True, table=False,
+               description="actual DCF at the Bayes threshold, unnormalized"))
+declare(Metric("act_dcf_norm", "actDCF", "", lambda g: _act_dcf(g) / g.ops.default_dcf,
+               per_operating_point=True, description="actual DCF / default system's DCF"))
+declare(Metric("min_dcf", "minDCF (raw)", "", lambda g: g.min_dcf[0], per_operating_point=True,
+               table=False, description="minimum DCF over thresholds (ROCCH), unnormalized"))
+declare(Metric("min_dcf_norm", "minDCF", "", lambda g: g.min_dcf[0] / g.ops.default_dcf,
+               per_operating_point=True, description="minimum DCF / default system's DCF"))
+declare(Metric("n_miss_min", "misses at min", "trials", lambda g: g.min_dcf[1], dtype="int",
+               per_operating_point=True, table=False))
+declare(Metric("n_fa_min", "false alarms at min", "trials", lambda g: g.min_dcf[2], dtype="int",
+               per_operating_point=True, table=False))
+declare(Metric("n_miss_act", "misses at act", "trials", lambda g: g.act_counts()[0],
+               dtype="int", per_operating_point=True, table=False))
+declare(Metric("n_fa_act", "false alarms at act", "trials", lambda g: g.act_counts()[1],
+               dtype="int", per_operating_point=True, table=False))
+declare(Metric("dr30_ok", "DR30", "", _dr30, dtype="bool", per_operating_point=True,
+               table=False, description="at least 30 misses and 30 false alarms at the min"))
+# summaries over the operating points (group level)
+declare(Metric("c_primary", "Cprimary", "",
+               lambda g: float(np.mean(_act_dcf(g) / g.ops.default_dcf)),
+               description="mean normalized actual DCF over the operating points"))
+declare(Metric("min_c_primary", "min Cprimary", "",
+               lambda g: float(np.mean(g.min_dcf[0] / g.ops.default_dcf)),
+               description="mean normalized minimum DCF over the operating points"))
+declare(Metric("dr30_ok", "DR30", "", lambda g: bool(np.all(_dr30(g))), dtype="bool",
+               table=False, description="rule of 30 holds at every operating point"))

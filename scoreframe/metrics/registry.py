@@ -1,0 +1,213 @@
+"""The metric registry: every per-group metric is declared once, here or beside its kernel.
+
+A :class:`Metric` names its column, display name and unit, the statistics it needs and the
+function that computes it from a group's final :class:`GroupStats`. ``evaluate`` rows, JSON,
+CLI tables, the report's summary table and before/after tables are all generated from the
+declarations (:func:`declared`, :func:`display_columns`), so a new metric is one declaration
+plus one kernel (see ``docs/architecture.md``).
+
+No dataframe library is imported here: declarations compute on numpy statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scoreframe.checks import check_choice, check_p_targets, check_positive
+from scoreframe.kernels.elementary import effective_prior, operating_points
+from scoreframe.stats.summary import Request, ScoreStats
+
+__all__ = ["EER_METHODS", "GroupStats", "Metric", "OperatingPoints", "declare", "declared",
+           "display_columns", "lookup", "request_for"]
+
+F64 = NDArray[np.float64]
+
+#: EER conventions that ``evaluate`` computes from the statistics layer.
+EER_METHODS = ("rocch", "nist", "kaldi")
+
+
+@dataclass(frozen=True)
+class OperatingPoints:
+    """Application operating points ``(p_target, c_miss, c_fa)`` and their effective priors.
+
+    >>> OperatingPoints((0.01, 0.5)).p.round(4).tolist()
+    [0.01, 0.5]
+    """
+
+    p_target: tuple[float, ...]
+    c_miss: float = 1.0
+    c_fa: float = 1.0
+
+    def __post_init__(self) -> None:
+        p = check_p_targets(self.p_target)
+        object.__setattr__(self, "p_target", tuple(float(v) for v in p))
+        object.__setattr__(self, "c_miss", check_positive(self.c_miss, name="c_miss"))
+        object.__setattr__(self, "c_fa", check_positive(self.c_fa, name="c_fa"))
+
+    @cached_property
+    def _arrays(self) -> tuple[F64, F64, F64]:
+        eff = effective_prior(np.asarray(self.p_target), self.c_miss, self.c_fa)
+        return operating_points(p_target=eff)
+
+    @property
+    def p(self) -> F64:
+        """Effective target priors."""
+        return self._arrays[0]
+
+    @property
+    def q(self) -> F64:
+        """Their complements."""
+        return self._arrays[1]
+
+    @property
+    def threshold(self) -> F64:
+        """Bayes thresholds on llrs, ``-logit(p)``."""
+        return self._arrays[2]
+
+    @property
+    def default_dcf(self) -> F64:
+        """DCF of the default system, ``min(p, 1 - p)``: the normalizer."""
+        return np.minimum(self.p, self.q)
+
+
+@dataclass(frozen=True, eq=False)
+class GroupStats:
+    """A group's final statistics (its whole score range) with the evaluation's settings."""
+
+    stats: ScoreStats
+    ops: OperatingPoints
+    eer_method: str = "rocch"
+
+    @property
+    def n_tar(self) -> int:
+        """Targets in the group."""
+        return self.stats.n_tar
+
+    @property
+    def n_non(self) -> int:
+        """Non-targets in the group."""
+        return self.stats.n_non
+
+    @property
+    def ok(self) -> bool:
+        """True when the group has targets and non-targets (metrics are defined)."""
+        return self.stats.n_tar > 0 and self.stats.n_non > 0
+
+    def act_counts(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Misses and false alarms at the operating points' Bayes thresholds."""
+        k = len(self.ops.p_target)
+        return self.stats.n_miss[:k], self.stats.n_fa[:k]
+
+    @cached_property
+    def min_dcf(self) -> tuple[F64, NDArray[np.int64], NDArray[np.int64]]:
+        """Unnormalized min DCF and the miss/false-alarm counts at the minimizing vertex."""
+        from scoreframe.kernels.rocch import min_dcf
+
+        return min_dcf(self.stats.blocks, self.ops.p, self.ops.q)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One declared metric.
+
+    Attributes
+    ----------
+    name
+        Column name in results and JSON (``eer``, ``min_dcf_norm``...).
+    display
+        Header in tables and reports (``EER``).
+    unit
+        ``"%"``, ``"bits"``, ``"trials"`` or ``""``; tables show ``value * scale``.
+    compute
+        ``compute(group_stats) -> value``: a float (or int/bool) for group-level metrics, an
+        array over the operating points when ``per_operating_point``.
+    per_operating_point
+        The metric has one value per operating point (it goes into the ``dcf`` structs).
+    needs
+        Statistics beyond blocks, sums and the operating points' threshold counts
+        (``"nist"``, ``"kaldi"``): used to build the reduction's :class:`Request`.
+    dtype
+        ``"float"``, ``"int"`` or ``"bool"``.
+    family
+        ``"binary"`` (always computed) or an optional family (``"spoof"``, ``"forensic"``).
+    table
+        Shown in the CLI and report summary tables.
+    """
+
+    name: str
+    display: str
+    unit: str
+    compute: Callable[[GroupStats], Any]
+    per_operating_point: bool = False
+    needs: frozenset[str] = field(default_factory=frozenset)
+    scale: float = 1.0
+    dtype: str = "float"
+    family: str = "binary"
+    table: bool = True
+    description: str = ""
+
+    @property
+    def header(self) -> str:
+        """Table header with the unit: ``EER (%)``."""
+        return f"{self.display} ({self.unit})" if self.unit else self.display
+
+
+_REGISTRY: dict[tuple[str, bool], Metric] = {}
+
+
+def declare(metric: Metric) -> Metric:
+    """Add a metric to the registry and return it.
+
+    Names are unique among group-level metrics and among per-operating-point metrics (a
+    group-level summary may share its name with the per-point value, e.g. ``dr30_ok``).
+    """
+    key = (metric.name, metric.per_operating_point)
+    if key in _REGISTRY:
+        raise ValueError(f"metric {metric.name!r} is declared twice")
+    _REGISTRY[key] = metric
+    return metric
+
+
+def declared(*, family: str | Sequence[str] | None = "binary",
+             per_operating_point: bool | None = None) -> list[Metric]:
+    """Declared metrics in declaration order, filtered by family and kind."""
+    fams = None if family is None else ({family} if isinstance(family, str) else set(family))
+    return [m for m in _REGISTRY.values()
+            if (fams is None or m.family in fams)
+            and (per_operating_point is None or m.per_operating_point == per_operating_point)]
+
+
+def lookup(name: str) -> Metric:
+    """The declaration of one metric, by column name."""
+    for per_point in (False, True):
+        if (name, per_point) in _REGISTRY:
+            return _REGISTRY[(name, per_point)]
+    raise KeyError(f"no metric {name!r} is declared")
+
+
+def request_for(metrics: Sequence[Metric], ops: OperatingPoints, *, eer_method: str = "rocch",
+                extra_thresholds: F64 | None = None, det_resolution: float | None = None
+                ) -> Request:
+    """The reduction request that computes ``metrics`` at ``ops`` (plus curve thresholds)."""
+    check_choice(eer_method, name="eer_method", choices=EER_METHODS)
+    needs: set[str] = set()
+    for m in metrics:
+        needs |= m.needs
+    if any(m.name == "eer" for m in metrics):
+        needs.add(eer_method)
+    thr = ops.threshold if extra_thresholds is None else np.concatenate(
+        (ops.threshold, np.asarray(extra_thresholds, dtype=np.float64)))
+    return Request(thresholds=thr, nist="nist" in needs, kaldi="kaldi" in needs,
+                   det_resolution=det_resolution)
+
+
+def display_columns(columns: Sequence[str]) -> list[tuple[str, Metric]]:
+    """The declared table metrics present in ``columns``, in declaration order."""
+    present = set(columns)
+    return [(m.name, m) for m in _REGISTRY.values() if m.table and m.name in present]

@@ -1,0 +1,166 @@
+"""One reduction, three places to run it: in memory, out of core, on Dask workers.
+
+:func:`compute_statistics` is the statistics layer's entry point: it resolves the grouping of
+an evaluation, checks the data in the same pass (null/NaN scores, unrecognized labels, empty
+selections; duplicated trials by their id columns unless the dataset was validated when it was
+written or ``validate=False``), and returns the final statistics of every result unit.
+
+Engines: ``"local"`` reduces in memory when the selected trials fit in ``memory_limit``, and
+out of core (:mod:`scoreframe.stats.outofcore`: range-partitioned by score, spilled to a
+temporary directory that is always removed) when they do not; ``"dask"`` runs the
+out-of-core tasks on Dask workers (:mod:`scoreframe.stats.dask`). Results are identical.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from scoreframe.checks import check_choice
+from scoreframe.errors import ScoreframeError, message
+from scoreframe.frames import as_lazy, is_frame_like
+from scoreframe.stats.groups import plan_units
+from scoreframe.stats.reduce import (
+    Checks,
+    UnitStats,
+    check_counts,
+    check_duplicates,
+    sorted_groups,
+    unit_statistics,
+)
+from scoreframe.stats.summary import Request
+
+__all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINES", "Statistics", "compute_statistics",
+           "parse_memory", "source_name"]
+
+ENGINES = ("local", "dask")
+#: Default memory budget of the local engine (bytes): in memory below, out of core above.
+DEFAULT_MEMORY_LIMIT = 2 * 1024**3
+#: Bytes per trial of the in-memory reduction (sorted copies, keys, the sort's workspace).
+BYTES_PER_TRIAL = 40
+
+
+@dataclass(frozen=True, eq=False)
+class Statistics:
+    """The statistics of one evaluation: one :class:`UnitStats` per result row."""
+
+    row_cols: tuple[str, ...]
+    units: list[UnitStats]
+    checks: Checks
+    engine: str
+    n_ranges: int = 1
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_memory(value: int | float | str | None) -> int:
+    """A memory size in bytes from ``2GB``, ``512MiB``, ``1e9`` or a number.
+
+    >>> parse_memory("1.5GB"), parse_memory("512MiB"), parse_memory(1000)
+    (1500000000, 536870912, 1000)
+    """
+    if value is None:
+        return DEFAULT_MEMORY_LIMIT
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        v = float(value)
+    else:
+        m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([kKmMgGtT]i?[bB]?|[bB])?\s*", str(value))
+        try:
+            v = float(m.group(1)) if m else float("nan")
+        except ValueError:
+            v = float("nan")
+        unit = (m.group(2) or "") if m else ""
+        u = unit.lower().rstrip("b")
+        mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
+                "ki": 1024, "mi": 1024**2, "gi": 1024**3, "ti": 1024**4}.get(u)
+        v = v * mult if mult is not None else float("nan")
+    if not (v >= 1024):  # also catches NaN
+        raise ScoreframeError(message("bad `memory_limit`",
+                                      expected="a size of at least 1KiB such as 2GB or 512MiB",
+                                      got=repr(value)))
+    return int(v)
+
+
+def source_name(data: object) -> str:
+    """How error messages name the data: the path, or the kind of frame."""
+    if isinstance(data, str | Path):
+        return f"dataset `{data}`"
+    return f"the {type(data).__name__} given"
+
+
+def _validated_on_write(data: object) -> bool:
+    if not isinstance(data, str | Path):
+        return False
+    from scoreframe.io import parquet as pq_io
+
+    check = getattr(pq_io, "dataset_validated", None)
+    return bool(check(data)) if check is not None else False
+
+
+def _row_estimate(data: object, lf: pl.LazyFrame) -> int:
+    """Rows the reduction will hold: exact for frames, from Parquet footers for paths."""
+    if isinstance(data, pl.DataFrame):
+        return data.height
+    if isinstance(data, str | Path):
+        try:
+            return int(as_lazy(data).select(pl.len()).collect().item())
+        except Exception:  # an unreadable footer shows up as a clear error in the pass
+            return 0
+    if is_frame_like(data) and not isinstance(data, pl.LazyFrame):
+        return int(getattr(data, "num_rows", None) or len(data))  # type: ignore[arg-type]
+    return int(lf.select(pl.len()).collect(engine="streaming").item())
+
+
+def compute_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequence[str] = (),
+                       where: str | None = None, pooled: bool = True, request: Request,
+                       p: np.ndarray, q: np.ndarray, engine: str = "local",
+                       memory_limit: int | float | str | None = None,
+                       workers: int | None = None, scheduler: str | None = None,
+                       validate: bool = True, trial_id: Sequence[str] | None = None,
+                       progress: Callable[[int, int], None] | None = None) -> Statistics:
+    """Statistics of every result unit of an evaluation (see the module docstring).
+
+    ``p``/``q`` are the operating points' effective priors, needed by the equalized DCF.
+    """
+    check_choice(engine, name="engine", choices=ENGINES)
+    limit = parse_memory(memory_limit)
+    where_name = source_name(data)
+    lf = as_lazy(data, where=where)  # type: ignore[arg-type]
+    names = lf.collect_schema().names()
+    by_cols = list(by)
+    system_cols = ["system"] if "system" in names and "system" not in by_cols else []
+    if "system" in by_cols:
+        system_cols = ["system"]
+        by_cols.remove("system")
+    row_cols = [*system_cols, *by_cols]
+    eq_cols = [c for c in equalize_by if c not in row_cols]
+    group_cols = [*row_cols, *eq_cols]
+    ids = list(trial_id) if trial_id else [c for c in ("model", "segment") if c in names]
+    if ids and not trial_id and len(ids) < 2:
+        ids = []  # one of model/segment alone does not identify a trial
+    id_cols = [*system_cols, *ids] if ids else []
+    check_dups = validate and bool(id_cols) and not _validated_on_write(data)
+    if engine == "dask" or _row_estimate(data, lf) * BYTES_PER_TRIAL > limit:
+        from scoreframe.stats import outofcore
+
+        return outofcore.compute(
+            data, lf, group_cols=group_cols, row_cols=row_cols, system_cols=system_cols,
+            pooled=pooled, equalize=bool(equalize_by), request=request, p=p, q=q,
+            engine=engine, memory_limit=limit, workers=workers or os.cpu_count() or 1,
+            scheduler=scheduler, id_cols=id_cols if check_dups else [], where=where,
+            where_name=where_name, progress=progress)
+    keys, base, checks = sorted_groups(lf, group_cols)
+    check_counts(checks, where=where_name)
+    if check_dups:
+        check_duplicates(lf, id_cols, where=where_name)
+    units = plan_units(keys, row_cols=row_cols, system_cols=system_cols, pooled=pooled)
+    stats = unit_statistics(units, base, request, equalize=bool(equalize_by), p=p, q=q,
+                            progress=progress)
+    return Statistics(tuple(row_cols), stats, checks, "memory")
+

@@ -1,0 +1,195 @@
+"""From trial frames to statistics: the lazy -> numpy boundary, with the data checks folded in.
+
+Frame side of the statistics layer (Polars). :func:`scan_plan` resolves the grouping columns
+and the label/score expressions of a LazyFrame; :func:`sorted_groups` reduces it in memory to
+one sorted :class:`~scoreframe.kernels.sorted_scores.SortedScores` per base group (one sort
+per group, done by Polars on all cores), counting on the way what the checks need: null and
+NaN scores, unknown and unrecognized labels. :func:`check_counts` turns those counts into
+errors naming the data source; :func:`check_duplicates` finds duplicated trials by their id
+columns. :func:`unit_statistics` builds every result unit's statistics by merging its members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from scoreframe.errors import DegenerateError, ValidationError, message
+from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.schema import normalize_label
+from scoreframe.stats.groups import Unit
+from scoreframe.stats.summary import (
+    EqContext,
+    EqStats,
+    Request,
+    ScoreStats,
+    reduce_equalized,
+    reduce_sorted,
+)
+
+__all__ = ["Checks", "UnitStats", "check_counts", "check_duplicates", "label_columns",
+           "merge_sorted", "sorted_groups", "unit_statistics"]
+
+
+@dataclass
+class Checks:
+    """Counts gathered by the reduction pass for the data checks."""
+
+    rows: int = 0
+    null_score: int = 0
+    nan_score: int = 0
+    unknown_label: int = 0  # null label: unsupervised trials, left out of the evaluation
+    bad_label: int = 0  # a label value outside the accepted spellings
+
+    def add(self, other: Checks) -> None:
+        """Accumulate another pass's counts."""
+        for f in ("rows", "null_score", "nan_score", "unknown_label", "bad_label"):
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+
+
+def label_columns(schema: pl.Schema) -> tuple[pl.Expr, pl.Expr]:
+    """``(label, bad)``: the label as Boolean, and a flag for unrecognized label values."""
+    if "label" not in schema:
+        raise ValidationError(message("column `label` not found",
+                                      expected="a trial table with scores and labels",
+                                      got=", ".join(schema.names())))
+    dtype = schema["label"]
+    lab = normalize_label(dtype)
+    if dtype == pl.Boolean:
+        return lab.alias("label"), pl.lit(False)
+    return lab.alias("label"), (pl.col("label").is_not_null() & lab.is_null())
+
+
+def check_counts(checks: Checks, *, where: str) -> None:
+    """Raise on null/NaN scores, unrecognized labels or an empty selection (``where`` names it)."""
+    if checks.bad_label:
+        raise ValidationError(message(
+            "column `label` has values outside the accepted spellings", where=where,
+            expected="bool, 1/0, target/nontarget or true/false",
+            got=f"{checks.bad_label} trial(s) with other values",
+            hint="Map those labels explicitly (or filter them out with --where)."))
+    if checks.null_score or checks.nan_score:
+        raise ValidationError(message(
+            "column `score` has missing values", where=where, expected="a number for every trial",
+            got=f"{checks.null_score} null and {checks.nan_score} NaN score(s)",
+            hint="NaN and null scores are rejected at the boundary: drop or repair those "
+                 "trials first."))
+    if checks.rows == 0:
+        raise DegenerateError(message("nothing to evaluate", where=where,
+                                      got="no trials (after the --where selection)"))
+
+
+def check_duplicates(lf: pl.LazyFrame, id_cols: Sequence[str], *, where: str) -> None:
+    """Raise if two trials share their id columns (``model``, ``segment``, ``system``)."""
+    if not id_cols:
+        return
+    ids = list(id_cols)
+    dup = (lf.select(ids).group_by(ids).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
+           .sort(ids).collect(engine="streaming"))
+    if dup.height:
+        extra = int((dup["n"] - 1).sum())
+        examples = "; ".join(", ".join(f"{c}={r[c]}" for c in ids) + f" ({r['n']}x)"
+                             for r in dup.head(3).iter_rows(named=True))
+        raise ValidationError(message(
+            "duplicate trials", where=where, expected=f"each ({', '.join(ids)}) once",
+            got=f"{extra} extra row(s) for {dup.height} trial(s), e.g. {examples}",
+            hint="A duplicated trial would be counted twice. Remove the duplicates, name the "
+                 "columns that identify a trial (trial_id=), or pass validate=False "
+                 "(--no-validate) if they are intended."))
+
+
+def sorted_groups(lf: pl.LazyFrame, group_cols: Sequence[str]
+                  ) -> tuple[list[dict[str, str | None]], list[SortedScores], Checks]:
+    """One :class:`SortedScores` per base group (keys in sorted order), and the check counts.
+
+    Only ``score``, ``label`` and the grouping columns are read (never the id strings).
+    """
+    schema = lf.collect_schema()
+    for c in ("score", *group_cols):
+        if c not in schema:
+            raise ValidationError(message(f"column `{c}` not found",
+                                          expected="a trial table with scores and labels",
+                                          got=", ".join(schema.names())))
+    label, bad = label_columns(schema)
+    keys = [pl.col(c).cast(pl.String).alias(c) for c in group_cols]
+    score = pl.col("score").cast(pl.Float64)
+    valid = score.is_not_null() & ~score.is_nan()
+    aggs = [score.filter(pl.col("label") & valid).sort().alias("tar"),
+            score.filter(~pl.col("label") & valid).sort().alias("non"),
+            pl.len().alias("rows"),
+            score.is_null().sum().alias("null_score"),
+            score.is_nan().sum().alias("nan_score"),
+            pl.col("label").is_null().sum().alias("unknown_label"),
+            pl.col("__bad").sum().alias("bad_label")]
+    sel = lf.select(*keys, pl.col("score"), label, bad.alias("__bad"))
+    if group_cols:
+        red = sel.group_by(list(group_cols)).agg(aggs).sort(list(group_cols))
+    else:
+        red = sel.select([a.implode() if i < 2 else a for i, a in enumerate(aggs)])
+    df = red.collect(engine="streaming")
+    checks = Checks()
+    for f in ("rows", "null_score", "nan_score", "unknown_label", "bad_label"):
+        setattr(checks, f, int(df[f].sum()) if df.height else 0)
+    groups = [SortedScores(df["tar"][i].to_numpy(), df["non"][i].to_numpy())
+              for i in range(df.height)]
+    key_rows = df.select(list(group_cols)).to_dicts() if group_cols else [{}] * df.height
+    if not group_cols and checks.rows == 0:
+        return [], [], checks
+    return key_rows, groups, checks
+
+
+def merge_sorted(parts: Sequence[SortedScores]) -> SortedScores:
+    """The sorted scores of a union of groups: a merge of their sorted runs, not a re-sort."""
+    if len(parts) == 1:
+        return parts[0]
+    # numpy's stable sort (timsort) detects the sorted runs and merges them: O(n log k)
+    return SortedScores(np.sort(np.concatenate([s.tar for s in parts]), kind="stable"),
+                        np.sort(np.concatenate([s.non for s in parts]), kind="stable"))
+
+
+@dataclass(frozen=True, eq=False)
+class UnitStats:
+    """A result unit with its final statistics (and equalized statistics when asked)."""
+
+    unit: Unit
+    stats: ScoreStats
+    eq: EqStats | None = None
+    members: tuple[ScoreStats, ...] = ()
+
+
+def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request: Request, *,
+                    equalize: bool = False, p: np.ndarray | None = None,
+                    q: np.ndarray | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> list[UnitStats]:
+    """Statistics of every unit from the base groups' sorted scores (in memory, one range)."""
+    cache: dict[int, ScoreStats] = {}
+
+    def base_stats(i: int) -> ScoreStats:
+        if i not in cache:
+            cache[i] = reduce_sorted(base[i], request)
+        return cache[i]
+
+    out: list[UnitStats] = []
+    for done, u in enumerate(units, 1):
+        if len(u.members) == 1:
+            st = base_stats(u.members[0])
+        else:
+            st = reduce_sorted(merge_sorted([base[i] for i in u.members]), request)
+        eq = None
+        members: tuple[ScoreStats, ...] = ()
+        if equalize:
+            parts = [base[i] for i in u.members]
+            tt = np.array([s.n_tar for s in parts], np.int64)
+            nn = np.array([s.n_non for s in parts], np.int64)
+            z = np.zeros(len(parts), np.int64)
+            if tt.sum() and nn.sum():
+                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]
+            members = tuple(base_stats(i) for i in u.members)
+        out.append(UnitStats(u, st, eq, members))
+        if progress is not None:
+            progress(done, len(units))
+    return out
+

@@ -1,0 +1,362 @@
+"""Exact, mergeable statistics of ``(score, label)``: the core of the statistics layer.
+
+numpy only (no dataframe library): these objects travel between threads, processes and Dask
+workers. A :class:`ScoreStats` summarizes the trials of one group whose scores lie in one
+contiguous score range:
+
+* PAV blocks (:class:`~scoreframe.kernels.sorted_scores.Blocks`: integer counts, score
+  ranges, target position sums), from which ROCCH, ROCCH-EER, PRBEP, min DCF at any prior,
+  minCllr and the PAV calibration map all follow;
+* sums of per-trial terms (the two halves of Cllr);
+* integer error counts at fixed thresholds (actual DCF at the Bayes thresholds of the
+  requested operating points and of the curve grids);
+* *located* partial results, which need the group's totals and the counts below the range
+  (a :class:`Context`): the NIST steppy-ROC EER crossing, Kaldi's stopping index, the
+  corners of the steppy DET curve and the equalized (partition-weighted) error rates.
+
+Statistics of adjacent ranges merge exactly with :func:`merge` (blocks are concatenated and the
+boundary blocks pooled with integer arithmetic, sums and counts add, located results are
+taken from the one range that holds them). Statistics of *overlapping* ranges (two files or
+two conditions of the same scores) do not merge as blocks: they merge as sorted scores
+(count tables) before :func:`reduce_range`. Counts stay integers until the rates are formed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scoreframe.kernels.elementary import softplus
+from scoreframe.kernels.sorted_scores import (
+    Blocks,
+    SortedScores,
+    concat_blocks,
+    label_runs,
+    pav_blocks,
+)
+
+__all__ = ["Context", "EqContext", "EqStats", "Request", "ScoreStats", "empty_stats", "merge",
+           "merge_all", "merge_equalized", "reduce_equalized",
+           "reduce_range", "reduce_sorted"]
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to compute besides blocks and Cllr sums (the same for every group and range).
+
+    Attributes
+    ----------
+    thresholds
+        Score thresholds at which to count misses (targets ``< t``) and false alarms
+        (non-targets ``>= t``): the Bayes thresholds of the operating points, then of any
+        curve grid.
+    nist, kaldi
+        Locate the NIST steppy-ROC EER crossing / Kaldi's ``compute-eer`` stopping index.
+    det_resolution
+        Keep the corners of the steppy DET curve, decimated to about one point per cell of
+        this size in probit units (0: every corner; ``None``: no DET corners).
+    """
+
+    thresholds: F64 = field(default_factory=lambda: np.empty(0))
+    nist: bool = False
+    kaldi: bool = False
+    det_resolution: float | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a range sits in its group: the group's totals and the counts below the range."""
+
+    total_tar: int
+    total_non: int
+    offset_tar: int = 0
+    offset_non: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreStats:
+    """Mergeable statistics of one group's trials in one contiguous score range.
+
+    Attributes
+    ----------
+    n_tar, n_non
+        Targets and non-targets in the range.
+    blocks
+        PAV blocks of the range (positions relative to the range's first trial).
+    cllr_tar, cllr_non
+        ``sum(softplus(-tar))`` and ``sum(softplus(non))`` (natural log).
+    n_miss, n_fa
+        Integer counts at ``Request.thresholds``: targets below, non-targets at or above.
+    nist
+        The NIST EER when the crossing lies in this range, else ``None``.
+    kaldi
+        The first global target index where Kaldi's walk stops, if in this range.
+    det_miss, det_fa
+        Cumulative (global) miss and false-alarm counts at the kept steppy DET corners.
+    """
+
+    n_tar: int
+    n_non: int
+    blocks: Blocks
+    cllr_tar: float
+    cllr_non: float
+    n_miss: I64
+    n_fa: I64
+    nist: float | None = None
+    kaldi: int | None = None
+    det_miss: I64 | None = None
+    det_fa: I64 | None = None
+
+    @property
+    def n(self) -> int:
+        """Trials in the range."""
+        return self.n_tar + self.n_non
+
+
+def empty_stats(request: Request) -> ScoreStats:
+    """Statistics of an empty range (the identity of :func:`merge`)."""
+    z = np.zeros(0, dtype=np.int64)
+    f = np.zeros(0)
+    k = request.thresholds.shape[0]
+    det = (z, z) if request.det_resolution is not None else (None, None)
+    return ScoreStats(0, 0, Blocks(z, z, z, f, f, f, f), 0.0, 0.0,
+                      np.zeros(k, np.int64), np.zeros(k, np.int64), None, None, *det)
+
+
+
+
+def _nist_crossing(cum_tar: I64, cum_non: I64, ctx: Context) -> float | None:
+    """The NIST EER if the steppy ROC crosses ``fnr = fpr`` at one of these corners.
+
+    ``cum_tar``/``cum_non`` are global cumulative counts at the corners of this range,
+    preceded by the point before the range. The EER is interpolated between the last point
+    with ``fnr < fpr`` and the first with ``fnr >= fpr``; within a run of equal labels the
+    per-trial points are collinear, so corners give the same interpolation as all points.
+    """
+    t, n = ctx.total_tar, ctx.total_non
+    # fnr - fpr = cum_tar/T - (N - cum_non)/N  ~  cum_tar*N - (N - cum_non)*T  (exact ints)
+    diff = cum_tar * n - (n - cum_non) * t
+    hit = np.flatnonzero(diff >= 0)
+    if hit.size == 0 or hit[0] == 0:
+        return None  # not crossed here, or crossed at or before the point preceding the range
+    x1 = int(hit[0])
+    fnr1, fpr1 = cum_tar[x1] / t, (n - cum_non[x1]) / n
+    if diff[x1] == 0:
+        return float(fnr1)
+    fnr2, fpr2 = cum_tar[x1 - 1] / t, (n - cum_non[x1 - 1]) / n
+    a = (fnr1 - fpr1) / (fpr2 - fpr1 - (fnr2 - fnr1))
+    return float(fnr1 + a * (fnr2 - fnr1))
+
+
+def _kaldi_stop(s: SortedScores, ctx: Context) -> int | None:
+    """First global target index ``i`` (``i <= T - 2``) where Kaldi's walk stops, if here.
+
+    Kaldi compares target ``i`` with the non-target of rank ``j = N - 1 - floor(N i / T)``;
+    ``non[j] < tar[i]`` holds exactly when more than ``j`` non-targets score below ``tar[i]``,
+    which this range can count: all lower ranges' non-targets, plus its own below ``tar[i]``.
+    """
+    t, n = ctx.total_tar, ctx.total_non
+    i = ctx.offset_tar + np.arange(s.n_tar, dtype=np.int64)
+    keep = i <= t - 2
+    if not keep.any():
+        return None
+    i = i[keep]
+    below = ctx.offset_non + np.searchsorted(s.non, s.tar[keep], side="left").astype(np.int64)
+    j = np.maximum(n - 1 - (n * i) // t, 0)
+    stop = np.flatnonzero(below > j)
+    return int(i[stop[0]]) if stop.size else None
+
+
+def _det_corners(cum_tar: I64, cum_non: I64, ctx: Context, resolution: float,
+                 hull_tar: I64) -> tuple[I64, I64]:
+    """Decimated corners of the steppy DET (first and last of each probit cell kept).
+
+    Corners at the end of a PAV block (``hull_tar``: cumulative targets there) are always
+    kept, so the ROCCH vertices stay on the drawn curve.
+    """
+    from scipy.special import ndtri  # scipy only: this module stays numpy/scipy
+
+    if resolution <= 0:
+        return cum_tar, cum_non
+    pmiss = cum_tar / ctx.total_tar
+    pfa = (ctx.total_non - cum_non) / ctx.total_non
+    with np.errstate(divide="ignore"):
+        x = np.clip(ndtri(pfa), -1e6, 1e6)
+        y = np.clip(ndtri(pmiss), -1e6, 1e6)
+    fx, fy = np.floor(x / resolution), np.floor(y / resolution)
+    keep = np.ones(x.shape[0], dtype=bool)
+    if x.shape[0] > 2:
+        same = (fx[1:] == fx[:-1]) & (fy[1:] == fy[:-1])
+        keep[1:] = ~same
+        keep[:-1] |= ~same
+        keep |= np.isin(cum_tar, hull_tar)
+    return cum_tar[keep], cum_non[keep]
+
+
+def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None) -> ScoreStats:
+    """Statistics of one range from its sorted target and non-target scores (one group).
+
+    Parameters
+    ----------
+    s
+        The range's scores, targets and non-targets each sorted ascending.
+    request
+        What to compute (thresholds, located results).
+    ctx
+        The group's totals and the counts below this range; ``None`` when ``s`` holds the
+        whole group (offsets 0, totals from ``s``).
+
+    Examples
+    --------
+    >>> from scoreframe.kernels import sort_scores
+    >>> st = reduce_sorted(sort_scores([1.0, 2.0], [0.0, 1.5]), Request(np.array([1.0])))
+    >>> st.n_tar, st.n_non, st.n_miss.tolist(), st.n_fa.tolist()
+    (2, 2, [0], [1])
+    """
+    if ctx is None:
+        ctx = Context(s.n_tar, s.n_non)
+    thr = request.thresholds
+    n_miss = np.searchsorted(s.tar, thr, side="left").astype(np.int64)
+    n_fa = s.n_non - np.searchsorted(s.non, thr, side="left").astype(np.int64)
+    blocks = pav_blocks(s) if s.n_tar + s.n_non else empty_stats(request).blocks
+    nist = kaldi = None
+    det_miss = det_fa = None
+    if (request.nist or request.det_resolution is not None) and s.n_tar + s.n_non:
+        run_len, run_lab = label_runs(s)
+        cum_tar = ctx.offset_tar + np.concatenate(
+            ([0], np.cumsum(np.where(run_lab, run_len, 0)))).astype(np.int64)
+        cum_non = ctx.offset_non + np.concatenate(
+            ([0], np.cumsum(np.where(run_lab, 0, run_len)))).astype(np.int64)
+        if request.nist and ctx.total_tar and ctx.total_non:
+            nist = _nist_crossing(cum_tar, cum_non, ctx)
+        if request.det_resolution is not None and ctx.total_tar and ctx.total_non:
+            hull = ctx.offset_tar + np.cumsum(blocks.n_tar)
+            det_miss, det_fa = _det_corners(cum_tar[1:], cum_non[1:], ctx,
+                                            request.det_resolution, hull)
+    elif request.det_resolution is not None:
+        det_miss = det_fa = np.zeros(0, dtype=np.int64)
+    if request.kaldi and s.n_tar and ctx.total_tar and ctx.total_non:
+        kaldi = _kaldi_stop(s, ctx)
+    return ScoreStats(
+        s.n_tar, s.n_non, blocks,
+        float(np.sum(softplus(-s.tar))), float(np.sum(softplus(s.non))),
+        n_miss, n_fa, nist, kaldi, det_miss, det_fa)
+
+
+def reduce_range(tar: F64, non: F64, request: Request, ctx: Context | None = None
+                 ) -> ScoreStats:
+    """Statistics of one range from unsorted scores (sorts each class once)."""
+    return reduce_sorted(SortedScores(np.sort(tar), np.sort(non)), request, ctx)
+
+
+def merge(a: ScoreStats, b: ScoreStats) -> ScoreStats:
+    """Statistics of two adjacent ranges of one group, ``a`` entirely below ``b`` (exact).
+
+    Associative: ``merge(merge(a, b), c)`` equals ``merge(a, merge(b, c))`` (counts and blocks
+    exactly, sums up to float addition order).
+    """
+    def cat(x: I64 | None, y: I64 | None) -> I64 | None:
+        return None if x is None or y is None else np.concatenate((x, y))
+
+    return ScoreStats(
+        a.n_tar + b.n_tar, a.n_non + b.n_non, concat_blocks(a.blocks, b.blocks),
+        a.cllr_tar + b.cllr_tar, a.cllr_non + b.cllr_non,
+        a.n_miss + b.n_miss, a.n_fa + b.n_fa,
+        a.nist if a.nist is not None else b.nist,
+        a.kaldi if a.kaldi is not None else b.kaldi,
+        cat(a.det_miss, b.det_miss), cat(a.det_fa, b.det_fa))
+
+
+def merge_all(parts: list[ScoreStats], request: Request) -> ScoreStats:
+    """Merge the statistics of consecutive ranges, lowest first."""
+    out = empty_stats(request)
+    for p in parts:
+        out = merge(out, p)
+    return out
+
+
+@dataclass(frozen=True)
+class EqContext:
+    """Totals of each partition of an equalized unit, and their counts below the range."""
+
+    tar_totals: I64
+    non_totals: I64
+    tar_offsets: I64
+    non_offsets: I64
+
+
+@dataclass(frozen=True, eq=False)
+class EqStats:
+    """Partition-equalized statistics of one unit in one range (NIST SRE16 style).
+
+    Every partition with targets weighs equally in the miss rate, every partition with
+    non-targets equally in the false-alarm rate. ``min_dcf`` is the range's minimum of the
+    weighted DCF over thresholds between distinct scores (per operating point); ``eer`` the
+    interpolated crossing of the weighted steppy ROC when it lies in this range.
+    """
+
+    min_dcf: F64
+    eer: float | None
+
+
+def reduce_equalized(members: list[SortedScores], ctx: EqContext, p: F64, q: F64
+                     ) -> EqStats:
+    """Equalized statistics of one range of a unit from its partitions' sorted scores.
+
+    The partitions' sorted runs are merged once (a stable merge keeps targets before
+    non-targets at equal scores); rates are sums over partitions of integer cumulative counts
+    divided by the partition totals, formed at the end (no ``1 - running sum``).
+    """
+    n_part = len(members)
+    tar_scores = [m.tar for m in members]
+    non_scores = [m.non for m in members]
+    scores = np.concatenate(tar_scores + non_scores)
+    lab = np.concatenate([np.ones(s.shape[0], bool) for s in tar_scores]
+                         + [np.zeros(s.shape[0], bool) for s in non_scores])
+    part = np.concatenate([np.full(s.shape[0], i, np.int64) for i, s in enumerate(tar_scores)]
+                          + [np.full(s.shape[0], i, np.int64) for i, s in enumerate(non_scores)])
+    order = np.argsort(scores, kind="stable")  # merges the sorted runs
+    sc, lab, part = scores[order], lab[order], part[order]
+    n = sc.shape[0]
+    has_t = ctx.tar_totals > 0
+    has_n = ctx.non_totals > 0
+    fnr = np.zeros(n + 1)
+    fpr = np.zeros(n + 1)
+    for i in range(n_part):  # a loop over partitions (few), not trials
+        if has_t[i]:
+            cum = ctx.tar_offsets[i] + np.concatenate(([0], np.cumsum(lab & (part == i))))
+            fnr += cum / ctx.tar_totals[i]
+        if has_n[i]:
+            cum = ctx.non_offsets[i] + np.concatenate(([0], np.cumsum(~lab & (part == i))))
+            fpr += (ctx.non_totals[i] - cum) / ctx.non_totals[i]
+    fnr /= max(int(has_t.sum()), 1)
+    fpr /= max(int(has_n.sum()), 1)
+    cut = np.ones(n + 1, dtype=bool)  # thresholds fall between distinct scores only
+    if n > 1:
+        cut[1:n] = sc[1:] != sc[:-1]
+    cost = np.asarray(p)[:, None] * fnr[None, cut] + np.asarray(q)[:, None] * fpr[None, cut]
+    corner = np.ones(n + 1, dtype=bool)
+    if n > 1:
+        corner[1:n] = lab[1:] != lab[:-1]
+    fc, pc = fnr[corner], fpr[corner]
+    diff = fc - pc
+    hit = np.flatnonzero(diff >= 0)
+    eer = None
+    if hit.size and hit[0] > 0:
+        x1 = int(hit[0])
+        if diff[x1] == 0:
+            eer = float(fc[x1])
+        else:
+            a = (fc[x1] - pc[x1]) / (pc[x1 - 1] - pc[x1] - (fc[x1 - 1] - fc[x1]))
+            eer = float(fc[x1] + a * (fc[x1 - 1] - fc[x1]))
+    return EqStats(cost.min(axis=1), eer)
+
+
+def merge_equalized(a: EqStats, b: EqStats) -> EqStats:
+    """Equalized statistics of two adjacent ranges (minimum, and the located crossing)."""
+    return EqStats(np.minimum(a.min_dcf, b.min_dcf), a.eer if a.eer is not None else b.eer)
