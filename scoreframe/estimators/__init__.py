@@ -1,0 +1,21 @@
+"""Estimators: calibrators and fusers on one base, registered by their ``method``.
+
+* :mod:`scoreframe.estimators.base`: :class:`Estimator` (``fit`` -> self, ``transform``,
+  ``to_dict``/``from_dict``, ``save``, ``__repr__``), the registry :data:`ESTIMATORS` and
+  :func:`estimator_class`;
+* :mod:`scoreframe.estimators.modelfile`: the JSON model file and its schema validation;
+* :mod:`scoreframe.estimators.calibration`: :class:`LinearCalibration`, :class:`PavCalibration`;
+* :mod:`scoreframe.estimators.fusion`: :class:`LinearFusion`;
+* :mod:`scoreframe.estimators.multiclass`: ``MulticlassCalibration``, ``MulticlassFusion``.
+
+Loading a model (:func:`scoreframe.models.load_model`) dispatches on the document's
+``"method"`` through the registry; the modules of this package are imported on demand, so no
+module has to name every estimator and the import graph stays a tree.
+"""
+
+from scoreframe.estimators.base import ESTIMATORS, Estimator, NotFittedError, estimator_class
+from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
+from scoreframe.estimators.fusion import LinearFusion
+
+__all__ = ["ESTIMATORS", "Estimator", "LinearCalibration", "LinearFusion", "NotFittedError",
+           "PavCalibration", "estimator_class"]
