@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -217,8 +218,32 @@ def poisson_multiplicities(unit_hashes: U64, replicates: I64, *, key: np.uint64
     """
     r = np.asarray(replicates, dtype=np.uint64)
     rk = splitmix64(np.uint64(key) + r * _GOLDEN)
-    return poisson_from_uniform(
-        splitmix64(np.asarray(unit_hashes, dtype=np.uint64)[None, :] ^ rk[:, None]))
+    h = np.asarray(unit_hashes, dtype=np.uint64)
+    out = np.empty((r.shape[0], h.shape[0]), dtype=np.uint8)
+    z = np.empty(h.shape[0], dtype=np.uint64)
+    tmp = np.empty(h.shape[0], dtype=np.uint64)
+    for i in range(r.shape[0]):  # row by row into two reused buffers: no large temporaries
+        np.bitwise_xor(h, rk[i], out=z)
+        _splitmix64_inplace(z, tmp)
+        np.right_shift(z, _CELL, out=tmp)
+        np.take(_TABLE, tmp, out=out[i])
+        amb = np.flatnonzero(out[i] == 255)
+        if amb.size:
+            out[i, amb] = np.searchsorted(_THRESHOLDS, z[amb], side="right")
+    return out
+
+
+def _splitmix64_inplace(z: U64, tmp: U64) -> None:
+    """:func:`splitmix64` of ``z`` in place (``tmp`` is scratch space of the same shape)."""
+    np.add(z, _GOLDEN, out=z)
+    np.right_shift(z, _S30, out=tmp)
+    np.bitwise_xor(z, tmp, out=z)
+    np.multiply(z, _M1, out=z)
+    np.right_shift(z, _S27, out=tmp)
+    np.bitwise_xor(z, tmp, out=z)
+    np.multiply(z, _M2, out=z)
+    np.right_shift(z, _S31, out=tmp)
+    np.bitwise_xor(z, tmp, out=z)
 
 
 def jackknife_multiplicities(unit_hashes: U64, rows: I64, *, n_blocks: int,
@@ -244,6 +269,14 @@ class Units:
     def n_units(self) -> int:
         """Number of units."""
         return int(self.hashes.shape[0])
+
+    @cached_property
+    def run(self) -> slice | None:
+        """``slice(a, a + n)`` when the codes are exactly ``a, a + 1, ...`` (no gather needed)."""
+        c = self.codes
+        if c.shape[0] and c[-1] - c[0] == c.shape[0] - 1 and bool(np.all(np.diff(c) == 1)):
+            return slice(int(c[0]), int(c[-1]) + 1)
+        return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -512,7 +545,13 @@ def _quantiles(v: F64, a_lo: F64 | np.ndarray, a_hi: F64 | np.ndarray, min_valid
             continue
         if np.isnan(lo_q[j]) or np.isnan(hi_q[j]):
             continue
-        lo[j], hi[j] = np.quantile(col, [lo_q[j], hi_q[j]])
+        qs = np.array([lo_q[j], hi_q[j]])
+        with np.errstate(invalid="ignore"):  # inf - inf between two infinite replicates
+            vals = np.quantile(col, qs)
+        bad = np.isnan(vals)
+        if bad.any():
+            vals[bad] = np.quantile(col, qs[bad], method="higher")
+        lo[j], hi[j] = vals
     return lo.reshape(v.shape[1:]), hi.reshape(v.shape[1:])
 
 
@@ -555,7 +594,12 @@ def bca_interval(values: F64, estimate: F64, jackknife: F64, ci: float, *,
 def trial_weights(mult: Mapping[str, NDArray[np.uint8]], units: Mapping[str, Units]) -> F64:
     """Per-trial weights ``(b, n)``: the product over columns of each trial's unit multiplicity."""
     names = list(mult)
-    out = mult[names[0]][:, units[names[0]].codes].astype(np.float64)
-    for name in names[1:]:
-        out *= mult[name][:, units[name].codes]
-    return out
+    out: F64 | None = None
+    for name in names:
+        u = units[name]
+        m = mult[name][:, u.run] if u.run is not None else mult[name][:, u.codes]
+        if out is None:
+            out = m.astype(np.float64)
+        else:
+            out *= m
+    return out if out is not None else np.ones((0, 0))

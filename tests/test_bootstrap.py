@@ -1,0 +1,289 @@
+"""Bootstrap intervals: the weighted-replicate kernel against explicit resampling, seeds.
+
+Twins: every replicate's metrics equal those of the materialized replicate (each trial repeated
+``multiplicity`` times with ``np.repeat``) evaluated with the public scalar metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+import scoreframe as sf
+from scoreframe.bootstrap import (
+    IntervalOptions,
+    bootstrap_evaluate,
+    group_intervals,
+    interval_long,
+    replicate_values,
+    sorted_groups,
+    trials_needed,
+)
+from scoreframe.errors import DegenerateGroupWarning, ScoreframeError
+from scoreframe.kernels import bootstrap as kb
+from scoreframe.stats.executors import LocalExecutor
+
+P_TARGET = (0.01, 0.2, 0.5)
+
+
+def _trials(n: int = 160, seed: int = 0, *, ties: bool = True, inf: bool = True) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    label = rng.random(n) < 0.35
+    score = np.where(label, rng.normal(1.5, 1.5, n), rng.normal(-1.0, 1.5, n))
+    if ties:
+        score = np.round(score, 1)  # heavy ties, across labels too
+    if inf:
+        score[:3] = [np.inf, -np.inf, np.inf]
+        label[:3] = [True, False, False]
+    models = rng.integers(0, 12, n)
+    segments = rng.integers(0, 30, n)
+    return pl.DataFrame({
+        "model": [f"m{i}" for i in models],
+        "segment": [f"seg-{i}" for i in segments],
+        "score": score, "label": label,
+        "cond": np.where(rng.random(n) < 0.5, "a", "b"),
+    }).unique(["model", "segment"], keep="first", maintain_order=True)
+
+
+def _id_hashes(values: list[str]) -> dict[str, int]:
+    """Hashes of id strings built independently of polars/arrow: Python bytes and offsets."""
+    raw = [v.encode() for v in values]
+    offsets = np.concatenate(([0], np.cumsum([len(b) for b in raw]))).astype(np.int64)
+    data = np.frombuffer(b"".join(raw), dtype=np.uint8)
+    return dict(zip(values, kb.hash_strings(data, offsets).tolist(), strict=True))
+
+
+def _row_weights(df: pl.DataFrame, resample: tuple[str, ...], rows: np.ndarray,
+                 seed: int) -> np.ndarray:
+    """Per-row multiplicities ``(b, rows)`` from the documented recipe, computed directly."""
+    if resample == ("trial",):
+        hm, hs = _id_hashes(df["model"].to_list()), _id_hashes(df["segment"].to_list())
+        h = kb.combine_hashes(np.array([hm[v] for v in df["model"]], dtype=np.uint64),
+                              np.array([hs[v] for v in df["segment"]], dtype=np.uint64))
+        return kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, "trial")).astype(int)
+    w = np.ones((rows.shape[0], df.height), dtype=int)
+    for c in resample:
+        hc = _id_hashes(df[c].to_list())
+        h = np.array([hc[v] for v in df[c]], dtype=np.uint64)
+        w *= kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, c)).astype(int)
+    return w
+
+
+def _explicit(tar: np.ndarray, non: np.ndarray) -> dict[str, object]:
+    """Metrics of one materialized replicate with the public scalar API."""
+    if tar.size == 0 or non.size == 0:
+        return {}
+    return {"eer": sf.eer(tar, non), "cllr": sf.cllr(tar, non),
+            "min_cllr": sf.min_cllr(tar, non, ramp=False),
+            "act_dcf_norm": sf.act_dcf(tar, non, p_target=np.array(P_TARGET)),
+            "min_dcf_norm": sf.min_dcf(tar, non, p_target=np.array(P_TARGET))}
+
+
+def _check_twin(got: dict[str, np.ndarray], r: int, ref: dict[str, object]) -> None:
+    if not ref:
+        assert np.isnan(got["eer"][r]) and np.isnan(got["cllr"][r])
+        return
+    for name, want in ref.items():
+        np.testing.assert_allclose(got[name][r], want, rtol=1e-12, atol=1e-12,
+                                   err_msg=f"{name}, replicate {r}")
+
+
+@pytest.mark.parametrize("resample", [("trial",), ("model", "segment"), ("model",)])
+def test_weighted_replicates_equal_explicit_resampling(resample: tuple[str, ...]) -> None:
+    df = _trials()
+    opts = IntervalOptions(p_target=P_TARGET, bootstrap=25, seed=7, resample=resample)
+    keys, groups = sorted_groups(df.lazy(), ["cond"], resample)
+    reps = replicate_values(groups, options=opts, pooled=True)
+    rows = np.arange(25)
+    parts = [df.filter(pl.col("cond") == c) for c in keys["cond"]]
+    weights = [_row_weights(part, resample, rows, 7) for part in parts]
+    if resample == ("trial",):  # pooled trial weights: the same trial hash in any group
+        np.testing.assert_array_equal(_row_weights(df.filter(pl.col("cond") == "a"), resample,
+                                                   rows, 7), weights[0])
+    for r in rows:
+        tars, nons = [], []
+        for gi, part in enumerate(parts):
+            w = weights[gi][r]
+            lab = part["label"].to_numpy()
+            s = part["score"].to_numpy()
+            tar, non = np.repeat(s[lab], w[lab]), np.repeat(s[~lab], w[~lab])
+            tars.append(tar)
+            nons.append(non)
+            _check_twin(reps[gi], r, _explicit(tar, non))
+        _check_twin(reps[-1], r, _explicit(np.concatenate(tars), np.concatenate(nons)))
+
+
+def test_point_values_equal_evaluate() -> None:
+    df = _trials(400, seed=3, inf=False)
+    got = bootstrap_evaluate(df, by="cond", p_target=P_TARGET, bootstrap=20)
+    ref = sf.evaluate(df, by="cond", p_target=P_TARGET)
+    for name in ("eer", "cllr"):
+        np.testing.assert_allclose(got[name].to_numpy(), ref[name].to_numpy(), rtol=1e-12)
+    for cond in ("a", "b", "all"):
+        sub = df if cond == "all" else df.filter(pl.col("cond") == cond)
+        lab = sub["label"].to_numpy()
+        s = sub["score"].to_numpy()
+        row = got.filter(pl.col("cond") == cond)
+        assert row["min_cllr"][0] == pytest.approx(sf.min_cllr(s[lab], s[~lab], ramp=False),
+                                                   rel=1e-12)
+    flat = got.select("cond", "dcf").explode("dcf").unnest("dcf")
+    ref_flat = sf.explode_dcf(ref)
+    for name in ("act_dcf_norm", "min_dcf_norm", "n_miss_min", "n_fa_min"):
+        np.testing.assert_allclose(flat[name].to_numpy(), ref_flat[name].to_numpy(), rtol=1e-12)
+
+
+def _shuffled_files(df: pl.DataFrame, tmp_path, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    shuffled = df[rng.permutation(df.height)]
+    for i, part in enumerate(np.array_split(np.arange(df.height), 4)):
+        shuffled[part].write_parquet(tmp_path / f"part-{i}.parquet")
+    return str(tmp_path / "*.parquet")
+
+
+@pytest.mark.parametrize("resample", ["trial", ["model", "segment"]])
+def test_seed_reproducible_across_workers_files_and_row_order(tmp_path, resample) -> None:
+    df = _trials(300, seed=5, ties=False, inf=False)
+    kw = {"by": "cond", "p_target": (0.1, 0.5), "bootstrap": 60, "seed": 11,
+          "resample": resample}
+    one = bootstrap_evaluate(df, executor=LocalExecutor(workers=1), **kw)
+    again = bootstrap_evaluate(df, executor=LocalExecutor(workers=1), **kw)
+    two = bootstrap_evaluate(df, executor=LocalExecutor(workers=2), memory_limit=1 << 16, **kw)
+    files = bootstrap_evaluate(_shuffled_files(df, tmp_path, 1), workers=2, **kw)
+    assert one.equals(again)
+    assert one.equals(two)
+    assert one.equals(files)
+    other = bootstrap_evaluate(df, **(kw | {"seed": 12}))
+    assert not one["eer_lo"].equals(other["eer_lo"])
+
+
+def test_two_systems_share_weights() -> None:
+    df = _trials(200, seed=2, ties=False, inf=False)
+    both = pl.concat([df.with_columns(system=pl.lit("s1")),
+                      df.with_columns(system=pl.lit("s2"))])
+    res = bootstrap_evaluate(both, p_target=0.2, bootstrap=40, seed=1)
+    assert res["system"].to_list() == ["s1", "s2"]
+    row = res.drop("system")
+    assert row[0].equals(row[1])  # identical scores and weights give identical intervals
+
+
+def test_poisson_multiplicities_are_poisson_and_independent() -> None:
+    h = kb.hash_strings(*_bytes([f"unit-{i}" for i in range(20000)]))
+    m = kb.poisson_multiplicities(h, np.arange(10), key=kb.stream_key(3, "trial"))
+    counts = np.bincount(m.ravel(), minlength=8)[:7].astype(float)
+    expected = stats.poisson.pmf(np.arange(7), 1.0) * m.size
+    expected[-1] += stats.poisson.sf(6, 1.0) * m.size
+    counts[-1] += np.count_nonzero(m >= 7)
+    chi2 = float(np.sum((counts - expected) ** 2 / expected))
+    assert chi2 < stats.chi2.ppf(0.999, 6)
+    corr = np.corrcoef(m.astype(float))
+    assert np.max(np.abs(corr[np.triu_indices(10, 1)])) < 0.05  # 4 sd at n = 20000
+    other = kb.poisson_multiplicities(h, np.arange(10), key=kb.stream_key(3, "model"))
+    assert abs(np.corrcoef(m.ravel().astype(float), other.ravel().astype(float))[0, 1]) < 0.02
+
+
+def _bytes(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    raw = [v.encode() for v in values]
+    offsets = np.concatenate(([0], np.cumsum([len(b) for b in raw]))).astype(np.int64)
+    return np.frombuffer(b"".join(raw), dtype=np.uint8), offsets
+
+
+def test_string_hashes_depend_on_value_only() -> None:
+    values = ["", "a", "ab", "ba", "abc", "é", "a" * 300, "seg-1", "seg-10", "seg-01"]
+    h = kb.hash_strings(*_bytes(values))
+    assert len(set(h.tolist())) == len(values)
+    h_batched = kb.hash_strings(*_bytes(values), batch=3)
+    np.testing.assert_array_equal(h, h_batched)
+    h_rev = kb.hash_strings(*_bytes(values[::-1]))
+    np.testing.assert_array_equal(h, h_rev[::-1])
+    many = kb.hash_strings(*_bytes([f"id{i}" for i in range(200000)]))
+    assert np.unique(many).shape[0] == 200000
+
+
+def test_intervals_bracket_estimates_and_bca_runs() -> None:
+    df = _trials(600, seed=9, ties=False, inf=False)
+    pct = bootstrap_evaluate(df, p_target=0.2, bootstrap=300, seed=0)
+    bca = bootstrap_evaluate(df, p_target=0.2, bootstrap=300, seed=0, interval="bca",
+                             resample=["model", "segment"])
+    for res in (pct, bca):
+        for name in ("eer", "cllr", "min_cllr"):
+            assert res[f"{name}_lo"][0] < res[name][0] < res[f"{name}_hi"][0]
+    long = interval_long(pct)
+    assert set(long["metric"]) == {"eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm"}
+    # two-way intervals are wider than trial-level ones when the units are shared
+    assert (bca["eer_hi"][0] - bca["eer_lo"][0]) > 0.8 * (pct["eer_hi"][0] - pct["eer_lo"][0])
+
+
+def test_bca_equals_percentile_for_a_symmetric_unbiased_statistic() -> None:
+    rng = np.random.default_rng(1)
+    v = rng.normal(size=(20000, 1))
+    jack = np.linspace(-1.0, 1.0, 101)[:, None]  # symmetric: no acceleration
+    lo, hi = kb.bca_interval(v, np.array([np.median(v)]), jack, 0.9)
+    plo, phi = kb.percentile_interval(v, 0.9)
+    assert lo[0] == pytest.approx(plo[0], abs=0.02) and hi[0] == pytest.approx(phi[0], abs=0.02)
+
+
+def test_group_intervals_matches_frame_level() -> None:
+    df = _trials(300, seed=4, ties=False, inf=False)
+    keys, groups = sorted_groups(df.lazy(), [], ("trial",))
+    r = group_intervals(groups[0], p_target=(0.1, 0.5), bootstrap=50, seed=2)
+    frame = bootstrap_evaluate(df, p_target=(0.1, 0.5), bootstrap=50, seed=2)
+    assert r is not None
+    assert r["eer_lo"] == frame["eer_lo"][0] and r["cllr_hi"] == frame["cllr_hi"][0]
+    flat = frame.explode("dcf").unnest("dcf")
+    assert r["min_dcf_norm_hi"] == flat["min_dcf_norm_hi"].to_list()
+
+
+def test_degenerate_group_is_null_with_one_warning() -> None:
+    df = _trials(200, seed=6, ties=False, inf=False).with_columns(
+        pl.when(pl.col("cond") == "b").then(False).otherwise(pl.col("label")).alias("label"))
+    with pytest.warns(DegenerateGroupWarning, match="cond=b"):
+        res = bootstrap_evaluate(df, by="cond", p_target=0.2, bootstrap=20)
+    row = res.filter(pl.col("cond") == "b")
+    assert row["eer"][0] is None and row["n_tar"][0] == 0
+
+
+def test_bad_arguments_say_what() -> None:
+    df = _trials(50, seed=1)
+    with pytest.raises(ScoreframeError, match="`ci`"):
+        bootstrap_evaluate(df, ci=1.5)
+    with pytest.raises(ScoreframeError, match="`speaker` not found"):
+        bootstrap_evaluate(df, resample=["speaker"])
+    with pytest.raises(ScoreframeError, match="`interval`"):
+        bootstrap_evaluate(df, interval="normal")  # type: ignore[arg-type]
+    with pytest.raises(ScoreframeError, match="`resample`"):
+        bootstrap_evaluate(df, resample=["trial", "model"])
+
+
+def test_trials_needed_follows_the_scaling_argument() -> None:
+    df = _trials(2000, seed=8, ties=False, inf=False)
+    res = bootstrap_evaluate(df, p_target=0.2, bootstrap=200, seed=0)
+    loose = trials_needed(res, rel_width=100.0)
+    assert loose["more_tar"][0] == 0 and loose["more_non"][0] == 0
+    g = trials_needed(res, rel_width=0.05)
+    rel = g["rel_width"][0]
+    t, n = g["n_tar"][0], g["n_non"][0]
+    a, b = (t + g["more_tar"][0]) / t, (n + g["more_non"][0]) / n
+    # the recommended growth brings the predicted width to the target (and not far below)
+    flat = res.explode("dcf").unnest("dcf")
+    p = 0.2
+    pm, pf = flat["pmiss_min"][0], flat["pfa_min"][0]
+    vm, vf = p * p * pm * (1 - pm) / t, (1 - p) ** 2 * pf * (1 - pf) / n
+    s_m, s_f = vm / (vm + vf), vf / (vm + vf)
+    predicted = rel * math.sqrt(s_m / a + s_f / b)
+    assert predicted <= 0.05 * (1 + 1e-3)
+    assert predicted >= 0.05 * 0.95
+    assert g["rule30_more_tar"][0] == (0 if g["n_miss_min"][0] >= 30 else
+                                       math.ceil(t * 30 / g["n_miss_min"][0]) - t)
+
+
+def test_no_warning_for_infinite_scores() -> None:
+    df = _trials(120, seed=0, ties=True, inf=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = bootstrap_evaluate(df, p_target=0.5, bootstrap=30)
+    assert res["cllr"][0] == math.inf or res["cllr"][0] > 0
