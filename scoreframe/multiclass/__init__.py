@@ -2,12 +2,13 @@
 
 Frames layer over :mod:`scoreframe.kernels.multiclass`: long score tables (``segment``,
 ``class``, ``score`` = log-likelihood, optional ``system``) and truth tables (``segment``,
-``class``) become per-group ``(N, K)`` matrices, one pivot per group.
+``class``), read and checked by :mod:`scoreframe.io.multiclass`, become per-group ``(N, K)``
+matrices, one sort per system.
 """
 
 from scoreframe.multiclass.calibration import MulticlassCalibration, MulticlassFusion
-from scoreframe.multiclass.data import read_scores, read_truth, score_matrices
 from scoreframe.multiclass.evaluate import cavg_sweep, evaluate_multiclass
+from scoreframe.multiclass.tables import read_scores, read_truth, score_matrices
 
 __all__ = ["MulticlassCalibration", "MulticlassFusion", "cavg_sweep", "evaluate_multiclass",
            "read_scores", "read_truth", "score_matrices"]
