@@ -19,6 +19,7 @@ from scoreframe.errors import SchemaError, message
 
 __all__ = [
     "KEY_COLUMNS",
+    "check_duplicates",
     "Kind",
     "id_columns",
     "normalize_label",
@@ -143,25 +144,44 @@ def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, 
             hint="Map those values explicitly before importing."))
     if duplicates:
         ids = list(trial_id) if trial_id else id_columns(schema)
-        missing = [c for c in ids if c not in schema]
-        if missing:
-            raise SchemaError(message("trial id column(s) not found", where=where,
-                                      expected=", ".join(ids), got=", ".join(schema.names())))
-        aggs = [pl.len().alias("n")]
-        if line_column:
-            aggs.append(pl.col(line_column).min().alias("__first"))
-        dup = (lf.group_by(ids).agg(aggs).filter(pl.col("n") > 1)
-               .sort("__first" if line_column else ids).collect())
-        if dup.height:
-            ex = "; ".join(" ".join(str(row[c]) for c in ids) + f" (x{row['n']}"
-                           + (f", first at line {row['__first']})" if line_column else ")")
-                           for row in dup.head(3).iter_rows(named=True))
-            raise SchemaError(message(
-                f"duplicate trials on ({', '.join(ids)})", where=where,
-                expected="each trial once",
-                got=f"{dup.height} duplicated trial(s), e.g. {ex}",
-                hint="Add the distinguishing column (e.g. `system` or a condition) to the "
-                     "trial id, or deduplicate the input."))
+        check_duplicates(lf, ids, where=where, line_column=line_column)
+
+
+def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
+                     where: str = "input", line_column: str | None = None) -> None:
+    """Raise :class:`SchemaError` when two rows share the same trial id columns.
+
+    One hash aggregation over the id columns (streamed for a LazyFrame scan).
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"model": ["a", "a"], "segment": ["x", "x"]})
+    >>> check_duplicates(df, ["model", "segment"])
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.SchemaError: duplicate trials on (model, segment) in input: ...
+    """
+    lf = data.lazy()
+    names = lf.collect_schema().names()
+    missing = [c for c in ids if c not in names]
+    if missing:
+        raise SchemaError(message("trial id column(s) not found", where=where,
+                                  expected=", ".join(ids), got=", ".join(names)))
+    aggs = [pl.len().alias("n")]
+    if line_column:
+        aggs.append(pl.col(line_column).min().alias("__first"))
+    dup = (lf.group_by(ids).agg(aggs).filter(pl.col("n") > 1)
+           .sort("__first" if line_column else list(ids)).collect())
+    if dup.height:
+        ex = "; ".join(" ".join(str(row[c]) for c in ids) + f" (x{row['n']}"
+                       + (f", first at line {row['__first']})" if line_column else ")")
+                       for row in dup.head(3).iter_rows(named=True))
+        raise SchemaError(message(
+            f"duplicate trials on ({', '.join(ids)})", where=where,
+            expected="each trial once",
+            got=f"{dup.height} duplicated trial(s), e.g. {ex}",
+            hint="Add the distinguishing column (e.g. `system` or a condition) to the "
+                 "trial id, or deduplicate the input."))
 
 
 def _stats_with_labels(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema,

@@ -6,17 +6,26 @@ I/O layer: reads and writes files, returns polars frames in the canonical schema
 
 from __future__ import annotations
 
+import glob
+import json
+import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scoreframe.errors import FormatError, ScoreframeError, message
+from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
 from scoreframe.io.atomic import atomic_output
-from scoreframe.schema import Kind, validate_trials
+from scoreframe.schema import Kind, check_duplicates, id_columns, validate_trials
 
-__all__ = ["apply_where", "infer_kind", "read_trials", "scan_trials", "write_trials"]
+__all__ = ["MARK_KEY", "apply_where", "dataset_validated", "infer_kind", "read_trials",
+           "scan_trials", "validation_mark", "write_trials"]
+
+#: Parquet key-value metadata key of the validation record written by :func:`write_trials`.
+MARK_KEY = "scoreframe"
+MARK_VERSION = 1
 
 
 def infer_kind(names: Sequence[str]) -> Kind:
@@ -63,8 +72,9 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     kind
         Expected kind; inferred from the columns when omitted.
     check_data
-        Scan the data once to validate values (NaN scores, labels, duplicates); the schema is
-        always checked.
+        Scan the data once to validate values (NaN scores, labels, duplicates), unless every
+        file carries the validation mark of :func:`write_trials` (see
+        :func:`dataset_validated`); the schema is always checked.
 
     Examples
     --------
@@ -84,6 +94,11 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     except (pl.exceptions.ComputeError, OSError) as exc:
         raise FormatError(message("cannot read parquet", where=f"`{path}`",
                                   got=str(exc).splitlines()[0])) from None
+    if check_data:
+        mark = validation_mark(path) if not hive or path.is_dir() else None
+        ids = mark.get("id_columns") if mark else None
+        if isinstance(ids, list) and set(ids) <= set(id_columns(names)):
+            check_data = False  # written by a validating write_trials: already checked
     lf = validate_trials(lf, kind=kind or infer_kind(names), where=f"`{path}`",
                          check_data=check_data)
     return apply_where(lf, where)
@@ -113,10 +128,75 @@ def _value_dir(v: object) -> str:
     return s
 
 
+def _parquet_files(source: str | Path) -> list[Path]:
+    p = Path(source)
+    if p.is_dir():
+        return sorted(p.rglob("*.parquet"))
+    if any(ch in str(source) for ch in "*?["):
+        return sorted(Path(f) for f in glob.glob(str(source), recursive=True))
+    return [p] if p.is_file() else []
+
+
+def validation_mark(source: str | Path) -> dict[str, object] | None:
+    """The validation record :func:`write_trials` left in every file of a dataset, or None.
+
+    Reads only the Parquet footers. None unless every file carries the mark of the same
+    validated write (a file added later by another write, or by another tool, voids it).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.parquet"
+    >>> write_trials(pl.DataFrame({"model": ["a"], "segment": ["x"], "score": [1.0]}), f)
+    >>> validation_mark(f)["id_columns"]
+    ['model', 'segment']
+    """
+    files = _parquet_files(source)
+    if not files:
+        return None
+    marks: list[dict[str, object]] = []
+    for f in files:
+        try:
+            meta = pq.read_metadata(f).metadata or {}
+            mark = json.loads(meta[MARK_KEY.encode()])
+        except (OSError, KeyError, ValueError, pa.ArrowException):
+            return None
+        if not isinstance(mark, dict) or mark.get("validated") is not True:
+            return None
+        marks.append(mark)
+    if len({m.get("write_id") for m in marks}) != 1:
+        return None
+    return marks[0]
+
+
+def dataset_validated(source: str | Path) -> bool:
+    """True when every Parquet file of ``source`` was written by a validating :func:`write_trials`.
+
+    The statistics layer uses it to skip re-checking data (NaN/null scores, labels, duplicate
+    trials on the recorded ``id_columns``). Reads only the footers.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> df = pl.DataFrame({"model": ["a"], "segment": ["x"], "score": [1.0]})
+    >>> write_trials(df, d / "a.parquet"); df.write_parquet(d / "b.parquet")
+    >>> dataset_validated(d / "a.parquet"), dataset_validated(d / "b.parquet")
+    (True, False)
+    """
+    return validation_mark(source) is not None
+
+
 def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], path: str | Path,
                  *, partition_by: Sequence[str] = (), overwrite: bool = False,
-                 chunk_rows: int = 2_000_000, progress: object | None = None) -> None:
+                 chunk_rows: int = 2_000_000, progress: object | None = None,
+                 validate: bool = True, trial_id: Sequence[str] | None = None) -> None:
     """Write trials as one Parquet file or a hive-partitioned directory, atomically.
+
+    The data are checked as every reader checks them (:func:`scoreframe.schema.validate_trials`:
+    columns and types, null ids, NaN or null scores, labels, duplicate trials) and written in
+    the canonical types; every file records in its key-value metadata (key ``scoreframe``) that
+    it was validated, so :func:`dataset_validated` can skip re-checking.
 
     Parameters
     ----------
@@ -134,14 +214,47 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
         Rows per chunk for eager or lazy input.
     progress
         Optional callable ``progress(rows_written)``.
+    validate
+        Check the data (default). ``False`` writes as given, without the validation mark.
+        Streamed input is checked chunk by chunk, and for duplicates by one scan of what was
+        written, before the output is renamed into place.
+    trial_id
+        Columns identifying a trial for the duplicate check (default ``model, segment`` and
+        ``system`` when present).
+
+    Raises
+    ------
+    SchemaError
+        The data fail a check; nothing is written.
     """
     path = Path(path)
     parts = list(partition_by)
     single = not parts and path.suffix == ".parquet"
+    where = f"the data written to `{path}`"
+    eager = isinstance(data, pl.DataFrame)
+    kind: Kind | None = None
+    ids: list[str] = []
+    if eager and validate:
+        assert isinstance(data, pl.DataFrame)
+        kind = infer_kind(data.columns)
+        ids = list(trial_id) if trial_id else id_columns(data.columns)
+        data = validate_trials(data, kind=kind, where=where, trial_id=trial_id).collect()
+    mark = {MARK_KEY: json.dumps({"validated": True, "version": MARK_VERSION,
+                                  "id_columns": ids, "write_id": uuid.uuid4().hex})}
     with atomic_output(path, directory=not single, overwrite=overwrite) as out:
         writer: pq.ParquetWriter | None = None
         total = 0
-        for i, chunk in enumerate(_chunks(data, chunk_rows)):
+        for i, raw in enumerate(_chunks(data, chunk_rows)):
+            chunk = raw
+            if validate and not eager:
+                if kind is None:
+                    kind = infer_kind(chunk.columns)
+                    ids = list(trial_id) if trial_id else id_columns(chunk.columns)
+                    mark = {MARK_KEY: json.dumps({**json.loads(mark[MARK_KEY]),
+                                                  "id_columns": ids})}
+                chunk = validate_trials(chunk, kind=kind, where=where, duplicates=False,
+                                        check_data=chunk.height > 0).collect()
+            meta = mark if validate else None
             missing = [c for c in parts if c not in chunk.columns]
             if missing:
                 raise ScoreframeError(message("cannot partition by missing column(s)",
@@ -150,18 +263,19 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
             if single:
                 table = chunk.to_arrow()
                 if writer is None:
-                    writer = pq.ParquetWriter(out, table.schema, compression="zstd")
-                writer.write_table(table)
+                    schema = table.schema.with_metadata(meta) if meta else table.schema
+                    writer = pq.ParquetWriter(out, schema, compression="zstd")
+                writer.write_table(table.cast(writer.schema))
             elif parts:
                 for key, sub in chunk.partition_by(parts, as_dict=True,
                                                    include_key=False).items():
                     d = out.joinpath(*(f"{c}={_value_dir(v)}" for c, v in zip(parts, key,
                                                                               strict=True)))
                     d.mkdir(parents=True, exist_ok=True)
-                    sub.write_parquet(d / f"part-{i:05d}.parquet")
+                    sub.write_parquet(d / f"part-{i:05d}.parquet", metadata=meta)
             else:
                 if chunk.height or i == 0:
-                    chunk.write_parquet(out / f"part-{i:05d}.parquet")
+                    chunk.write_parquet(out / f"part-{i:05d}.parquet", metadata=meta)
             total += chunk.height
             if progress is not None:
                 progress(total)  # type: ignore[operator]
@@ -169,3 +283,10 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
             writer.close()
         elif single:
             raise ScoreframeError("nothing to write: the input has no chunks")
+        if validate and not eager:
+            if total == 0:
+                raise SchemaError(message("no rows", where=where, expected="at least one row",
+                                          got="an empty table"))
+            src = out if single else out / "**" / "*.parquet"
+            written = pl.scan_parquet(src, hive_partitioning=bool(parts) or None)
+            check_duplicates(written, ids, where=where)
