@@ -37,7 +37,7 @@ from pathlib import Path
 
 from scoreframe.errors import ScoreframeError, UsageError, message
 
-__all__ = ["PAUSE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs", "check_outputs",
+__all__ = ["PAUSE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs", "check_outputs", "host_tag",
            "is_temp_name", "remove_stale_temps"]
 
 #: Marker inside every temporary name scoreframe creates.
@@ -48,12 +48,13 @@ PAUSE_ENV = "SCOREFRAME_TEST_PAUSE_IN_WRITE"
 _TEMP_RE = re.compile(r"^\..*\.scoreframe-tmp-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]+$")
 
 
-def _host_tag() -> str:
+def host_tag() -> str:
+    """A short tag of this host, part of every temporary name (shared file systems)."""
     return hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
 
 
 def _temp_path(target: Path) -> Path:
-    return target.parent / (f".{target.name}{TEMP_MARK}{_host_tag()}-{os.getpid()}-"
+    return target.parent / (f".{target.name}{TEMP_MARK}{host_tag()}-{os.getpid()}-"
                             f"{secrets.token_hex(4)}")
 
 
@@ -108,7 +109,7 @@ def remove_stale_temps(directory: str | Path) -> list[Path]:
         entries = list(os.scandir(d))
     except OSError:
         return removed
-    host = _host_tag()
+    host = host_tag()
     for entry in entries:
         m = _TEMP_RE.match(entry.name)
         if m and m["host"] == host and not _pid_alive(int(m["pid"])):
