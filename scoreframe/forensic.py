@@ -20,7 +20,8 @@ from scoreframe.class_scores import check_class_scores
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.kernels import forensic as _k
 
-__all__ = ["auc", "ece", "elub", "forensic_summary_sorted", "misleading_evidence", "tippett"]
+__all__ = ["auc", "ece", "ece_curve", "elub", "forensic_summary_sorted", "misleading_evidence",
+           "tippett"]
 
 F64 = NDArray[np.float64]
 LN10 = _k.LN10
@@ -80,6 +81,23 @@ def ece(tar_llr: ArrayLike, non_llr: ArrayLike, *, prior_log_odds: ArrayLike) ->
     plo = _finite_array(prior_log_odds, name="prior_log_odds")
     return {"prior_log_odds": plo, "ece": _k.ece(t, n, plo), "ece_min": _k.ece_min(t, n, plo),
             "ece_ref": _k.ece_ref(plo)}
+
+
+def ece_curve(tar_llr: ArrayLike, non_llr: ArrayLike, *,
+              prior_log_odds: ArrayLike | None = None) -> pl.DataFrame:
+    """:func:`ece` as a tidy frame for :func:`scoreframe.plots.ece_plot`.
+
+    ``prior_log_odds`` defaults to 281 points from -7 to 7 (natural log; about +-3 in log10,
+    lir's default range). Columns ``prior_log_odds``, ``ece``, ``ece_min``, ``ece_ref``; add a
+    group column (``with_columns(system=...)``) and concatenate frames to compare systems.
+
+    Examples
+    --------
+    >>> ece_curve([1.0, 2.0], [-1.0]).columns
+    ['prior_log_odds', 'ece', 'ece_min', 'ece_ref']
+    """
+    plo = np.linspace(-7.0, 7.0, 281) if prior_log_odds is None else prior_log_odds
+    return pl.DataFrame(ece(tar_llr, non_llr, prior_log_odds=plo))
 
 
 def elub(tar_llr: ArrayLike, non_llr: ArrayLike, *, add_misleading: int = 1,

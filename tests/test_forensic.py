@@ -283,3 +283,25 @@ def test_errors():
         forensic.tippett([1.0], [0.0], thresholds=[math.nan])
     with pytest.raises(DegenerateError):
         forensic.auc([], [0.0])
+
+
+# ---------------------------------------------------------------- views
+def test_tippett_and_ece_plots(real_cm):
+    from scoreframe.plots.forensic import ece_plot, thin_rows, tippett_plot
+
+    t, n, _ = real_cm
+    tp = forensic.tippett(t, n)
+    spec = tippett_plot(tp, log10=True, max_points=500).to_dict()
+    rows = spec["layer"][0]["data"]["values"]
+    assert len(rows) <= 501 and rows[-1]["threshold"] == pytest.approx(tp["threshold"][-1] / LN10,
+                                                                       rel=1e-4)
+    assert spec["layer"][0]["encoding"]["x"]["title"] == "log10(LR)"
+    thin = thin_rows(tp.with_columns(series=pl.lit("a")), max_points=500)
+    assert thin["threshold"][0] == tp["threshold"][0] and thin.height <= 501
+    both = pl.concat([forensic.ece_curve(t, n).with_columns(system=pl.lit("cm")),
+                      forensic.ece_curve(t / 4, n / 4).with_columns(system=pl.lit("cm/4"))])
+    spec = ece_plot(both, series=["system"]).to_dict()
+    vals = spec["layer"][0]["data"]["values"]
+    at0 = [v for v in vals if v["prior_log_odds"] == 0.0 and v["series"] == "cm"]
+    assert at0[0]["LRs"] == pytest.approx(sf.cllr(t, n), rel=1e-4)  # 5 significant digits
+    assert len(spec["layer"][1]["data"]["values"]) == 281  # the reference, drawn once

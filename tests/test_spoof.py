@@ -381,3 +381,22 @@ def test_trial_type_helpers():
     with pytest.raises(ValidationError, match="trial_type"):
         spoof.check_trial_types(["target", "bonafide"])
     assert "wrong type" in spoof.trial_type_problem(pl.Series([1, 2]))
+
+
+# ---------------------------------------------------------------- views
+def test_t_dcf_plot_marks_the_minimum(real, tmp_path):
+    from scoreframe.plots.save import save_chart
+    from scoreframe.plots.spoof import t_dcf_plot
+
+    bona = np.concatenate((real["cm_target"], real["cm_nontarget"]))
+    args = (real["asv_target"], real["asv_nontarget"], real["asv_spoof"], bona, real["cm_spoof"])
+    curve = spoof.t_dcf_curve(*args)
+    r = spoof.t_dcf(*args)
+    chart = t_dcf_plot(curve, max_points=300)
+    spec = chart.to_dict()
+    assert len(spec["layer"][0]["data"]["values"]) <= 302
+    (mark,) = spec["layer"][2]["data"]["values"]
+    assert mark["t_dcf"] == pytest.approx(r["min_t_dcf"], rel=1e-4)
+    assert mark["cm_threshold"] == pytest.approx(r["cm_threshold"], rel=1e-4)
+    out = save_chart(chart, tmp_path / "t_dcf.svg")
+    assert out.read_text().lstrip().startswith("<svg")

@@ -1,0 +1,159 @@
+"""Forensic LR views: Tippett plot and ECE plot (the APE plot's sibling).
+
+Both draw frames computed elsewhere (:func:`scoreframe.forensic.tippett`,
+:func:`scoreframe.forensic.ece_curve`) with the series / measure machinery of
+:mod:`scoreframe.plots.style`, so a system keeps its colour and dash in every chart of a report.
+``log10=True`` shows the x axis in log10 units (the forensic convention) instead of natural logs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from scoreframe.plots.style import (
+    HEIGHT,
+    SERIES,
+    WIDTH,
+    SeriesStyle,
+    as_polars,
+    inline_data,
+    measure_encodings,
+    measures_chart,
+    series_encodings,
+    series_labels,
+    series_order,
+    styles_for,
+)
+
+__all__ = ["ece_plot", "thin_rows", "tippett_plot"]
+
+LN10 = math.log(10.0)
+
+
+def thin_rows(df: pl.DataFrame, *, max_points: int, keep: pl.Expr | None = None) -> pl.DataFrame:
+    """At most about ``max_points`` rows per series, evenly spaced in row order.
+
+    The first and last row of each series (and rows where ``keep`` is true) are always kept;
+    display only (a pixel holds many sweep points).
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"series": ["a"] * 10, "x": range(10)})
+    >>> thin_rows(df, max_points=4)["x"].to_list()
+    [0, 3, 6, 9]
+    """
+    idx = pl.int_range(pl.len()).over(SERIES)
+    n = pl.len().over(SERIES)
+    step = ((n + max_points - 1) // max_points).clip(lower_bound=1)
+    cond = (idx % step == 0) | (idx == n - 1)
+    if keep is not None:
+        cond = cond | keep
+    return df.filter(cond)
+
+
+def _x_axis(df: pl.DataFrame, column: str, log10: bool, title: str) -> tuple[pl.DataFrame, str]:
+    if log10:
+        return df.with_columns(pl.col(column) / LN10), title.replace("ln", "log10")
+    return df, title
+
+
+def tippett_plot(tippett: Any, *, series: Sequence[str] | None = None,
+                 styles: Mapping[str, SeriesStyle] | None = None, log10: bool = False,
+                 thresholds_log10: bool = False, max_points: int = 2000, width: int = WIDTH,
+                 height: int = HEIGHT, title: str = "Tippett plot") -> alt.LayerChart:
+    """Tippett plot: proportions of same- and different-source llrs at or above each value.
+
+    Parameters
+    ----------
+    tippett
+        A :func:`scoreframe.forensic.tippett` frame (``threshold``, ``p_tar_ge``,
+        ``p_non_ge``), optionally with group columns (several systems).
+    series, styles
+        Group columns naming a series and the series' colours and dashes.
+    log10
+        Show the x axis in log10 units (thresholds divided by ln 10).
+    thresholds_log10
+        The frame was made with ``tippett(..., log10=True)`` (thresholds already log10).
+    max_points
+        Display decimation per series (the curves are steps between llrs).
+
+    Examples
+    --------
+    >>> from scoreframe.forensic import tippett
+    >>> tippett_plot(tippett([1.0, 2.0], [-1.0, 0.5])).to_dict()["layer"][0]["mark"]["interpolate"]
+    'step-before'
+    """
+    df = series_labels(as_polars(tippett), series)
+    if log10 and not thresholds_log10:
+        df = df.with_columns(pl.col("threshold") / LN10)
+    unit = "log10(LR)" if (log10 or thresholds_log10) else "ln(LR)"
+    df = thin_rows(df, max_points=max_points)
+    order = series_order(df, None)
+    several = len(order) > 1
+    style = styles_for(order, styles)
+    measures = {"p_tar_ge": "same source (H1)", "p_non_ge": "different source (H2)"}
+    lines = measures_chart(df, measures, x="threshold").mark_line(
+        interpolate="step-before", clip=True).encode(
+        x=alt.X("threshold:Q", title=unit, scale=alt.Scale(nice=False, zero=False)),
+        y=alt.Y("value:Q", title="proportion of LRs >= x", scale=alt.Scale(domain=[0, 1])),
+        **series_encodings(order, style, dash=several),
+        **measure_encodings(list(measures.values()), several_series=several),
+        detail=f"{SERIES}:N",
+        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("threshold:Q", format=".3f"),
+                 alt.Tooltip("value:Q", format=".4f")])
+    zero = alt.Chart(inline_data(pl.DataFrame({"threshold": [0.0]}))).mark_rule(
+        color="#555", strokeDash=[4, 3]).encode(x="threshold:Q")
+    head = alt.Title(title, subtitle="dashed line: LR = 1")
+    return alt.layer(lines, zero).properties(width=width, height=height, title=head)
+
+
+def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
+             styles: Mapping[str, SeriesStyle] | None = None, log10: bool = False,
+             width: int = WIDTH, height: int = HEIGHT,
+             title: str = "Empirical cross-entropy") -> alt.LayerChart:
+    """ECE plot: the LRs' cross-entropy, its PAV minimum and the reference (LR = 1) curve.
+
+    The sibling of :func:`scoreframe.plots.ape_plot`, drawn with the same series and measure
+    encodings: actual (``ece``, bold) and PAV (``ece_min``) per series, and the reference
+    ``ece_ref`` once, grey and dotted. At prior log odds 0 the curves read Cllr and minCllr
+    (Ramos et al. 2013).
+
+    Parameters
+    ----------
+    ece
+        A :func:`scoreframe.forensic.ece_curve` frame, optionally with group columns.
+    log10
+        Show the prior log odds in log10 units (lir's ECE plot axis).
+
+    Examples
+    --------
+    >>> from scoreframe.forensic import ece_curve
+    >>> c = ece_plot(ece_curve([1.0, 2.0], [-1.0]), log10=True).to_dict()
+    >>> c["layer"][0]["encoding"]["x"]["title"]
+    'prior log10 odds'
+    """
+    df = series_labels(as_polars(ece), series)
+    df, xtitle = _x_axis(df, "prior_log_odds", log10, "prior ln odds")
+    order = series_order(df, None)
+    several = len(order) > 1
+    style = styles_for(order, styles)
+    measures = {"ece": "LRs", "ece_min": "PAV LRs"}
+    x = alt.X("prior_log_odds:Q", title=xtitle, scale=alt.Scale(nice=False, zero=False))
+    curves = measures_chart(df, measures).mark_line(clip=True).encode(
+        x=x, y=alt.Y("value:Q", title="empirical cross-entropy (bits)"),
+        **series_encodings(order, style, dash=several),
+        **measure_encodings(list(measures.values()), several_series=several),
+        detail=f"{SERIES}:N",
+        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("prior_log_odds:Q", format=".2f"),
+                 alt.Tooltip("value:Q", format=".4f")])
+    first = df.filter(pl.col(SERIES) == order[0]).select("prior_log_odds", "ece_ref")
+    ref = alt.Chart(inline_data(first)).mark_line(color="#777", strokeDash=[1, 2],
+                                                  strokeWidth=1.0, clip=True).encode(
+        x="prior_log_odds:Q", y="ece_ref:Q")
+    head = alt.Title(title, subtitle="grey dotted: the reference system (LR = 1)")
+    return alt.layer(curves, ref).properties(width=width, height=height, title=head)
