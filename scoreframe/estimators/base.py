@@ -39,10 +39,9 @@ ESTIMATORS: dict[str, type[Estimator]] = {}
 
 def _discover() -> None:
     """Import every module of :mod:`scoreframe.estimators` (their classes register)."""
-    import scoreframe.estimators as package
-
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{info.name}")
+    package = __name__.rpartition(".")[0]
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        importlib.import_module(f"{package}.{info.name}")
 
 
 def estimator_class(method: str, *, where: str = "the model document") -> type[Estimator]:
