@@ -25,6 +25,7 @@ from scoreframe.plots.style import (
     inline_data,
     long_format,
     measure_encodings,
+    measures_chart,
     series_encodings,
     series_labels,
     series_order,
@@ -98,12 +99,11 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
     if components:
         measures |= {"act_miss_norm": "actual: miss part",
                      "act_fa_norm": "actual: false-alarm part"}
-    long = long_format(df.select(SERIES, "prior_log_odds", *measures), measures)
     enc = series_encodings(order, style, dash=several)
     x = alt.X("prior_log_odds:Q", title="prior log-odds logit(p_target)",
               scale=alt.Scale(nice=False, zero=False))
     y = alt.Y("value:Q", title="normalized DCF", scale=alt.Scale(domain=[0, y_max], nice=False))
-    lines = alt.Chart(inline_data(long)).mark_line(clip=True).encode(
+    lines = measures_chart(df, measures).mark_line(clip=True).encode(
         x=x, y=y, **enc, **measure_encodings(list(measures.values()), several_series=several),
         detail=f"{SERIES}:N",
         tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("prior_log_odds:Q", format=".2f"),
@@ -151,11 +151,10 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
     several = len(order) > 1
     style = styles_for(order, styles)
     measures = {"act": "actual", "min": "PAV (minimum)"}
-    long = long_format(df.select(SERIES, "prior_log_odds", *measures), measures)
     x = alt.X("prior_log_odds:Q", title="prior log-odds logit(p_target)",
               scale=alt.Scale(nice=False, zero=False))
     y = alt.Y("value:Q", title="P(error)")
-    curves = alt.Chart(inline_data(long)).mark_line(clip=True).encode(
+    curves = measures_chart(df, measures).mark_line(clip=True).encode(
         x=x, y=y, **series_encodings(order, style, dash=several),
         **measure_encodings(list(measures.values()), several_series=several),
         detail=f"{SERIES}:N",

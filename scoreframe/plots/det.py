@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import altair as alt
+import numpy as np
 import polars as pl
 
-from scoreframe.kernels.curves import decimate
 from scoreframe.kernels.elementary import probit
 from scoreframe.plots.style import (
     DET_BOX,
@@ -39,12 +39,17 @@ POINT_SHAPES = ("circle", "square", "triangle-up", "diamond", "triangle-down", "
                 "triangle-left", "triangle-right")
 
 
-def display_decimate(df: pl.DataFrame, *, cell: float) -> pl.DataFrame:
+def display_decimate(df: pl.DataFrame, *, cell: float,
+                     box: tuple[float, float, float, float] | None = None) -> pl.DataFrame:
     """Keep about one steppy-curve point per ``cell`` x ``cell`` probit cell, per series.
 
-    The first and last point of every run inside one cell are kept, and every steppy point that
-    is also a ROCCH row of its series (the hull vertices) whatever its cell, so the drawn shape
-    moves by less than a cell (under a pixel at the default cell size). ROCCH rows are kept.
+    The first and last point of every run of points inside one cell are kept, and every
+    steppy point that is also a ROCCH row of its series (the hull vertices), so the drawn shape
+    moves by less than a cell (under a pixel at the default cell size). With ``box``
+    (``(xlo, xhi, ylo, yhi)`` in probit units) the points outside the box share one cell per
+    outer region (left, right, below, above and the corners): a chord between two points of
+    one region stays in that convex region, so nothing visible changes while the long tails
+    outside the box shrink to their end points. ROCCH rows are kept.
     """
     if cell <= 0 or df.height < 3:
         return df
@@ -53,16 +58,33 @@ def display_decimate(df: pl.DataFrame, *, cell: float) -> pl.DataFrame:
         hull.with_columns(_on_hull=pl.lit(True)), on=[SERIES, "pfa", "pmiss"], how="left",
         nulls_equal=True).sort("_row").with_columns(pl.col("_on_hull").fill_null(False))
     parts = []
-    for (name, kind), part in df.partition_by([SERIES, "curve"], as_dict=True,
-                                              maintain_order=True).items():
-        del name
+    for (_, kind), part in df.partition_by([SERIES, "curve"], as_dict=True,
+                                           maintain_order=True).items():
         if kind != "steppy" or part.height < 3:
             parts.append(part)
             continue
-        keep = decimate(part["probit_pfa"].to_numpy(), part["probit_pmiss"].to_numpy(),
-                        part["_on_hull"].to_numpy(), cell)
+        keep = _runs_kept(part["probit_pfa"].to_numpy(), part["probit_pmiss"].to_numpy(),
+                          part["_on_hull"].to_numpy(), cell, box)
         parts.append(part.filter(pl.Series(keep)))
     return pl.concat(parts).sort("_row").drop("_row", "_on_hull")
+
+
+def _runs_kept(x: np.ndarray, y: np.ndarray, hull: np.ndarray, cell: float,
+               box: tuple[float, float, float, float] | None) -> np.ndarray:
+    """Mask: first and last point of each run of equal cells, hull points, both ends."""
+    fx = np.floor(np.clip(x, -1e6, 1e6) / cell)
+    fy = np.floor(np.clip(y, -1e6, 1e6) / cell)
+    code = np.zeros(x.shape[0], dtype=np.int8)
+    if box is not None:
+        xlo, xhi, ylo, yhi = box
+        code = ((x < xlo) * 1 + (x > xhi) * 2 + (y < ylo) * 4 + (y > yhi) * 8).astype(np.int8)
+        fx = np.where(code > 0, 0.0, fx)
+        fy = np.where(code > 0, 0.0, fy)
+    change = np.ones(x.shape[0], dtype=bool)
+    same = (code[1:] == code[:-1]) & (fx[1:] == fx[:-1]) & (fy[1:] == fy[:-1])
+    change[1:] = ~same
+    change[:-1] |= ~same
+    return change | (hull & (code == 0))
 
 
 def _prior_label(p: float) -> str:
@@ -122,23 +144,27 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     if resolution == "auto":
         resolution = max((xhi - xlo) / width, (yhi - ylo) / height)
     if resolution is not None:
-        df = display_decimate(df, cell=float(resolution))
+        df = display_decimate(df, cell=float(resolution), box=(xlo, xhi, ylo, yhi))
     eer_by = df.group_by(SERIES, maintain_order=True).agg(pl.col("eer").first())
     eer = dict(zip(eer_by[SERIES], eer_by["eer"], strict=True))
     names = {s: f"{s} (EER {100 * eer[s]:.2f}%)" for s in order if s in eer}
     order = [s for s in order if s in names]
-    df = df.with_columns(pl.col(SERIES).replace_strict(names, default=None),
-                         pl.int_range(pl.len()).over(SERIES, "curve").alias("i"))
+    df = df.filter(pl.col(SERIES).is_in(order)).with_columns(
+        pl.int_range(pl.len()).over(SERIES, "curve").alias("i"))
     enc = series_encodings(order, style, names=names)
     x = alt.X("probit_pfa:Q", scale=alt.Scale(domain=[xlo, xhi], nice=False, zero=False),
               axis=det_axis("false-alarm probability (%)", box[0], box[1], length_px=width))
     y = alt.Y("probit_pmiss:Q", scale=alt.Scale(domain=[ylo, yhi], nice=False, zero=False),
               axis=det_axis("miss probability (%)", box[2], box[3], length_px=height))
-    lines_df = df.select(SERIES, "curve", "i", "pfa", "pmiss", "probit_pfa", "probit_pmiss")
+    # ``i``: path order; the rates for the tooltip come from the probits, in Vega
+    lines_df = df.select(SERIES, *(["curve"] if curve == "both" else []), "i", "probit_pfa",
+                         "probit_pmiss")
     base = alt.Chart(inline_data(lines_df)).mark_line(clip=True, strokeWidth=1.6).encode(
-        x=x, y=y, order="i:Q", detail="curve:N", **enc,
-        tooltip=[f"{SERIES}:N", "curve:N", alt.Tooltip("pfa:Q", format=".3%"),
-                 alt.Tooltip("pmiss:Q", format=".3%")])
+        x=x, y=y, order="i:Q", **enc,
+        **({"detail": "curve:N"} if curve == "both" else {}),
+        tooltip=[f"{SERIES}:N", alt.Tooltip("pfa:Q", format=".3%"),
+                 alt.Tooltip("pmiss:Q", format=".3%")]).transform_calculate(
+        pfa="cumulativeNormal(datum.probit_pfa)", pmiss="cumulativeNormal(datum.probit_pmiss)")
     if curve == "both":
         base = base.encode(opacity=alt.condition("datum.curve == 'rocch'", alt.value(0.45),
                                                  alt.value(1.0)))
@@ -173,8 +199,7 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
                                             (xlo, xhi, ylo, yhi))
         layers += layers_pts
     if omitted:
-        more = f" and {len(omitted) - 3} more" if len(omitted) > 3 else ""
-        subtitle.append("outside the box, not drawn: " + "; ".join(omitted[:3]) + more)
+        subtitle.append("outside the box, not drawn: " + "; ".join(omitted))
     head = alt.Title(title, subtitle=subtitle) if subtitle else alt.Title(title)
     return alt.layer(*layers).properties(
         width=width, height=height, title=head,
@@ -186,6 +211,8 @@ def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dic
     """Marker layers (filled: min DCF, open: act DCF; shape: prior) and the omitted points."""
     xlo, xhi, ylo, yhi = box
     pts = series_labels(points, series).filter(pl.col(SERIES).is_in(list(names)))
+    pts = pts.select(*([SERIES] + [c for c in ("p_target", "kind", "pfa", "pmiss", "probit_pfa",
+                                              "probit_pmiss", "dcf_norm") if c in pts.columns]))
     if not pts.height:
         return [], []
     if "probit_pfa" not in pts.columns:
@@ -196,10 +223,10 @@ def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dic
               & pl.col("probit_pmiss").is_between(ylo, yhi))
     out = pts.filter(~inside).group_by("kind", "p_target", maintain_order=True).agg(
         pl.col(SERIES))
-    omitted = [f"{r['kind']} DCF @{_prior_label(r['p_target'])} of {', '.join(r[SERIES])}"
+    omitted = [f"{r['kind']} DCF @{_prior_label(r['p_target'])} of "
+               + (", ".join(r[SERIES]) if len(r[SERIES]) <= 2 else f"{len(r[SERIES])} series")
                for r in out.iter_rows(named=True)]
     pts = pts.filter(inside).with_columns(
-        pl.col(SERIES).replace_strict(names),
         prior=pl.col("p_target").map_elements(_prior_label, return_dtype=pl.String),
         marker=pl.format("{} DCF @ p_target={}", pl.col("kind"), pl.col("p_target")))
     keep = [SERIES, "prior", "marker", "kind", "pfa", "pmiss", "probit_pfa", "probit_pmiss"]

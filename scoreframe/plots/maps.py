@@ -15,8 +15,8 @@ from scoreframe.plots.style import (
     SeriesStyle,
     as_polars,
     inline_data,
-    long_format,
     measure_encodings,
+    measures_chart,
     series_encodings,
     series_labels,
     series_order,
@@ -92,8 +92,7 @@ def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
     several = len(order) > 1
     measures = {"actual": "actual", "calibrated": "recalibrated (oracle)",
                 "minimum": "minimum (optimal threshold)"}
-    long = long_format(df.select(SERIES, "prior_log_odds", *measures), measures)
-    return alt.Chart(inline_data(long)).mark_line(clip=True).encode(
+    return measures_chart(df, measures).mark_line(clip=True).encode(
         x=alt.X("prior_log_odds:Q", title="logit(p_target)",
                 scale=alt.Scale(nice=False, zero=False)),
         y=alt.Y("value:Q", title="normalized Cavg"),

@@ -14,6 +14,7 @@ inside the default box) with explicit ``values``, a ``labelExpr`` in percent and
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
@@ -28,8 +29,8 @@ from scoreframe.kernels.elementary import probit
 __all__ = ["COLORS", "DASHES", "DET_BOX", "DET_TICKS", "HEIGHT", "MEASURE_DASHES",
            "MEASURE_WIDTHS", "OFF_SCALE", "SERIES", "WIDTH", "SeriesStyle", "as_polars",
            "det_axis", "det_ticks", "group_cols", "inline_data", "legend", "long_format",
-           "measure_encodings", "series_encodings", "series_labels", "series_order",
-           "series_scale", "styles_for"]
+           "measure_encodings", "measures_chart", "series_encodings", "series_labels",
+           "series_order", "series_scale", "styles_for"]
 
 #: Standard DET ticks (probabilities); those inside the plot box are labelled, in percent.
 DET_TICKS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6,
@@ -175,17 +176,22 @@ def series_encodings(order: Sequence[str], styles: Mapping[str, SeriesStyle], *,
                      dash: bool = True) -> dict[str, Any]:
     """``color`` (and ``strokeDash``) encodings of the ``series`` field with fixed ranges.
 
-    ``order`` are the series labels (style keys) in legend order, ``names`` their displayed
-    names when the data carry those instead (e.g. with the EER appended). Colour and dash share
-    one legend whose symbols are dashed strokes.
+    ``order`` are the series labels (as in the data, and the style keys) in legend order;
+    ``names`` optional legend texts for them (e.g. with the EER appended), applied by a legend
+    ``labelExpr`` so the data rows keep the short labels. Colour and dash share one legend
+    whose symbols are dashed strokes.
     """
-    shown = [names[s] if names else s for s in order]
-    lg = legend(title or None)
-    enc: dict[str, Any] = {"color": alt.Color(f"{SERIES}:N", sort=shown, legend=lg, scale=alt.Scale(
-        domain=shown, range=[styles[s].color for s in order]))}
+    order = list(order)
+    kw: dict[str, Any] = {}
+    if names:
+        table = json.dumps({s: names[s] for s in order if s in names})
+        kw["labelExpr"] = f"{table}[datum.label] || datum.label"
+    lg = legend(title or None, **kw)
+    enc: dict[str, Any] = {"color": alt.Color(f"{SERIES}:N", sort=order, legend=lg, scale=alt.Scale(
+        domain=order, range=[styles[s].color for s in order]))}
     if dash:
-        enc["strokeDash"] = alt.StrokeDash(f"{SERIES}:N", sort=shown, legend=lg, scale=alt.Scale(
-            domain=shown, range=[list(styles[s].dash) for s in order]))
+        enc["strokeDash"] = alt.StrokeDash(f"{SERIES}:N", sort=order, legend=lg, scale=alt.Scale(
+            domain=order, range=[list(styles[s].dash) for s in order]))
     return enc
 
 
@@ -256,3 +262,15 @@ def measure_encodings(measures: Sequence[str], *, several_series: bool,
                                                list(MEASURE_DASHES[i % len(MEASURE_DASHES)])
                                                for i in range(len(measures))]))
     return enc
+
+
+def measures_chart(df: pl.DataFrame, measures: dict[str, str], *,
+                   x: str = "prior_log_odds") -> alt.Chart:
+    """A chart of the wide frame whose ``measures`` columns Vega folds into ``measure``/``value``.
+
+    The rows stay wide (one per series and grid point, the measures renamed to their display
+    names), which keeps the embedded data about half the size of a long frame.
+    """
+    wide = df.select(SERIES, x, *measures).rename(measures)
+    return alt.Chart(inline_data(wide)).transform_fold(list(measures.values()),
+                                                       as_=["measure", "value"])
