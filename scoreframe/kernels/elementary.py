@@ -11,6 +11,8 @@ from scipy.special import expit, ndtri
 
 __all__ = [
     "effective_prior",
+    "exact_sum",
+    "exact_to_float",
     "logit",
     "neglogsigmoid",
     "operating_points",
@@ -38,8 +40,70 @@ def probit(p: ArrayLike) -> NDArray[np.float64]:
 
 
 def softplus(x: ArrayLike) -> NDArray[np.float64]:
-    """``log(1 + exp(x))`` evaluated stably; ``softplus(-inf) = 0``, ``softplus(inf) = inf``."""
-    return np.logaddexp(0.0, np.asarray(x, dtype=np.float64))
+    """``log(1 + exp(x))`` evaluated stably; ``softplus(-inf) = 0``, ``softplus(inf) = inf``.
+
+    Computed as ``max(x, 0) + log1p(exp(-|x|))`` (the formula of ``np.logaddexp(0, x)``,
+    about 3x faster).
+
+    >>> softplus([-np.inf, 0.0, np.inf]).tolist()
+    [0.0, 0.6931471805599453, inf]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    out = np.abs(x)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    out += np.maximum(x, 0.0)
+    return out
+
+
+#: Exact sums are integers in units of ``2**-EXACT_SCALE`` (below the smallest subnormal).
+EXACT_SCALE = 1126
+
+
+def exact_sum(x: ArrayLike) -> int:
+    """The exact sum of finite floats, as an integer in units of ``2**-1126``.
+
+    Order-independent and mergeable by integer addition, so sums split over ranges, files or
+    workers agree to the last bit; :func:`exact_to_float` rounds it correctly. Each float is
+    ``M * 2**k`` with a 53-bit integer ``M``: the halves of ``M`` are summed per exponent with
+    ``np.bincount`` in chunks small enough for the float64 accumulation to stay exact.
+
+    >>> exact_to_float(exact_sum([0.1] * 10)), sum([0.1] * 10)
+    (1.0, 0.9999999999999999)
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    total = 0
+    chunk = 1 << 25  # 2**25 halves of < 2**27 each: partial sums stay below 2**53
+    for i in range(0, x.shape[0], chunk):
+        bits = x[i:i + chunk].view(np.int64)
+        field = (bits >> 52) & 0x7FF  # biased exponent; 0 = subnormal
+        mant = bits & 0xFFFFFFFFFFFFF
+        mant |= (field > 0).astype(np.int64) << 52  # implicit bit: mant * 2**(field - 1075)
+        np.maximum(field, 1, out=field)  # subnormals: mant * 2**(1 - 1075)
+        np.negative(mant, out=mant, where=bits < 0)
+        starts = np.flatnonzero(np.diff(field)) + 1
+        if starts.shape[0] < 4096:  # sorted input: few runs of one exponent, integer sums
+            starts = np.concatenate(([0], starts))
+            ks = field[starts].tolist()
+            hs = np.add.reduceat(mant >> 26, starts).tolist()
+            ls = np.add.reduceat(mant & 0x3FFFFFF, starts).tolist()
+        else:  # per exponent, in float64 that stays exact below 2**53
+            hb = np.bincount(field, weights=(mant >> 26).astype(np.float64), minlength=2047)
+            lb = np.bincount(field, weights=(mant & 0x3FFFFFF).astype(np.float64),
+                             minlength=2047)
+            nz = np.flatnonzero((hb != 0) | (lb != 0))
+            ks, hs, ls = nz.tolist(), hb[nz].tolist(), lb[nz].tolist()
+        for k, h, low in zip(ks, hs, ls, strict=True):
+            total += ((int(h) << 26) + int(low)) << (k - 1075 + EXACT_SCALE)
+    return total
+
+
+def exact_to_float(total: int) -> float:
+    """The float nearest to an :func:`exact_sum` (correct rounding)."""
+    from fractions import Fraction
+
+    return float(Fraction(total, 1 << EXACT_SCALE))
 
 
 def neglogsigmoid(x: ArrayLike) -> NDArray[np.float64]:

@@ -12,6 +12,7 @@ import numpy as np
 
 from scoreframe.kernels import cllr as kc
 from scoreframe.kernels import rocch as kr
+from scoreframe.kernels.elementary import exact_to_float
 from scoreframe.metrics.registry import GroupStats, Metric, declare
 
 __all__ = ["DR30"]
@@ -34,7 +35,10 @@ def _eer(g: GroupStats) -> float:
 
 def _cllr(g: GroupStats) -> float:
     s = g.stats
-    return (s.cllr_tar / s.n_tar + s.cllr_non / s.n_non) / (2.0 * LOG2)
+    if s.cllr_inf:
+        return math.inf
+    tar, non = exact_to_float(s.cllr_tar), exact_to_float(s.cllr_non)
+    return (tar / s.n_tar + non / s.n_non) / (2.0 * LOG2)
 
 
 def _act_dcf(g: GroupStats) -> np.ndarray:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from scoreframe.kernels.elementary import softplus
+from scoreframe.kernels.elementary import exact_sum, softplus
 from scoreframe.kernels.sorted_scores import (
     Blocks,
     SortedScores,
@@ -89,7 +89,12 @@ class ScoreStats:
     blocks
         PAV blocks of the range (positions relative to the range's first trial).
     cllr_tar, cllr_non
-        ``sum(softplus(-tar))`` and ``sum(softplus(non))`` (natural log).
+        ``sum(softplus(-tar))`` and ``sum(softplus(non))`` over the trials with a finite
+        cost, exactly (integers in units of ``2**-1126``, see
+        :func:`~scoreframe.kernels.elementary.exact_sum`): merges are exact and the result
+        does not depend on how the data were split.
+    cllr_inf
+        Trials with an infinite cost (targets at ``-inf``, non-targets at ``+inf``).
     n_miss, n_fa
         Integer counts at ``Request.thresholds``: targets below, non-targets at or above.
     nist
@@ -103,8 +108,9 @@ class ScoreStats:
     n_tar: int
     n_non: int
     blocks: Blocks
-    cllr_tar: float
-    cllr_non: float
+    cllr_tar: int
+    cllr_non: int
+    cllr_inf: int
     n_miss: I64
     n_fa: I64
     nist: float | None = None
@@ -124,7 +130,7 @@ def empty_stats(request: Request) -> ScoreStats:
     f = np.zeros(0)
     k = request.thresholds.shape[0]
     det = (z, z) if request.det_resolution is not None else (None, None)
-    return ScoreStats(0, 0, Blocks(z, z, z, f, f, f, f), 0.0, 0.0,
+    return ScoreStats(0, 0, Blocks(z, z, z, f, f, f, f), 0, 0, 0,
                       np.zeros(k, np.int64), np.zeros(k, np.int64), None, None, *det)
 
 
@@ -242,10 +248,12 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None)
         det_miss = det_fa = np.zeros(0, dtype=np.int64)
     if request.kaldi and s.n_tar and ctx.total_tar and ctx.total_non:
         kaldi = _kaldi_stop(s, ctx)
+    inf_t = int(np.searchsorted(s.tar, -np.inf, side="right"))  # cost softplus(inf)
+    inf_n = s.n_non - int(np.searchsorted(s.non, np.inf, side="left"))
     return ScoreStats(
         s.n_tar, s.n_non, blocks,
-        float(np.sum(softplus(-s.tar))), float(np.sum(softplus(s.non))),
-        n_miss, n_fa, nist, kaldi, det_miss, det_fa)
+        exact_sum(softplus(-s.tar[inf_t:])), exact_sum(softplus(s.non[:s.n_non - inf_n])),
+        inf_t + inf_n, n_miss, n_fa, nist, kaldi, det_miss, det_fa)
 
 
 def reduce_range(tar: F64, non: F64, request: Request, ctx: Context | None = None
@@ -265,7 +273,7 @@ def merge(a: ScoreStats, b: ScoreStats) -> ScoreStats:
 
     return ScoreStats(
         a.n_tar + b.n_tar, a.n_non + b.n_non, concat_blocks(a.blocks, b.blocks),
-        a.cllr_tar + b.cllr_tar, a.cllr_non + b.cllr_non,
+        a.cllr_tar + b.cllr_tar, a.cllr_non + b.cllr_non, a.cllr_inf + b.cllr_inf,
         a.n_miss + b.n_miss, a.n_fa + b.n_fa,
         a.nist if a.nist is not None else b.nist,
         a.kaldi if a.kaldi is not None else b.kaldi,

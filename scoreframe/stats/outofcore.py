@@ -1,0 +1,482 @@
+"""The out-of-core engine: range-partition trials by score, spill, reduce range by range.
+
+Statistics layer (Polars to read, numpy to reduce). Memory does not grow with the number of
+trials: only one batch of rows (while partitioning) or one score range (while reducing) per
+worker is in memory, and the statistics that come back are small. The phases:
+
+1. *plan* (one streaming pass over the grouping columns and a sample of the scores): the
+   base-group keys (given integer codes) and range boundaries from sample quantiles. Any
+   boundaries give exact results; they only change the balance, and an equal score never
+   straddles two ranges (ranges are ``[b_i, b_{i+1})``).
+2. *partition* (one task per input piece: a Parquet file, or the whole LazyFrame when the
+   input is not a path): each batch's rows go, as 12-byte records (score, group code * 2 +
+   label), to one spill file per range and task under a temporary directory; the task returns
+   its counts per (range, group, label) and the data-check counts. With id columns, a 64-bit
+   hash of each trial's ids is spilled by hash range for the duplicate check.
+3. *reduce* (one task per range): the records are split by group with a radix sort, each
+   group's scores sorted once, units built by merging their members' sorted runs, and every
+   unit's :class:`~scoreframe.stats.summary.ScoreStats` reduced with its :class:`Context`
+   (the counts below the range come from phase 2).
+4. *merge*: each unit's range statistics are merged in score order (exact).
+
+The temporary directory is removed when the evaluation ends, also on errors; a directory
+left by a killed process is recognized by its name and removed by the next run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from scoreframe.errors import ScoreframeError, ValidationError, message
+from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.stats.executors import Executor, LocalExecutor
+from scoreframe.stats.groups import Unit, plan_units
+from scoreframe.stats.reduce import Checks, UnitStats, check_counts, label_columns, merge_sorted
+from scoreframe.stats.summary import (
+    Context,
+    EqContext,
+    EqStats,
+    Request,
+    ScoreStats,
+    empty_stats,
+    merge,
+    merge_equalized,
+    reduce_equalized,
+    reduce_sorted,
+)
+
+__all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task", "reduce_task"]
+
+#: Bytes per trial while a range is reduced (records, radix order, sorted copies, merges).
+RANGE_BYTES_PER_TRIAL = 64
+#: Name prefix of the spill directories (a stale one is removed by the next run).
+SPILL_PREFIX = "scoreframe-spill-"
+RECORD = np.dtype([("score", "<f8"), ("key", "<u4")])
+SAMPLE_SIZE = 200_000
+BATCH_ROWS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One input piece: a Parquet file (with its hive values), or a LazyFrame (local only)."""
+
+    index: int
+    path: str | None = None
+    hive: tuple[tuple[str, str], ...] = ()
+    frame: pl.LazyFrame | None = None
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """Everything a partition task needs besides its piece (picklable for Dask)."""
+
+    spill_dir: str
+    group_cols: tuple[str, ...]
+    codes: dict[tuple, int]
+    boundaries: np.ndarray
+    schema: dict[str, Any]
+    where: str | None
+    id_cols: tuple[str, ...] = ()
+    hash_bits: int = 0
+
+
+@dataclass
+class PartitionResult:
+    """Counts returned by a partition task: ``counts[range, group, label]`` and the checks."""
+
+    counts: np.ndarray
+    checks: Checks = field(default_factory=Checks)
+
+
+@dataclass(frozen=True)
+class ReduceSpec:
+    """Everything a range task needs (picklable)."""
+
+    spill_dir: str
+    index: int
+    units: tuple[Unit, ...]
+    n_groups: int
+    request: Request
+    totals: np.ndarray  # [group, label] over all ranges
+    offsets: np.ndarray  # [group, label] below this range
+    equalize: bool
+    p: np.ndarray
+    q: np.ndarray
+
+
+@dataclass
+class RangeResult:
+    """The statistics of every unit in one range (and of its members when equalizing)."""
+
+    stats: list[ScoreStats]
+    eq: list[EqStats | None]
+    members: list[list[ScoreStats]]
+
+
+def clean_stale_spills(root: str | os.PathLike[str]) -> None:
+    """Remove spill directories of processes that are no longer running."""
+    try:
+        entries = list(Path(root).glob(f"{SPILL_PREFIX}*"))
+    except OSError:
+        return
+    for d in entries:
+        try:
+            pid = int(d.name[len(SPILL_PREFIX):].split("-")[0])
+        except ValueError:
+            continue
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
+def _scan_piece(piece: Piece, spec: PartitionSpec) -> pl.LazyFrame:
+    if piece.frame is not None:
+        return piece.frame
+    lf = pl.scan_parquet(piece.path)  # type: ignore[arg-type]
+    names = lf.collect_schema().names()
+    lits = []
+    for k, v in piece.hive:
+        if k not in names:
+            dtype = spec.schema.get(k, pl.String)
+            lits.append(pl.lit(v).cast(dtype).alias(k))
+    if lits:
+        lf = lf.with_columns(lits)
+    if spec.where:
+        lf = lf.filter(pl.sql_expr(spec.where))
+    return lf
+
+
+def _batches(lf: pl.LazyFrame, spec: PartitionSpec) -> Any:
+    schema = pl.Schema(spec.schema)
+    label, bad = label_columns(schema)
+    keys = [pl.col(c).cast(pl.String).alias(c) for c in spec.group_cols]
+    cols: list[pl.Expr] = [*keys, pl.col("score").cast(pl.Float64), label, bad.alias("__bad")]
+    if spec.id_cols:
+        cols.append(pl.struct(list(spec.id_cols)).hash(seed=7).alias("__hash"))
+    return lf.select(cols).collect_batches(chunk_size=BATCH_ROWS, engine="streaming")
+
+
+class _Writer:
+    """Appends records to one file per range (and hashes to one file per hash range)."""
+
+    def __init__(self, spill_dir: str, task: int) -> None:
+        self.dir = Path(spill_dir)
+        self.task = task
+        self.files: dict[str, Any] = {}
+
+    def write(self, name: str, data: np.ndarray) -> None:
+        f = self.files.get(name)
+        if f is None:
+            path = self.dir / name
+            path.mkdir(exist_ok=True)
+            f = self.files[name] = open(path / f"t{self.task:06d}.bin", "ab")  # noqa: SIM115
+        data.tofile(f)
+
+    def close(self) -> None:
+        for f in self.files.values():
+            f.close()
+
+
+def partition_task(args: tuple[Piece, PartitionSpec]) -> PartitionResult:
+    """Phase 2: read one piece in batches and spill its records by score range."""
+    piece, spec = args
+    n_ranges = spec.boundaries.shape[0] + 1
+    n_groups = max(len(spec.codes), 1)
+    counts = np.zeros((n_ranges, n_groups, 2), dtype=np.int64)
+    checks = Checks()
+    writer = _Writer(spec.spill_dir, piece.index)
+    try:
+        for batch in _batches(_scan_piece(piece, spec), spec):
+            _partition_batch(batch, spec, counts, checks, writer)
+    finally:
+        writer.close()
+    return PartitionResult(counts, checks)
+
+
+def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarray,
+                     checks: Checks, writer: _Writer) -> None:
+    n = batch.height
+    if n == 0:
+        return
+    score_s = batch["score"]
+    label_s = batch["label"]
+    checks.add(Checks(rows=n, null_score=score_s.null_count(),
+                      nan_score=int(score_s.is_nan().sum() or 0),
+                      unknown_label=label_s.null_count(),
+                      bad_label=int(batch["__bad"].sum() or 0)))
+    keep = (score_s.is_not_null() & ~score_s.is_nan().fill_null(False) & label_s.is_not_null())
+    if not keep.all():
+        batch = batch.filter(keep)
+    if batch.height == 0:
+        return
+    if spec.group_cols:
+        key_frame = batch.select(spec.group_cols)
+        uniq = key_frame.unique(maintain_order=True)
+        lut = np.array([spec.codes[tuple(r)] for r in uniq.iter_rows()], dtype=np.uint32)
+        local = (key_frame.join(uniq.with_row_index("__code"), on=list(spec.group_cols),
+                                how="left", nulls_equal=True, maintain_order="left")
+                 ["__code"].to_numpy())
+        group = lut[local]
+    else:
+        group = np.zeros(batch.height, dtype=np.uint32)
+    score = batch["score"].to_numpy()
+    lab = batch["label"].to_numpy().astype(np.uint32)
+    rng = np.searchsorted(spec.boundaries, score, side="right").astype(np.uint16)
+    flat = (rng.astype(np.int64) * counts.shape[1] + group) * 2 + lab
+    counts += np.bincount(flat, minlength=counts.size).reshape(counts.shape)
+    rec = np.empty(score.shape[0], dtype=RECORD)
+    rec["score"] = score
+    rec["key"] = group * 2 + lab
+    order = np.argsort(rng, kind="stable")
+    rec = rec[order]
+    bounds = np.searchsorted(rng[order], np.arange(spec.boundaries.shape[0] + 2))
+    for r in np.flatnonzero(np.diff(bounds)):
+        writer.write(f"r{r:05d}", rec[bounds[r]:bounds[r + 1]])
+    if spec.id_cols:
+        h = batch["__hash"].to_numpy()
+        part = (h >> np.uint64(64 - spec.hash_bits)).astype(np.uint32) if spec.hash_bits \
+            else np.zeros(h.shape[0], np.uint32)
+        horder = np.argsort(part, kind="stable")
+        hb = np.searchsorted(part[horder], np.arange((1 << spec.hash_bits) + 1))
+        hs = h[horder]
+        for r in np.flatnonzero(np.diff(hb)):
+            writer.write(f"h{r:05d}", hs[hb[r]:hb[r + 1]])
+
+
+def _read_dir(path: Path, dtype: np.dtype) -> np.ndarray:
+    files = sorted(path.glob("t*.bin")) if path.is_dir() else []
+    if not files:
+        return np.empty(0, dtype=dtype)
+    return np.concatenate([np.fromfile(f, dtype=dtype) for f in files])
+
+
+def reduce_task(spec: ReduceSpec) -> RangeResult:
+    """Phase 3: the statistics of every unit in one score range."""
+    path = Path(spec.spill_dir) / f"r{spec.index:05d}"
+    rec = _read_dir(path, RECORD)
+    shutil.rmtree(path, ignore_errors=True)
+    key = rec["key"]
+    order = np.argsort(key.astype(np.uint16) if spec.n_groups < 32768 else key, kind="stable")
+    score = rec["score"][order]
+    bounds = np.searchsorted(key[order], np.arange(2 * spec.n_groups + 1))
+    del rec, key, order
+    base: list[SortedScores] = []
+    for g in range(spec.n_groups):
+        non = np.sort(score[bounds[2 * g]:bounds[2 * g + 1]])
+        tar = np.sort(score[bounds[2 * g + 1]:bounds[2 * g + 2]])
+        base.append(SortedScores(tar, non))
+    del score
+
+    def ctx(members: Sequence[int]) -> Context:
+        m = list(members)
+        return Context(int(spec.totals[m, 1].sum()), int(spec.totals[m, 0].sum()),
+                       int(spec.offsets[m, 1].sum()), int(spec.offsets[m, 0].sum()))
+
+    cache: dict[int, ScoreStats] = {}
+
+    def base_stats(g: int) -> ScoreStats:
+        if g not in cache:
+            cache[g] = reduce_sorted(base[g], spec.request, ctx([g]))
+        return cache[g]
+
+    stats, eqs, members = [], [], []
+    for u in spec.units:
+        if len(u.members) == 1:
+            stats.append(base_stats(u.members[0]))
+        else:
+            stats.append(reduce_sorted(merge_sorted([base[g] for g in u.members]),
+                                       spec.request, ctx(u.members)))
+        eq = None
+        mem: list[ScoreStats] = []
+        if spec.equalize:
+            m = list(u.members)
+            tt, nn = spec.totals[m, 1], spec.totals[m, 0]
+            if tt.sum() and nn.sum():
+                eq = reduce_equalized([base[g] for g in m],
+                                      EqContext(tt, nn, spec.offsets[m, 1], spec.offsets[m, 0]),
+                                      spec.p, spec.q)
+            mem = [base_stats(g) for g in m]
+        eqs.append(eq)
+        members.append(mem)
+    return RangeResult(stats, eqs, members)
+
+
+def duplicate_task(args: tuple[str, int]) -> np.ndarray:
+    """Hashes that occur more than once in one hash range (candidates for duplicates)."""
+    spill_dir, index = args
+    path = Path(spill_dir) / f"h{index:05d}"
+    h = np.sort(_read_dir(path, np.dtype("<u8")))
+    shutil.rmtree(path, ignore_errors=True)
+    if h.shape[0] < 2:
+        return np.empty(0, np.uint64)
+    return np.unique(h[1:][h[1:] == h[:-1]])
+
+
+def pieces_of(data: object, lf: pl.LazyFrame) -> list[Piece]:
+    """Input pieces: the Parquet files of a path (with hive values), else the LazyFrame."""
+    if isinstance(data, str | Path):
+        p = Path(data)
+        if p.is_dir():
+            files = sorted(p.rglob("*.parquet"))
+            root = p
+        elif p.exists():
+            files, root = [p], p.parent
+        else:
+            files = sorted(Path(p.anchor or ".").glob(str(p.relative_to(p.anchor))
+                                                      if p.is_absolute() else str(p)))
+            root = Path(".")
+        out = []
+        for i, f in enumerate(files):
+            rel = f.relative_to(root).parts[:-1] if f.is_relative_to(root) else ()
+            hive = tuple(tuple(part.split("=", 1)) for part in rel if "=" in part)
+            out.append(Piece(i, str(f), hive))  # type: ignore[arg-type]
+        if out:
+            return out
+    return [Piece(0, frame=lf)]
+
+
+def _plan(lf: pl.LazyFrame, group_cols: Sequence[str], n_rows: int, range_trials: int
+          ) -> tuple[list[dict[str, str | None]], np.ndarray]:
+    keys_q = (lf.select([pl.col(c).cast(pl.String) for c in group_cols]).unique()
+              .sort(list(group_cols)) if group_cols else None)
+    step = max(1, n_rows // SAMPLE_SIZE)
+    score = pl.col("score").cast(pl.Float64)
+    sample_q = lf.select(score).filter(score.is_finite()).gather_every(step)
+    frames = pl.collect_all([q for q in (keys_q, sample_q) if q is not None],
+                            engine="streaming")
+    keys = frames[0].to_dicts() if group_cols else [{}]
+    sample = np.sort(frames[-1]["score"].to_numpy())
+    n_ranges = min(60_000, max(1, -(-n_rows // max(range_trials, 1))))
+    if n_ranges == 1 or sample.shape[0] == 0:
+        return keys, np.empty(0)
+    qs = np.quantile(sample, np.linspace(0, 1, n_ranges + 1)[1:-1], method="inverted_cdf")
+    return keys, np.unique(qs)
+
+
+def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
+            row_cols: Sequence[str], system_cols: Sequence[str], pooled: bool, equalize: bool,
+            request: Request, p: np.ndarray, q: np.ndarray, engine: str, memory_limit: int,
+            workers: int, scheduler: str | None, id_cols: Sequence[str], where: str | None,
+            where_name: str, progress: Callable[[int, int], None] | None = None,
+            spill_root: str | None = None) -> Any:
+    """Run the out-of-core engine (see the module docstring); returns ``Statistics``."""
+    from scoreframe.stats.engine import Statistics
+
+    t0 = time.perf_counter()
+    schema = lf.collect_schema()
+    for c in ("score", *group_cols):
+        if c not in schema:
+            raise ValidationError(message(f"column `{c}` not found", where=where_name,
+                                          expected="a trial table with scores and labels",
+                                          got=", ".join(schema.names())))
+    label_columns(schema)  # checks the label column's type up front
+    root = spill_root or os.environ.get("SCOREFRAME_SPILL_DIR") or tempfile.gettempdir()
+    clean_stale_spills(root)
+    spill = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=root)
+    executor: Executor
+    ctxmgr: Any = None
+    try:
+        if engine == "dask":
+            from scoreframe.stats.dask import DaskExecutor
+
+            ctxmgr = DaskExecutor(scheduler=scheduler, workers=workers)
+            executor = ctxmgr.__enter__()
+        else:
+            executor = LocalExecutor(workers=workers)
+        n_rows = int(lf.select(pl.len()).collect(engine="streaming").item())
+        range_trials = max(1024, memory_limit // (RANGE_BYTES_PER_TRIAL * executor.workers))
+        keys, boundaries = _plan(lf, group_cols, n_rows, range_trials)
+        codes = {tuple(k[c] for c in group_cols): i for i, k in enumerate(keys)}
+        hash_bits = 0
+        if id_cols:
+            need = max(1, -(-(n_rows * 8 * executor.workers) // memory_limit))
+            hash_bits = min(12, int(np.ceil(np.log2(need))) if need > 1 else 0)
+        pieces = pieces_of(data, lf) if engine == "dask" or isinstance(data, str | Path) \
+            else [Piece(0, frame=lf)]
+        if engine == "dask" and any(pc.frame is not None for pc in pieces):
+            raise ScoreframeError(message(
+                "the dask engine reads Parquet datasets by path", got=where_name,
+                hint="Write the trials with scoreframe.write_trials and evaluate the path."))
+        pspec = PartitionSpec(spill, tuple(group_cols), codes, boundaries, dict(schema),
+                              where if pieces[0].frame is None else None, tuple(id_cols),
+                              hash_bits)
+        parts = executor.map(partition_task, [(pc, pspec) for pc in pieces])
+        checks = Checks()
+        counts = np.zeros((boundaries.shape[0] + 1, max(len(keys), 1), 2), dtype=np.int64)
+        for r in parts:
+            checks.add(r.checks)
+            counts += r.counts
+        check_counts(checks, where=where_name)
+        if id_cols:
+            cands = executor.map(duplicate_task, [(spill, i) for i in range(1 << hash_bits)])
+            cand = np.concatenate(cands) if cands else np.empty(0, np.uint64)
+            if cand.shape[0]:
+                _report_duplicates(lf, list(id_cols), cand, where_name)
+        present = counts.sum(axis=(0, 2)) > 0
+        keys = [k for k, ok in zip(keys, present, strict=True) if ok] if group_cols else keys
+        idx = np.flatnonzero(present) if group_cols else np.array([0])
+        counts = counts[:, idx, :]
+        units = plan_units(keys, row_cols=row_cols, system_cols=system_cols, pooled=pooled)
+        totals = counts.sum(axis=0)
+        below = np.cumsum(counts, axis=0) - counts
+        # the range files are named by the old group codes: remap units' members to them
+        code_of = idx.tolist()
+        spill_units = tuple(Unit(u.key, tuple(code_of[m] for m in u.members), u.pooled)
+                            for u in units)
+        full_tot = np.zeros((max(len(codes), 1), 2), np.int64)
+        full_tot[idx] = totals
+        specs = []
+        for r in range(counts.shape[0]):
+            off = np.zeros_like(full_tot)
+            off[idx] = below[r]
+            specs.append(ReduceSpec(spill, r, spill_units, max(len(codes), 1), request,
+                                    full_tot, off, equalize, p, q))
+        results: list[RangeResult] = []
+        for start in range(0, len(specs), executor.workers):
+            results += executor.map(reduce_task, specs[start:start + executor.workers])
+            if progress is not None:
+                progress(len(results), len(specs))
+        out = []
+        for i, u in enumerate(units):
+            st = empty_stats(request)
+            eq: EqStats | None = None
+            mem: list[ScoreStats] = [empty_stats(request) for _ in u.members] if equalize \
+                else []
+            for res in results:
+                st = merge(st, res.stats[i])
+                if res.eq[i] is not None:
+                    eq = res.eq[i] if eq is None else merge_equalized(eq, res.eq[i])
+                if equalize:
+                    mem = [merge(a, b) for a, b in zip(mem, res.members[i], strict=True)]
+            out.append(UnitStats(u, st, eq, tuple(mem)))
+        return Statistics(tuple(row_cols), out, checks, engine if engine == "dask"
+                          else "out-of-core", n_ranges=len(specs),
+                          details={"seconds": time.perf_counter() - t0,
+                                   "range_trials": range_trials, "pieces": len(pieces)})
+    finally:
+        if ctxmgr is not None:
+            ctxmgr.__exit__(None, None, None)
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _report_duplicates(lf: pl.LazyFrame, ids: list[str], cand: np.ndarray, where: str) -> None:
+    from scoreframe.stats.reduce import check_duplicates
+
+    h = pl.Series("h", cand, dtype=pl.UInt64)
+    sub = lf.filter(pl.struct(ids).hash(seed=7).is_in(h.implode()))
+    check_duplicates(sub, ids, where=where)
