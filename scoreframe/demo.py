@@ -84,7 +84,7 @@ def _json_safe(v: object) -> object:
 
 
 def _fit_line(model: object) -> str:
-    tr = model.training  # type: ignore[attr-defined]
+    tr = model.training_  # type: ignore[attr-defined]
     state = "converged" if tr.get("converged") else "NOT converged"
     return (f"{tr['n_tar']} targets, {tr['n_non']} non-targets; objective "
             f"{tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
@@ -169,7 +169,7 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     table = before_after({"before": raw_stages(calibrated), "after": calibrated}, p_target=p,
                          set_name="eval")
     yield DemoStep("4/5 linear calibration of sys1, trained on dev, applied to eval",
-                   lines=(f"  llr = {cal.scale:.6g} * score + {cal.offset:.6g}; "
+                   lines=(f"  llr = {cal.scale_:.6g} * score + {cal.offset_:.6g}; "
                           f"{_fit_line(cal)}",
                           f"models written to {fusion_path} and {cal_path}"),
                    table=table, kind="before_after", paths=(cal_path,),

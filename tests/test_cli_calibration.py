@@ -155,3 +155,32 @@ def test_apply_refuses_a_fusion_model_for_calibration(splits, tmp_path, capsys):
     assert main(["calibrate", "apply", str(model), str(splits / "eval.parquet"), "-o",
                  str(tmp_path / "o")]) == 2
     assert "linear_fusion model" in capsys.readouterr().err
+
+
+def test_a_calibration_is_applied_to_its_own_system_unless_asked(splits, tmp_path, capsys):
+    model = tmp_path / "sys3.json"
+    assert main(["calibrate", "train", str(splits / "dev.parquet"), "--where",
+                 "system = 'sys3'", "-o", str(model)]) == 0
+    capsys.readouterr()
+    before = sorted(tmp_path.iterdir())
+    for argv in (["calibrate", "apply", str(model), str(splits / "eval.parquet"), "-o",
+                  str(tmp_path / "all")],
+                 ["report", str(splits / "eval.parquet"), "--calibration", str(model), "-o",
+                  str(tmp_path / "r.html")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        assert "sys3" in err and "--allow-other-system" in err
+        assert sorted(tmp_path.iterdir()) == before
+    assert main(["calibrate", "apply", str(model), str(splits / "eval.parquet"), "-o",
+                 str(tmp_path / "all"), "--allow-other-system"]) == 0
+    cal = scan_trials(tmp_path / "all").collect()
+    assert set(cal["system"].unique()) == {"sys1", "sys2", "sys3"}
+    doc = json.loads(model.read_text())
+    scale = doc.get("scale_", doc.get("scale"))
+    offset = doc.get("offset_", doc.get("offset"))
+    assert_close(cal["score"].to_numpy(), scale * cal["score_raw"].to_numpy() + offset,
+                 rtol=1e-14)
+    assert main(["report", str(splits / "eval.parquet"), "--calibration", str(model), "-o",
+                 str(tmp_path / "r.html"), "--allow-other-system"]) == 0
+    assert (tmp_path / "r.html").stat().st_size > 0

@@ -6,7 +6,14 @@ import argparse
 from pathlib import Path
 
 from scoreframe.cli.before_after import fit_summary, report_sets
-from scoreframe.cli.inputs import guard_outputs, load_dataset, load_model_kind, write_scored
+from scoreframe.cli.inputs import (
+    guard_outputs,
+    load_dataset,
+    load_model_kind,
+    other_system,
+    scored_format,
+    write_scored,
+)
 from scoreframe.cli.options import ListAction, add_command, output_options, where_option
 
 __all__ = ["cmd_calibrate_apply", "cmd_calibrate_train", "register"]
@@ -27,7 +34,7 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
     model.save(a.output, overwrite=a.overwrite)
     print(f"{a.method} calibration: {fit_summary(model)}")
     if a.method == "linear":
-        print(f"  llr = {model.scale:.6g} * score + {model.offset:.6g}")
+        print(f"  llr = {model.scale_:.6g} * score + {model.offset_:.6g}")
     print(f"model written to {a.output}")
     report_sets([(Path(a.dev).name, model.transform(dev))], a.report_p_target or [a.p_target],
                 "calibration on the training set")
@@ -37,8 +44,9 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
 def cmd_calibrate_apply(a: argparse.Namespace) -> int:
     """Run ``scoreframe calibrate apply``."""
     guard_outputs([a.eval, a.model], [a.output], overwrite=a.overwrite)
+    scored_format(a.output)
     model = load_model_kind(a.model, ("linear", "pav"))
-    out = model.transform(load_dataset(a.eval, where=a.where))
+    out = model.transform(load_dataset(a.eval, where=a.where), **other_system(a))
     written = write_scored(out, a.output, a.overwrite, [a.eval, a.model])
     print(f"calibrated scores written to {a.output} (score = llr, input kept as score_raw)")
     p = a.report_p_target or [model.p_target if model.method == "linear" else 0.5]
@@ -75,3 +83,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                              help_text="parquet dataset, .parquet, .csv, .tsv")])
     ca.add_argument("model", metavar="MODEL", help="model file written by calibrate train")
     ca.add_argument("eval", metavar="EVAL", help="trials to calibrate")
+    ca.add_argument("--allow-other-system", action="store_true",
+                    help="apply the model to trials of systems other than the one it was "
+                         "trained on")

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any, TextIO
 
 import polars as pl
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-__all__ = ["console", "emit_frame", "fmt", "json_safe", "print_frame", "progress",
+__all__ = ["LineProgress", "console", "emit_frame", "fmt", "json_safe", "print_frame", "progress",
            "write_text_output"]
 
 
@@ -29,14 +30,82 @@ def console() -> Console:
     return Console(width=None if sys.stdout.isatty() else 200)
 
 
-def progress() -> Progress:
-    """A transient rich progress bar on stderr (shown only on a terminal)."""
+class LineProgress:
+    """Progress for logs (stderr not a terminal): one plain line now and then.
+
+    A line ``scoreframe: <task> 40% (400/1000 done, 12 s)`` is printed when ``interval``
+    seconds have passed since the last line, or when a further 10 % is done once ``interval``
+    seconds have passed since the start; runs shorter than ``interval`` print nothing. The
+    interface is the part of :class:`rich.progress.Progress` the commands use.
+
+    Examples
+    --------
+    >>> import io
+    >>> buf = io.StringIO()
+    >>> with LineProgress(interval=0, stream=buf) as prog:
+    ...     t = prog.add_task("evaluating groups", total=4)
+    ...     for i in range(1, 5):
+    ...         prog.update(t, completed=i)
+    >>> buf.getvalue().splitlines()[-1].split(" (")[0]
+    'scoreframe: evaluating groups 100%'
+    """
+
+    def __init__(self, *, interval: float = 10.0, stream: TextIO | None = None) -> None:
+        self.interval = interval
+        self.stream = stream
+        self.tasks: dict[int, dict[str, Any]] = {}
+
+    def __enter__(self) -> LineProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, total: float | None = None, **_: object) -> int:
+        """Start a task; return its id."""
+        now = time.monotonic()
+        tid = len(self.tasks)
+        self.tasks[tid] = {"description": description, "total": total, "completed": 0,
+                           "start": now, "last": now, "decile": 0}
+        return tid
+
+    def update(self, task: int, *, completed: float | None = None, total: float | None = None,
+               description: str | None = None, advance: float | None = None,
+               **_: object) -> None:
+        """Record progress; print a line when one is due."""
+        t = self.tasks[task]
+        if description is not None:
+            t["description"] = description
+        if total is not None:
+            t["total"] = total
+        if completed is not None:
+            t["completed"] = completed
+        if advance is not None:
+            t["completed"] += advance
+        now = time.monotonic()
+        total_ = t["total"]
+        decile = int(10 * t["completed"] / total_) if total_ else 0
+        due = now - t["last"] >= self.interval or (
+            decile > t["decile"] and now - t["start"] >= self.interval)
+        if not due:
+            return
+        t["last"], t["decile"] = now, decile
+        done = (f"{100 * t['completed'] / total_:.0f}% ({t['completed']:g}/{total_:g} done"
+                if total_ else f"({t['completed']:g} done")
+        print(f"scoreframe: {t['description']} {done}, {now - t['start']:.0f} s)",
+              file=self.stream or sys.stderr, flush=True)
+
+
+def progress() -> Progress | LineProgress:
+    """A transient rich progress bar on a terminal; periodic one-line progress in logs."""
+    if not sys.stderr.isatty():
+        return LineProgress()
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     return Progress("[progress.description]{task.description}", BarColumn(),
                     MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
-                    transient=True, disable=not sys.stderr.isatty())
+                    transient=True)
 
 
 def fmt(v: object) -> str:

@@ -7,19 +7,24 @@ import json
 
 import polars as pl
 
+from scoreframe.checks import check_positive_int
 from scoreframe.cli.console import console, emit_frame, fmt, json_safe, progress, write_text_output
+from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
     add_command,
     by_options,
     dataset_options,
     operating_point_options,
     output_options,
+    reading_options,
 )
-from scoreframe.errors import UsageError
+from scoreframe.errors import UsageError, message
 from scoreframe.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.metrics import EER_METHODS
+from scoreframe.stats.engine import ENGINES, parse_memory
 
-__all__ = ["add_evaluate_options", "cmd_evaluate", "print_results", "register", "run_evaluate"]
+__all__ = ["PERCENT", "add_evaluate_options", "cmd_evaluate", "percent", "print_results",
+           "register", "run_evaluate"]
 
 
 # --- the evaluate option group ------------------------------------------------------------------
@@ -36,9 +41,34 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
                    help="also report metrics with these conditions weighted equally")
 
 
+    e = p.add_argument_group("engine")
+    e.add_argument("--engine", choices=ENGINES, default="local",
+                   help="local: in memory when the trials fit in --memory-limit, else out of "
+                        "core (score ranges spilled to a temporary directory); dask: the same "
+                        "tasks on Dask workers")
+    e.add_argument("--memory-limit", default="2GB", metavar="SIZE",
+                   help="memory budget of the reduction, e.g. 2GB or 512MiB (bounds the "
+                        "out-of-core range size; results do not depend on it)")
+    e.add_argument("--workers", type=int, default=None,
+                   help="parallel tasks (threads locally; processes of a local Dask "
+                        "cluster); default: the number of cores")
+    e.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="address of a running Dask scheduler (with --engine dask)")
+    e.add_argument("--no-validate", dest="validate", action="store_false",
+                   help="skip the duplicate-trial check (null/NaN scores and unknown labels "
+                        "are always errors)")
+
+
 def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
     """Keyword arguments of :func:`scoreframe.evaluate.evaluate` from the evaluate options."""
-    return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or []}
+    if a.scheduler and a.engine != "dask":
+        raise UsageError(message("--scheduler needs --engine dask", got=a.scheduler))
+    if a.workers is not None:
+        check_positive_int(a.workers, name="--workers")
+    parse_memory(a.memory_limit)
+    return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or [],
+            "engine": a.engine, "memory_limit": a.memory_limit, "workers": a.workers,
+            "scheduler": a.scheduler, "validate": a.validate}
 # --- end of the evaluate option group -----------------------------------------------------------
 
 
@@ -53,8 +83,23 @@ def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | Non
                         **options)  # type: ignore[arg-type]
 
 
+#: Columns the table shows in percent (as the HTML report does: "EER (%)", two decimals).
+PERCENT = ("eer", "eq_eer")
+
+
+def percent(v: object) -> str:
+    """A rate as a percentage with two decimals (the report's EER format).
+
+    Examples
+    --------
+    >>> percent(0.07742), percent(None)
+    ('7.74', '')
+    """
+    return "" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]
+
+
 def print_results(res: pl.DataFrame, *, title: str = "") -> None:
-    """Print the per-condition table: one row per group and operating point."""
+    """Print the per-condition table: one row per group and operating point (EER in %)."""
     from rich.table import Table
 
     flat = explode_dcf(res)
@@ -65,10 +110,11 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
         cols += ["eq_eer", "eq_act_dcf_norm", "eq_min_dcf_norm"]
     t = Table(title=title or None)
     for c in cols:
-        t.add_column(c, justify="left" if c in group_cols else "right")
+        t.add_column(f"{c} (%)" if c in PERCENT else c,
+                     justify="left" if c in group_cols else "right")
     warn = False
     for row in flat.iter_rows(named=True):
-        cells = [fmt(row[c]) for c in cols]
+        cells = [percent(row[c]) if c in PERCENT else fmt(row[c]) for c in cols]
         if row.get("dr30_ok") is False:
             cells[cols.index("min_dcf_norm")] += " *"
             warn = True
@@ -81,9 +127,8 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
 
 def cmd_evaluate(a: argparse.Namespace) -> int:
     """Run ``scoreframe evaluate``."""
-    if a.format == "table" and a.output:
-        raise UsageError("-o needs --format json, csv or parquet")
-    res = run_evaluate(a.dataset, by=a.by, where=a.where, p_target=a.p_target,
+    check_output_format(a, machine=("json", "csv", "parquet"))
+    res = run_evaluate(dataset_source(a), by=a.by, where=a.where, p_target=a.p_target,
                        c_miss=a.c_miss, c_fa=a.c_fa, **evaluate_kwargs(a))
     if a.format == "table":
         print_results(res, title=f"EER method: {a.eer_method}")
@@ -101,7 +146,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``evaluate`` to the command line."""
     e = add_command(sub, "evaluate", func=cmd_evaluate, first="DATASET",
                     help_text="EER, Cllr, minCllr, PRBEP, act/min DCF per condition",
-                    parents=[dataset_options(), by_options(), operating_point_options(),
+                    parents=[dataset_options(), reading_options(), by_options(),
+                             operating_point_options(),
                              output_options(("table", "json", "csv", "parquet"),
                                             default="table")])
     add_evaluate_options(e)

@@ -12,8 +12,10 @@ from scoreframe.cli.inputs import (
     guard_outputs,
     load_dataset,
     load_model_kind,
+    named_paths,
     parse_missing,
     quality_table,
+    scored_format,
     write_scored,
 )
 from scoreframe.cli.options import ListAction, add_command, output_options, where_option
@@ -22,15 +24,17 @@ from scoreframe.errors import UsageError
 __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
 
 
-def fusion_inputs(paths: list[str], where: str | None
-                  ) -> pl.LazyFrame | dict[str, pl.LazyFrame] | list[pl.LazyFrame]:
-    """One dataset with a system column, or one dataset per system (named by file stem)."""
-    if len(paths) == 1:
-        return load_dataset(paths[0], where=where)
-    names = [Path(p).name.split(".")[0] for p in paths]
-    if len(set(names)) == len(names):
-        return {n: load_dataset(p, where=where) for n, p in zip(names, paths, strict=True)}
-    return [load_dataset(p, where=where) for p in paths]
+def fusion_inputs(tokens: list[str], where: str | None
+                  ) -> pl.LazyFrame | dict[str, pl.LazyFrame]:
+    """One dataset with a system column, or one dataset per system (``NAME=PATH``)."""
+    if len(tokens) == 1 and "=" not in tokens[0]:
+        return load_dataset(tokens[0], where=where)
+    return {n: load_dataset(p, where=where) for n, p in named_paths(tokens)}
+
+
+def input_paths(tokens: list[str]) -> list[str]:
+    """The file paths of ``NAME=PATH`` / ``PATH`` arguments."""
+    return [p for _, p in named_paths(tokens)]
 
 
 def cmd_fuse_train(a: argparse.Namespace) -> int:
@@ -39,7 +43,7 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
 
     model = LinearFusion(p_target=a.p_target, objective=a.objective, max_iter=a.max_iter,
                          missing=parse_missing(a.missing))
-    guard_outputs([*a.dev, a.quality_model, a.quality_segment], [a.output],
+    guard_outputs([*input_paths(a.dev), a.quality_model, a.quality_segment], [a.output],
                   overwrite=a.overwrite)
     data = fusion_inputs(a.dev, a.where)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
@@ -47,21 +51,22 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
         raise UsageError("give both --quality-model and --quality-segment, or neither")
     model.fit(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
     model.save(a.output, overwrite=a.overwrite)
-    print(f"linear fusion of {len(model.weights)} systems: {fit_summary(model)}")
-    terms = " + ".join(f"{w:.6g} * {s}" for s, w in model.weights.items())
-    print(f"  llr = {terms} + {model.offset:.6g}"
-          + (f" + quality term over {model.quality_columns}" if model.quality_columns else ""))
+    print(f"linear fusion of {len(model.weights_)} systems: {fit_summary(model)}")
+    terms = " + ".join(f"{w:.6g} * {s}" for s, w in model.weights_.items())
+    print(f"  llr = {terms} + {model.offset_:.6g}"
+          + (f" + quality term over {model.quality_columns_}" if model.quality_columns_ else ""))
     print(f"model written to {a.output}")
     out = model.transform(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
-    report_sets([("+".join(Path(p).name for p in a.dev), out)],
+    report_sets([("+".join(Path(p).name for p in input_paths(a.dev)), out)],
                 a.report_p_target or [a.p_target], "fusion on the training set")
     return 0
 
 
 def cmd_fuse_apply(a: argparse.Namespace) -> int:
     """Run ``scoreframe fuse apply``."""
-    inputs = [*a.eval, a.model, *(x for x in (a.quality_model, a.quality_segment) if x)]
+    inputs = [*input_paths(a.eval), a.model, a.quality_model, a.quality_segment]
     guard_outputs(inputs, [a.output], overwrite=a.overwrite)
+    scored_format(a.output)
     model = load_model_kind(a.model, ("linear_fusion",))
     if a.missing is not None:
         model.missing = parse_missing(a.missing)
@@ -69,7 +74,7 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     out = model.transform(fusion_inputs(a.eval, a.where), quality_model=qm, quality_segment=qs)
     written = write_scored(out, a.output, a.overwrite, inputs)
     print(f"fused scores written to {a.output} (score = fused llr, inputs as score_raw_<system>)")
-    report_sets([("+".join(Path(p).name for p in a.eval), written)],
+    report_sets([("+".join(Path(p).name for p in input_paths(a.eval)), written)],
                 a.report_p_target or [model.p_target], "fusion applied")
     return 0
 
@@ -89,7 +94,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help_text="train on labelled dev trials; write MODEL.json",
                      parents=[common, output_options(required=True, help_text="MODEL.json")])
     ft.add_argument("dev", nargs="+", metavar="DEV",
-                    help="one dataset with a system column, or one per system")
+                    help="one dataset with a system column, or one per system as NAME=PATH "
+                         "(a plain PATH is named by its file stem)")
     ft.add_argument("--p-target", type=float, default=0.5, help="training prior")
     ft.add_argument("--objective", default="log", help="log, brier, boost, asym or 'a,b'")
     ft.add_argument("--max-iter", type=int, default=100, help="iteration limit")
@@ -102,5 +108,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                                ".csv, .tsv")])
     fa.add_argument("model", metavar="MODEL", help="model file written by fuse train")
     fa.add_argument("eval", nargs="+", metavar="EVAL",
-                    help="one dataset with a system column, or one per system")
+                    help="one dataset with a system column, or one per system as NAME=PATH "
+                         "with the names used in training")
     fa.add_argument("--missing", help="override the model's missing-score policy")

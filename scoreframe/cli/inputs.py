@@ -12,13 +12,14 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe import io as sio
-from scoreframe.errors import UsageError
+from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.io.parquet import apply_where, infer_kind, scan_trials, write_trials
 from scoreframe.schema import validate_trials
 
-__all__ = ["guard_outputs", "load_dataset", "load_model_kind", "parse_columns",
-           "parse_missing", "quality_table", "reading_kwargs", "write_scored"]
+__all__ = ["check_output_format", "dataset_source", "guard_outputs", "load_dataset",
+           "load_model_kind", "named_paths", "other_system", "parse_columns", "parse_missing",
+           "quality_table", "reading_kwargs", "scored_format", "write_scored"]
 
 
 def parse_columns(text: str | None) -> dict[str, str] | None:
@@ -57,6 +58,12 @@ def parse_missing(text: str) -> str | float:
         raise UsageError(f"--missing takes error, drop or a number; got {text!r}") from None
 
 
+def _format_of(path: str) -> str:
+    if not Path(path).exists() and not any(ch in path for ch in "*?["):
+        raise FormatError(message(f"no such file or directory `{path}`"))
+    return sio.guess_format(path)
+
+
 def load_dataset(path: str, fmt: str | None = None, kind: str | None = None,
                  columns: dict[str, str] | None = None, *, where: str | None = None,
                  trial_id: Sequence[str] | None = None) -> pl.LazyFrame:
@@ -65,7 +72,7 @@ def load_dataset(path: str, fmt: str | None = None, kind: str | None = None,
     ``trial_id`` names the columns that identify a trial (duplicates are checked on them);
     ``where`` filters the trials after the checks.
     """
-    f = fmt or sio.guess_format(path)
+    f = fmt or _format_of(path)
     if f == "parquet" and trial_id:
         lf = validate_trials(scan_trials(path), kind=infer_kind(
             scan_trials(path).collect_schema().names()), where=f"`{path}`", trial_id=trial_id)
@@ -85,7 +92,67 @@ def reading_kwargs(a: object) -> dict[str, object]:
             "trial_id": getattr(a, "trial_id", None) or None}
 
 
-def guard_outputs(inputs: Sequence[str | Path], outputs: Sequence[str | Path], *,
+def dataset_source(a: object) -> str | pl.LazyFrame:
+    """The ``DATASET`` of a command, ready for the library.
+
+    A Parquet path is passed as is (the library scans it and prunes partitions); any other
+    file, or a ``--trial-id``, goes through :func:`load_dataset` with the reading options
+    (``--from``, ``--columns``, ``--trial-id``) into a checked LazyFrame.
+    """
+    path = a.dataset  # type: ignore[attr-defined]
+    kw = reading_kwargs(a)
+    if (kw["fmt"] or _format_of(path)) == "parquet" and not kw["trial_id"]:
+        return path
+    return load_dataset(path, **kw)  # type: ignore[arg-type]
+
+
+def check_output_format(a: object, *, machine: Sequence[str],
+                        needs_file: Sequence[str] = ("parquet",)) -> None:
+    """Check ``-o``/``--format`` before any work.
+
+    ``-o`` goes only with a machine format, binary formats only with ``-o``, and an
+    existing ``-o`` only with ``--overwrite``.
+    """
+    fmt, output = a.format, a.output  # type: ignore[attr-defined]
+    if output and fmt not in machine:
+        raise UsageError(f"-o needs --format {', '.join(machine)}; got --format {fmt}")
+    if not output and fmt in needs_file:
+        raise UsageError(f"--format {fmt} needs -o FILE")
+    if output:
+        inputs = [getattr(a, n) for n in ("dataset", "sql", "scores", "truth")
+                  if isinstance(getattr(a, n, None), str)]
+        check_outputs([output], overwrite=a.overwrite, inputs=inputs)  # type: ignore[attr-defined]
+
+
+def named_paths(tokens: Sequence[str]) -> list[tuple[str, str]]:
+    """``NAME=PATH`` arguments as ``(name, path)``; a plain path is named by its file stem.
+
+    A token is ``NAME=PATH`` when the part before the first ``=`` is a plain name (no path
+    separator) and the whole token is not an existing file.
+
+    Examples
+    --------
+    >>> named_paths(["a=dev/sys1.parquet", "dev/sys2.parquet"])
+    [('a', 'dev/sys1.parquet'), ('sys2', 'dev/sys2.parquet')]
+    """
+    out: list[tuple[str, str]] = []
+    for t in tokens:
+        name, sep, path = t.partition("=")
+        if sep and name and "/" not in name and "\\" not in name and not Path(t).exists():
+            if not path:
+                raise UsageError(f"`{t}`: NAME=PATH needs a path after `=`")
+            out.append((name, path))
+        else:
+            out.append((Path(t).name.split(".")[0], t))
+    names = [n for n, _ in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageError(f"system name(s) {', '.join(dup)} given twice; name each input "
+                         "explicitly: NAME=PATH")
+    return out
+
+
+def guard_outputs(inputs: Sequence[str | Path | None], outputs: Sequence[str | Path], *,
                   overwrite: bool) -> None:
     """Before any work: refuse outputs that exist (without ``overwrite``) or touch an input."""
     check_outputs(outputs, overwrite=overwrite, inputs=[p for p in inputs if p])
@@ -103,6 +170,11 @@ def quality_table(path: str | None) -> pl.LazyFrame | None:
     raise UsageError(f"quality tables are parquet, csv or tsv; got {path}")
 
 
+def other_system(a: object) -> dict[str, bool]:
+    """``{"allow_other_system": True}`` when ``--allow-other-system`` was given, else ``{}``."""
+    return {"allow_other_system": True} if getattr(a, "allow_other_system", False) else {}
+
+
 def load_model_kind(path: str, methods: tuple[str, ...]):  # noqa: ANN201
     """Load a model file and check its ``method`` is one of ``methods``."""
     from scoreframe.models import load_model
@@ -113,24 +185,37 @@ def load_model_kind(path: str, methods: tuple[str, ...]):  # noqa: ANN201
     return model
 
 
-def write_scored(out: pl.LazyFrame, path: str, overwrite: bool, inputs: Sequence[str], *,
+def scored_format(path: str) -> str:
+    """The format of an ``apply`` output: parquet (file or dataset), csv or tsv.
+
+    Examples
+    --------
+    >>> scored_format("out"), scored_format("out.tsv")
+    ('parquet', 'tsv')
+    """
+    fmt = "parquet" if not Path(path).suffix else sio.guess_format(path)
+    if fmt not in ("parquet", "csv", "tsv"):
+        raise UsageError(f"apply writes parquet, csv or tsv, not {fmt}")
+    return fmt
+
+
+def write_scored(out: pl.LazyFrame, path: str, overwrite: bool,
+                 inputs: Sequence[str | None], *,
                  trials: bool = True) -> pl.LazyFrame:
     """Write an applied model's output; return a lazy view of what was written.
 
     ``trials=False`` (multiclass tables) writes plain Parquet, not a validated trial dataset.
     """
     guard_outputs(inputs, [path], overwrite=overwrite)
-    fmt = "parquet" if not Path(path).suffix else sio.guess_format(path)
+    fmt = scored_format(path)
     if fmt == "parquet" and not trials:
         df = out.collect()
-        with atomic_output(path, overwrite=overwrite, inputs=inputs) as tmp:
+        with atomic_output(path, overwrite=overwrite, inputs=[p for p in inputs if p]) as tmp:
             df.write_parquet(tmp)
         return df.lazy()
     if fmt == "parquet":
         write_trials(out, path, overwrite=overwrite)
         return scan_trials(path)
-    if fmt not in ("csv", "tsv"):
-        raise UsageError(f"apply writes parquet, csv or tsv, not {fmt}")
     df = out.collect()
     from scoreframe.io.tables import write_table
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 import polars as pl
 
@@ -81,6 +83,13 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     return args
 
 
+def _show_warning(msg: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """Show a Python warning as one line: ``scoreframe: warning: <message>``."""
+    print(f"scoreframe: warning: {one_line(msg) if isinstance(msg, Warning) else msg}",
+          file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (2 on user errors)."""
     parser = build_parser()
@@ -88,6 +97,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parse(parser, argv)
     except SystemExit as exc:  # argparse: --help, --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except (ScoreframeError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:

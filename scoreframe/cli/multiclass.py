@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import polars as pl
 
 from scoreframe.cli.console import json_safe, print_frame, write_text_output
-from scoreframe.cli.inputs import guard_outputs, load_model_kind, write_scored
+from scoreframe.cli.inputs import (
+    check_output_format,
+    guard_outputs,
+    load_model_kind,
+    named_paths,
+    other_system,
+    write_scored,
+)
 from scoreframe.cli.options import ListAction, add_command, output_options
-from scoreframe.errors import UsageError
 from scoreframe.multiclass_before_after import multiclass_before_after
 
 __all__ = ["MC_COLUMNS", "cmd_mc_apply", "cmd_mc_evaluate", "cmd_mc_train", "register"]
@@ -23,20 +28,16 @@ MC_COLUMNS = ["n_segments", "n_classes", "cmxe", "cmxe_ref", "info_bits", "error
 def _mc_scores(paths: list[str]):  # noqa: ANN202
     from scoreframe.multiclass import read_scores
 
-    if len(paths) == 1:
+    if len(paths) == 1 and "=" not in paths[0]:
         return read_scores(paths[0])
-    names = [Path(p).name.split(".")[0] for p in paths]
-    if len(set(names)) != len(names):
-        raise UsageError("give the multiclass systems files with distinct names")
-    return {n: read_scores(p) for n, p in zip(names, paths, strict=True)}
+    return {n: read_scores(p) for n, p in named_paths(paths)}
 
 
 def cmd_mc_evaluate(a: argparse.Namespace) -> int:
     """Run ``scoreframe multiclass evaluate``."""
     from scoreframe.multiclass import evaluate_multiclass
 
-    if a.format == "table" and a.output:
-        raise UsageError("-o needs --format json")
+    check_output_format(a, machine=("json",))
     p_target = a.p_target or [0.5]
     res = evaluate_multiclass(a.scores, a.truth, by=a.by, p_target=p_target)
     groups = [c for c in res.columns if c not in (*MC_COLUMNS, "cmxe_norm", "expected_cost",
@@ -59,13 +60,14 @@ def cmd_mc_train(a: argparse.Namespace) -> int:
     """Run ``scoreframe multiclass calibrate|fuse train``."""
     from scoreframe.multiclass import MulticlassCalibration, MulticlassFusion
 
-    guard_outputs([*a.scores, a.truth], [a.output], overwrite=a.overwrite)
+    guard_outputs([*(p for _, p in named_paths(a.scores)), a.truth], [a.output],
+                  overwrite=a.overwrite)
     fuse = a.mc_kind == "fuse"
     model = (MulticlassFusion if fuse else MulticlassCalibration)(max_iter=a.max_iter)
     scores = _mc_scores(a.scores) if fuse else _mc_scores(a.scores[:1])
     model.fit(scores, a.truth)
     model.save(a.output, overwrite=a.overwrite)
-    tr = model.training
+    tr = model.training_
     state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
     print(f"{model.method}: {tr['n_segments']} segments, {tr['n_classes']} classes; normalized "
           f"Cmxe {tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
@@ -77,12 +79,14 @@ def cmd_mc_train(a: argparse.Namespace) -> int:
 
 def cmd_mc_apply(a: argparse.Namespace) -> int:
     """Run ``scoreframe multiclass calibrate|fuse apply``."""
-    guard_outputs([*a.scores, a.model, a.truth], [a.output], overwrite=a.overwrite)
+    guard_outputs([*(p for _, p in named_paths(a.scores)), a.model, a.truth], [a.output],
+                  overwrite=a.overwrite)
     model = load_model_kind(a.model, ("multiclass_fusion",) if a.mc_kind == "fuse"
                             else ("multiclass_affine",))
     scores = _mc_scores(a.scores) if a.mc_kind == "fuse" else _mc_scores(a.scores[:1])
-    out = model.transform(scores)
-    written = write_scored(out, a.output, a.overwrite, [*a.scores, a.model], trials=False)
+    out = model.transform(scores, **other_system(a))
+    written = write_scored(out, a.output, a.overwrite,
+                           [*(p for _, p in named_paths(a.scores)), a.model], trials=False)
     print(f"scores written to {a.output} (score = calibrated log-likelihood)")
     if a.truth:
         _mc_before_after(written.collect(), a.truth, f"{model.method} applied")
@@ -121,4 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         ka.add_argument("model", metavar="MODEL", help="model file")
         ka.add_argument("scores", nargs=n, metavar="SCORES", help="multiclass scores")
         ka.add_argument("--truth", help="print a before/after table")
+        if kind == "calibrate":
+            ka.add_argument("--allow-other-system", action="store_true",
+                            help="apply the model to another system than the one it was "
+                                 "trained on")
         ka.set_defaults(mc_kind=kind)

@@ -28,11 +28,15 @@ class Formatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if action.default in (None, False, argparse.SUPPRESS) or "%(default)" in text:
+        default = action.default
+        if (default is None or default is False or default is argparse.SUPPRESS
+                or (isinstance(default, list) and not default) or "%(default)" in text):
             return text
-        if action.option_strings or action.nargs in ("?", "*"):
-            return text + " (default: %(default)s)"
-        return text
+        if not (action.option_strings or action.nargs in ("?", "*")):
+            return text
+        shown = (",".join(str(v) for v in default) if isinstance(default, list | tuple)
+                 else str(default))
+        return text + f" (default: {shown.replace('%', '%%')})"
 
 
 class ListAction(argparse.Action):
@@ -119,7 +123,7 @@ def reading_options() -> argparse.ArgumentParser:
     p.add_argument("--from", dest="from_", choices=sio.FORMATS,
                    help="input format (default: guessed from the file name)")
     p.add_argument("--columns", help="column mapping canonical=source,... for csv/tsv")
-    p.add_argument("--trial-id", action=ListAction,
+    p.add_argument("--trial-id", action=ListAction, metavar="COL",
                    help="columns identifying a trial (duplicates are checked on them; "
                         "default: model, segment and any id-like columns)")
     return p
@@ -128,7 +132,7 @@ def reading_options() -> argparse.ArgumentParser:
 def by_options() -> argparse.ArgumentParser:
     """``--by``: condition columns (the system column is always a group)."""
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--by", action=ListAction, default=[],
+    p.add_argument("--by", action=ListAction, default=[], metavar="COL",
                    help="condition columns, e.g. --by gender,channel or --by gender channel")
     return p
 
@@ -137,7 +141,7 @@ def operating_point_options(*, costs: bool = True, p_default: float | None = 0.0
                             ) -> argparse.ArgumentParser:
     """``--p-target`` (one or more priors) and the costs ``--c-miss``/``--c-fa``."""
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--p-target", action=ListAction, converter=float,
+    p.add_argument("--p-target", action=ListAction, converter=float, metavar="P",
                    default=None if p_default is None else [p_default],
                    help="target prior(s) of the DCF operating points")
     if costs:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from scoreframe.cli.console import emit_frame
+from scoreframe.cli.inputs import check_output_format
 from scoreframe.cli.options import add_command, output_options
 from scoreframe.errors import UsageError
 from scoreframe.sql import query
@@ -18,6 +19,7 @@ def cmd_query(a: argparse.Namespace) -> int:
     sql_path = Path(a.sql)
     if not sql_path.is_file():
         raise UsageError(f"no such SQL file `{sql_path}`")
+    check_output_format(a, machine=("table", "csv", "json", "parquet"))
     df = query(sql_path.read_text(), a.dataset)
     emit_frame(df, a.format, a.output, a.overwrite)
     return 0

@@ -3,36 +3,74 @@
 from __future__ import annotations
 
 import argparse
+import copy
 from pathlib import Path
 
 from scoreframe.cli.console import progress
-from scoreframe.cli.inputs import guard_outputs, load_model_kind
+from scoreframe.cli.inputs import dataset_source, guard_outputs, load_model_kind
 from scoreframe.cli.options import (
     add_command,
     by_options,
     dataset_options,
     operating_point_options,
     output_options,
+    reading_options,
 )
+from scoreframe.errors import ScoreframeError, UsageError, message
 
-__all__ = ["cmd_report", "register"]
+__all__ = ["EXPORT_FORMATS", "check_export_dir", "cmd_report", "register"]
+
+#: Chart file formats of ``--export-format``.
+EXPORT_FORMATS = ("png", "svg", "pdf", "html")
+
+
+def check_export_dir(export_dir: str, *, formats: list[str], inputs: list[str | None],
+                     overwrite: bool) -> None:
+    """Before any work: the chart directory is no input, and holds no charts to overwrite.
+
+    The chart names depend on the groups found, so without ``--overwrite`` a directory that
+    already holds files of an export format is refused as a whole (all or nothing).
+    """
+    d = Path(export_dir).resolve()
+    for i in inputs:
+        if i and (d == Path(i).resolve() or Path(i).resolve() in d.parents):
+            raise UsageError(message(f"--export-dir `{export_dir}` is or sits inside the "
+                                     f"input `{i}`",
+                                     hint="Inputs are never modified: export elsewhere."))
+    if d.exists() and not d.is_dir():
+        raise UsageError(message(f"--export-dir `{export_dir}` is a file"))
+    if d.is_dir() and not overwrite:
+        existing = sorted(p.name for f in formats for p in d.glob(f"*.{f}"))
+        if existing:
+            raise ScoreframeError(message(
+                f"--export-dir `{export_dir}` already holds charts",
+                got=f"{len(existing)} file(s) such as `{existing[0]}`",
+                hint="Pass --overwrite to replace them, or export to an empty directory."))
 
 
 def cmd_report(a: argparse.Namespace) -> int:
     """Run ``scoreframe report``."""
     from scoreframe.report import build_report, write_report
 
-    guard_outputs([a.dataset, a.calibration], [a.output], overwrite=a.overwrite)
+    inputs = [a.dataset, a.calibration]
+    guard_outputs(inputs, [a.output], overwrite=a.overwrite)
+    if a.export_dir:
+        check_export_dir(a.export_dir, formats=a.export_format, inputs=inputs,
+                         overwrite=a.overwrite)
     cal = load_model_kind(a.calibration, ("linear", "pav")) if a.calibration else None
+    if cal is not None and a.allow_other_system:
+        cal = copy.copy(cal)  # the library's check skips a model that names no system
+        cal.system_ = None
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
-        rep = build_report(a.dataset, by=a.by, where=a.where, p_target=a.p_target,
+        rep = build_report(dataset_source(a), by=a.by, where=a.where, p_target=a.p_target,
                            calibration=cal,
                            title=a.title or f"scoreframe report: {Path(a.dataset).name}",
                            progress=lambda d, t: prog.update(task, completed=d, total=t))
-        prog.update(task, description="rendering charts")
+        chart_task = prog.add_task("rendering charts", total=None)
         write_report(rep, a.output, overwrite=a.overwrite, export_dir=a.export_dir,
-                     export_formats=a.export_format)
+                     export_formats=a.export_format,
+                     progress=lambda d, t: prog.update(chart_task, completed=d, total=t))
     print(f"report written to {a.output} ({rep.summary.height} groups)")
     if a.export_dir:
         print(f"charts exported to {a.export_dir} ({', '.join(a.export_format)})")
@@ -43,11 +81,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``report`` to the command line."""
     r = add_command(sub, "report", func=cmd_report, first="DATASET",
                     help_text="one offline HTML report: summary table, DET/NBER/APE",
-                    parents=[dataset_options(), by_options(),
+                    parents=[dataset_options(), reading_options(), by_options(),
                              operating_point_options(costs=False),
                              output_options(required=True, help_text="report.html")])
     r.add_argument("--calibration", help="calibrate with MODEL.json before evaluating")
+    r.add_argument("--allow-other-system", action="store_true",
+                   help="apply --calibration to systems other than the one it was trained on")
     r.add_argument("--title", help="report title (default: from the dataset name)")
     r.add_argument("--export-dir", help="also write every chart here")
-    r.add_argument("--export-format", nargs="+", choices=("png", "svg", "html"),
-                   default=["png"], help="formats of the exported charts")
+    r.add_argument("--export-format", nargs="+", choices=EXPORT_FORMATS, default=["png"],
+                   help="formats of the exported charts")

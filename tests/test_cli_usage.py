@@ -1,0 +1,338 @@
+"""The command line as a user meets it: help, mistakes, outputs checked first, named systems.
+
+Every user error asserts exit status 2, exactly one stderr line, no traceback and nothing
+written; argparse errors answer with the sub-command's usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import BOSARIS
+
+from scoreframe.cli import build_parser, main
+from scoreframe.cli.console import LineProgress
+from scoreframe.io import scan_trials
+
+REAL = Path(__file__).parent / "data" / "real"
+RU2009 = REAL / "ru2009_evalita"
+
+
+@pytest.fixture(scope="module")
+def ds(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("usage") / "synth"
+    assert main(["synth", str(out), "--trials", "6000", "--seed", "7"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def splits(tmp_path_factory, ds) -> Path:
+    root = tmp_path_factory.mktemp("usage_splits")
+    lf = scan_trials(ds)
+    even = pl.col("model").str.slice(1).cast(pl.Int64) % 2 == 0
+    for s in ("sys1", "sys2"):
+        for split, cond in (("dev", even), ("eval", ~even)):
+            lf.filter(cond, pl.col("system") == s).drop("system").sink_parquet(
+                root / f"{s}_{split}.parquet")
+    lf.filter(even).sink_parquet(root / "dev.parquet")
+    lf.filter(~even).sink_parquet(root / "eval.parquet")
+    return root
+
+
+def tree(root: Path) -> dict[str, int]:
+    """Every file below ``root`` with its size (hidden temporaries included)."""
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+
+def user_error(argv: list[str], capsys, watch: Path) -> str:
+    """Run a command that must fail cleanly; return its one stderr line."""
+    capsys.readouterr()
+    before = tree(watch)
+    assert main(argv) == 2
+    cap = capsys.readouterr()
+    assert cap.err.count("\n") == 1, cap.err
+    assert cap.err.startswith("scoreframe: error: ") and "Traceback" not in cap.err
+    assert tree(watch) == before, "a failed command wrote something"
+    return cap.err
+
+
+# --- version, help, usage ---------------------------------------------------------------------
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"scoreframe {version('scoreframe')}"
+
+
+def _sub_parsers(p: argparse.ArgumentParser, prefix: str = ""):
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield f"{prefix}{name}", sub
+                yield from _sub_parsers(sub, f"{prefix}{name} ")
+
+
+def test_every_option_has_help_and_shows_its_default():
+    parsers = list(_sub_parsers(build_parser()))
+    assert {"convert", "info", "query", "synth", "evaluate", "calibrate train",
+            "fuse apply", "report", "multiclass fuse train", "demo"} <= {n for n, _ in parsers}
+    for name, p in parsers:
+        help_text = p.format_help()
+        for action in p._actions:
+            if isinstance(action, argparse._HelpAction | argparse._SubParsersAction):
+                continue
+            assert action.help, f"{name}: {action.dest} has no help text"
+            d = action.default
+            if action.option_strings and d not in (None, False, []) and d is not \
+                    argparse.SUPPRESS:
+                shown = ",".join(map(str, d)) if isinstance(d, list) else str(d)
+                assert f"(default: {shown})" in " ".join(help_text.split()), (name, action.dest)
+
+
+def test_evaluate_help_puts_the_dataset_first(capsys):
+    assert main(["evaluate", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("usage: scoreframe evaluate DATASET [options]")
+    assert "(default: 0.01)" in out and "(default: rocch)" in out
+
+
+@pytest.mark.parametrize("argv,usage", [
+    (["evaluate", "{ds}", "--bogus"], "usage: scoreframe evaluate"),
+    (["calibrate", "train", "{ds}", "-o", "m.json", "--nope", "1"],
+     "usage: scoreframe calibrate train"),
+    (["info", "{ds}", "--p-target", "0.1"], "usage: scoreframe info"),
+])
+def test_unknown_options_get_the_subcommand_usage(argv, usage, ds, capsys):
+    assert main([a.format(ds=ds) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage) and "unrecognized arguments" in err
+    assert "Traceback" not in err
+
+
+# --- --by and the dataset ------------------------------------------------------------------------
+@pytest.mark.parametrize("argv", [
+    ["evaluate", "--by", "gender,channel", "{ds}"],
+    ["evaluate", "{ds}", "--by", "gender", "channel"],
+    ["evaluate", "--by", "gender", "channel", "{ds}"],
+    ["evaluate", "--by", "gender", "--by", "channel", "{ds}"],
+    ["evaluate", "{ds}", "--by", "gender,channel", "--p-target", "0.01", "0.1"],
+    ["evaluate", "--p-target", "0.01,0.1", "--by", "gender,channel", "{ds}"],
+    ["evaluate", "--by", "gender,channel", "--p-target", "0.01", "0.1", "{ds}"],
+])
+def test_by_lists_never_swallow_the_dataset(argv, ds, capsys):
+    assert main([a.format(ds=ds) for a in argv] + ["--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["by"] == ["system", "gender", "channel"]
+    groups = {(g["system"], g["gender"], g["channel"]) for g in doc["groups"]}
+    assert ("sys1", "f", "tel") in groups and ("sys3", "all", "all") in groups
+    assert len(doc["groups"]) == 3 * (2 * 2 + 1)
+
+
+# --- outputs checked before any work ---------------------------------------------------------
+def _no_evaluation(monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("the evaluation ran before the outputs were checked")
+
+    monkeypatch.setattr("scoreframe.cli.evaluate.evaluate", boom)
+
+
+def test_existing_output_is_refused_before_evaluating(ds, tmp_path, capsys, monkeypatch):
+    _no_evaluation(monkeypatch)
+    out = tmp_path / "r.csv"
+    out.write_text("keep me\n")
+    err = user_error(["evaluate", str(ds), "--format", "csv", "-o", str(out)], capsys, tmp_path)
+    assert "already exists" in err and "--overwrite" in err
+    assert out.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["evaluate", "{ds}", "--format", "parquet"], "needs -o"),
+    (["evaluate", "{ds}", "-o", "{tmp}/x.json"], "-o needs --format"),
+    (["evaluate", "{ds}", "--format", "json", "-o", "{ds}/inside.json"], "inside an input"),
+])
+def test_format_and_output_mistakes_before_evaluating(argv, needle, ds, tmp_path, capsys,
+                                                      monkeypatch):
+    _no_evaluation(monkeypatch)
+    err = user_error([a.format(ds=ds, tmp=tmp_path) for a in argv], capsys, tmp_path)
+    assert needle in err
+
+
+def test_query_parquet_needs_an_output(ds, tmp_path, capsys):
+    sql = tmp_path / "q.sql"
+    sql.write_text("select count(*) as n from trials")
+    assert "needs -o" in user_error(["query", str(sql), str(ds), "--format", "parquet"],
+                                    capsys, tmp_path)
+
+
+def test_convert_paired_outputs_are_all_or_nothing(tmp_path, capsys):
+    (tmp_path / "out_scores.txt").write_text("existing\n")
+    err = user_error(["convert", "--key", str(BOSARIS / "kns" / "key.txt"), "--scores",
+                      str(BOSARIS / "kns" / "scores.txt"), "--to", "bosaris-txt", "-o",
+                      str(tmp_path / "out.txt")], capsys, tmp_path)
+    assert "out_scores.txt" in err and "already exists" in err
+    assert not (tmp_path / "out_key.txt").exists()
+    # a parquet input: its kind comes from the schema, still before anything is written
+    ds = tmp_path / "kns.parquet"
+    assert main(["convert", "--key", str(BOSARIS / "kns" / "key.txt"), "--scores",
+                 str(BOSARIS / "kns" / "scores.txt"), "-o", str(ds)]) == 0
+    err = user_error(["convert", str(ds), "--to", "bosaris-txt", "-o", str(tmp_path / "out.txt")],
+                     capsys, tmp_path)
+    assert "out_scores.txt" in err and not (tmp_path / "out_key.txt").exists()
+    assert main(["convert", str(ds), "--to", "bosaris-txt", "-o", str(tmp_path / "out.txt"),
+                 "--overwrite"]) == 0
+    assert (tmp_path / "out_key.txt").exists() and "existing" not in (
+        tmp_path / "out_scores.txt").read_text()
+
+
+def test_report_export_dir_is_checked_before_work(ds, tmp_path, capsys):
+    err = user_error(["report", str(ds), "-o", str(tmp_path / "r.html"), "--export-dir",
+                      str(ds / "charts")], capsys, tmp_path)
+    assert "inside the input" in err and not (ds / "charts").exists()
+    charts = tmp_path / "charts"
+    charts.mkdir()
+    (charts / "det.png").write_bytes(b"old")
+    err = user_error(["report", str(ds), "-o", str(tmp_path / "r.html"), "--export-dir",
+                      str(charts)], capsys, tmp_path)
+    assert "already holds charts" in err and "--overwrite" in err
+    assert not (tmp_path / "r.html").exists() and (charts / "det.png").read_bytes() == b"old"
+
+
+# --- synth arguments ---------------------------------------------------------------------------
+@pytest.mark.parametrize("args,needle", [
+    (["--trials", "0"], "--trials"),
+    (["--trials", "-5"], "--trials"),
+    (["--systems", "0"], "--systems"),
+    (["--systems", "99"], "--systems"),
+    (["--chunk-trials", "0"], "--chunk-trials"),
+    (["--seed", "-1"], "--seed"),
+    (["--target-rate", "1.5"], "--target-rate"),
+    (["--target-rate", "0"], "--target-rate"),
+    (["--conditions", "0"], "--conditions"),
+    (["--partition-by", "nosuch"], "--partition-by"),
+])
+def test_synth_argument_checks(args, needle, tmp_path, capsys):
+    err = user_error(["synth", str(tmp_path / "out"), *args], capsys, tmp_path)
+    assert needle in err
+
+
+def test_synth_refuses_an_existing_output_first(ds, capsys):
+    assert "already exists" in user_error(["synth", str(ds), "--trials", "10"], capsys,
+                                          ds.parent)
+
+
+# --- warnings, units, progress -----------------------------------------------------------------
+def test_warnings_are_one_clean_line(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pl.DataFrame({"model": [f"m{i}" for i in range(n)], "segment": "s",
+                       "score": rng.normal(size=n), "label": np.arange(n) % 4 == 0,
+                       "cond": ["a"] * (n - 3) + ["lonely"] * 3})
+    df = df.with_columns(label=pl.when(pl.col("cond") == "lonely").then(False)
+                         .otherwise(pl.col("label")))
+    df.write_parquet(tmp_path / "t.parquet")
+    assert main(["evaluate", str(tmp_path / "t.parquet"), "--by", "cond", "--format",
+                 "json"]) == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scoreframe: warning: "), err
+    assert "lonely" in err and "warnings.warn" not in err and ".py:" not in err
+
+
+def test_eer_is_shown_in_percent_as_in_the_report(ds, capsys):
+    assert main(["evaluate", str(ds), "--format", "json"]) == 0
+    eers = {g["system"]: g["eer"] for g in json.loads(capsys.readouterr().out)["groups"]}
+    assert main(["evaluate", str(ds)]) == 0
+    out = capsys.readouterr().out
+    assert "eer (%)" in out
+    for system, eer in eers.items():
+        row = next(line for line in out.splitlines() if f" {system} " in line)
+        assert f" {100 * eer:.2f} " in row
+    from scoreframe import report
+
+    assert "EER (%)" in Path(report.__file__).read_text()  # the report's header says the same
+
+
+def test_line_progress_in_logs():
+    buf = io.StringIO()
+    with LineProgress(interval=0, stream=buf) as prog:
+        t = prog.add_task("evaluating groups", total=10)
+        for i in range(1, 11):
+            prog.update(t, completed=i)
+    lines = buf.getvalue().splitlines()
+    assert lines[-1].startswith("scoreframe: evaluating groups 100% (10/10 done")
+    assert all(re.match(r"scoreframe: evaluating groups \d+% \(\d+/10 done, \d+ s\)$", x)
+               for x in lines)
+    quiet = io.StringIO()
+    with LineProgress(interval=3600, stream=quiet) as prog:
+        t = prog.add_task("x", total=10)
+        for i in range(1, 11):
+            prog.update(t, completed=i)
+    assert quiet.getvalue() == ""  # short runs print nothing
+
+
+# --- info reads like the readers ---------------------------------------------------------------
+def test_info_on_ru2009_with_trial_id(capsys):
+    stats = json.loads((RU2009 / "stats.json").read_text())
+    err = user_error(["info", str(RU2009)], capsys, RU2009)
+    assert "duplicate trials" in err and "ru2009_evalita" in err
+    assert main(["info", str(RU2009), "--trial-id", "model,mcond,segment"]) == 0
+    out = capsys.readouterr().out
+    assert f"{stats['rows']} rows" in out
+    assert f"targets: {stats['targets']}, non-targets: {stats['nontargets']}" in out
+    # the raw gzip table through the text reader, with a column mapping
+    assert main(["info", str(RU2009 / "raw" / "ru.2009.table.gz"), "--from", "tsv",
+                 "--columns", "segment=test,label=target", "--trial-id", "model", "mcond",
+                 "segment", "--where", "gender = 'f'"]) == 0
+    out = capsys.readouterr().out
+    by_gender = {r["gender"]: r for r in stats["by_gender"]}
+    assert f"targets: {by_gender['f']['targets']}, non-targets: " \
+           f"{by_gender['f']['nontargets']}" in out
+
+
+# --- fusion with named systems -----------------------------------------------------------------
+def test_fuse_name_equals_path(splits, tmp_path, capsys):
+    model = tmp_path / "f.json"
+    assert main(["fuse", "train", f"a={splits / 'sys1_dev.parquet'}",
+                 f"b={splits / 'sys2_dev.parquet'}", "-o", str(model)]) == 0
+    assert set(json.loads(model.read_text())["weights"]) == {"a", "b"}
+    out = tmp_path / "fused.parquet"
+    assert main(["fuse", "apply", str(model), f"a={splits / 'sys1_eval.parquet'}",
+                 f"b={splits / 'sys2_eval.parquet'}", "-o", str(out)]) == 0
+    fused = pl.read_parquet(out)
+    assert {"score_raw_a", "score_raw_b"} <= set(fused.columns)
+    assert fused.height == scan_trials(splits / "sys1_eval.parquet").collect().height
+    err = user_error(["fuse", "apply", str(model), f"a={splits / 'sys1_eval.parquet'}",
+                      f"a={splits / 'sys2_eval.parquet'}", "-o", str(tmp_path / "x.parquet")],
+                     capsys, tmp_path)
+    assert "given twice" in err
+
+
+def test_multiclass_fuse_name_equals_path(tmp_path):
+    rng = np.random.default_rng(4)
+    n, k = 600, 3
+    y = rng.integers(0, k, n)
+    ll = rng.normal(0, 1, (n, k))
+    ll[np.arange(n), y] += 2.0
+    classes = ("c0", "c1", "c2")
+    seg = [f"t{i}" for i in range(n) for _ in range(k)]
+    for name, noise in (("one", 0.5), ("two", 1.0)):
+        pl.DataFrame({"segment": seg, "class": list(classes) * n,
+                      "score": (ll + rng.normal(0, noise, (n, k))).ravel()}).write_parquet(
+            tmp_path / f"scores_{name}.parquet")
+    pl.DataFrame({"segment": [f"t{i}" for i in range(n)],
+                  "class": [classes[j] for j in y]}).write_parquet(tmp_path / "truth.parquet")
+    model = tmp_path / "mf.json"
+    assert main(["multiclass", "fuse", "train", f"x={tmp_path / 'scores_one.parquet'}",
+                 f"y={tmp_path / 'scores_two.parquet'}", "--truth",
+                 str(tmp_path / "truth.parquet"), "-o", str(model)]) == 0
+    assert set(json.loads(model.read_text())["weights"]) == {"x", "y"}
+    assert main(["multiclass", "fuse", "apply", str(model),
+                 f"x={tmp_path / 'scores_one.parquet'}", f"y={tmp_path / 'scores_two.parquet'}",
+                 "-o", str(tmp_path / "out.parquet")]) == 0
+    assert {"score_raw_x", "score_raw_y"} <= set(pl.read_parquet(tmp_path / "out.parquet").columns)
