@@ -241,13 +241,20 @@ def interpolated_eer(pos: F64, *negs: F64) -> float:
     def g(a: I64, b: I64) -> I64:  # sign of 1 - pfa - tpr, in integers
         return nn * nt - a * nt - b * nn
 
-    # g is non-decreasing in the threshold; v_lo = largest score with g <= 0
+    # g is non-decreasing in the threshold; v_lo = largest score with g <= 0, found by
+    # bisection over each sorted class (O(log^2 n) work, no pass over the trials)
     best = -np.inf
     for x in arrays:
-        a, b = counts(x)
-        ok = g(a, b) <= 0
-        if ok.any():
-            best = max(best, float(x[np.flatnonzero(ok)[-1]]))
+        lo, hi = -1, x.shape[0]  # invariant: g(x[lo]) <= 0 < g(x[hi]) (virtual ends)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            a, b = counts(x[mid:mid + 1])
+            if g(int(a[0]), int(b[0])) <= 0:
+                lo = mid
+            else:
+                hi = mid
+        if lo >= 0:
+            best = max(best, float(x[lo]))
     a_lo, b_lo = (int(v[0]) for v in counts(np.array([best])))
     g_lo = g(a_lo, b_lo)
     if g_lo == 0:
