@@ -69,7 +69,7 @@ def load_model(source: str | Path | Mapping[str, Any]) -> Estimator:
     ...             "objective": {"alpha": -0.0, "beta": 1}})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    scoreframe.errors.FormatError: bad `objective.alpha` ...: expected a number > 0; got -0.0
+    scoreframe.errors.FormatError: bad field `objective.alpha` ...: expected a number > 0; got -0.0
     """
     doc, where = read_document(source)
     cls = estimator_class(doc["method"], where=where)

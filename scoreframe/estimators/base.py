@@ -186,7 +186,7 @@ class Estimator:
         except FormatError:
             raise
         except ScoreframeError as exc:  # a parameter check: say which file
-            raise FormatError(message("bad parameter in the model file", where=where,
+            raise FormatError(message("bad parameter", where=where,
                                       got=str(exc).split("\n")[0])) from None
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:

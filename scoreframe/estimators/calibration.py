@@ -416,16 +416,16 @@ class PavCalibration(_Calibrator):
         obj = cls(variant=doc["variant"], eps=doc["eps"])
         x = np.asarray([float(v) for v in doc["knots_score"]])
         y = np.asarray(mf.decode_floats(doc["knots_llr"], where=f"{where}, `knots_llr`"))
+        if x.size % 2:
+            raise FormatError(message("bad `knots_score`", where=where,
+                                      expected="an even number of knots (two per block)",
+                                      got=f"{x.size}"))
         if x.size != y.size:
             raise FormatError(message("`knots_score` and `knots_llr` differ in length",
                                       where=where, got=f"{x.size} and {y.size} knots"))
-        if x.size % 2:
-            raise FormatError(message("bad `knots_score` in the model file", where=where,
-                                      expected="an even number of knots (two per block)",
-                                      got=f"{x.size}"))
         for name, v in (("knots_score", x), ("knots_llr", y)):
             if np.any(v[1:] < v[:-1]):
-                raise FormatError(message(f"bad `{name}` in the model file", where=where,
+                raise FormatError(message(f"bad `{name}`", where=where,
                                           expected="non-decreasing values"))
         obj.knots_score_, obj.knots_llr_ = x, y
         obj.load_provenance(doc)

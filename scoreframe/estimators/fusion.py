@@ -485,7 +485,7 @@ class LinearFusion(Estimator):
             w = np.asarray(q["W"], dtype=np.float64) if all(
                 len(r) == len(cols) + 1 for r in q["W"]) else np.empty((0, 0))
             if w.shape != (len(cols) + 1, len(cols) + 1) or not np.allclose(w, w.T):
-                raise FormatError(message("bad `quality.W` in the model file", where=where,
+                raise FormatError(message("bad `quality.W`", where=where,
                                           expected=f"a symmetric {len(cols) + 1}x"
                                                    f"{len(cols) + 1} matrix",
                                           got=f"{len(q['W'])} rows"))

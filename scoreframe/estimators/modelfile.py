@@ -85,11 +85,11 @@ def schema_error(err: jsonschema.ValidationError, *, where: str) -> FormatError:
     if err.validator == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
         name = f"{path}.{missing}" if path else missing
-        return FormatError(message(f"model file has no `{name}`", where=where))
+        return FormatError(message(f"missing field `{name}`", where=where))
     got = repr(err.instance)
     if len(got) > 60:
         got = got[:57] + "..."
-    return FormatError(message(f"bad `{path or 'document'}` in the model file", where=where,
+    return FormatError(message("bad field `" + (path or "document") + "`", where=where,
                                expected=_expected(err), got=got))
 
 
@@ -172,28 +172,28 @@ def encode_float(v: float) -> float | str:
 def decode_float(v: object, *, where: str) -> float:
     """Inverse of :func:`encode_float`, with a clear error on anything else."""
     if isinstance(v, bool) or not isinstance(v, int | float | str):
-        raise FormatError(message("bad number in the model file", expected="a number",
+        raise FormatError(message("bad number", expected="a number",
                                   got=repr(v)[:40], where=where))
     if isinstance(v, str):
         if v not in ("Infinity", "-Infinity", "NaN"):
-            raise FormatError(message("bad number in the model file", expected="a number",
+            raise FormatError(message("bad number", expected="a number",
                                       got=repr(v)[:40], where=where))
         return float(v.replace("Infinity", "inf"))
     try:
         return float(v)
     except OverflowError:
-        raise FormatError(message("bad number in the model file", expected="a finite number",
+        raise FormatError(message("bad number", expected="a finite number",
                                   got="an integer too large for a float", where=where)) from None
 
 
 def decode_floats(v: object, *, where: str, finite: bool = False) -> list[float]:
     """A list of numbers from the model file."""
     if not isinstance(v, list):
-        raise FormatError(message("bad field in the model file", expected="a list of numbers",
+        raise FormatError(message("bad field", expected="a list of numbers",
                                   got=type(v).__name__, where=where))
     out = [decode_float(x, where=where) for x in v]
     if finite and not all(math.isfinite(x) for x in out):
-        raise FormatError(message("non-finite number in the model file",
+        raise FormatError(message("non-finite number",
                                   expected="finite numbers", where=where))
     return out
 
@@ -201,13 +201,13 @@ def decode_floats(v: object, *, where: str, finite: bool = False) -> list[float]
 def field(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], *, where: str) -> Any:
     """``doc[key]`` checked for presence and type."""
     if key not in doc:
-        raise FormatError(message(f"model file has no `{key}`", where=where))
+        raise FormatError(message(f"missing field `{key}`", where=where))
     v = doc[key]
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if float in kinds and isinstance(v, int | str) and not isinstance(v, bool):
         return decode_float(v, where=f"{where}, field `{key}`")
     if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
-        raise FormatError(message(f"bad `{key}` in the model file",
+        raise FormatError(message(f"bad `{key}`",
                                   expected=" or ".join(k.__name__ for k in kinds),
                                   got=repr(v)[:60], where=where))
     return v
@@ -217,6 +217,6 @@ def check_names(v: object, *, where: str) -> list[str]:
     """A list of distinct strings."""
     if not isinstance(v, Sequence) or isinstance(v, str) or \
             not all(isinstance(x, str) for x in v) or len(set(v)) != len(v):
-        raise FormatError(message("bad name list in the model file",
+        raise FormatError(message("bad name list",
                                   expected="distinct strings", got=repr(v)[:60], where=where))
     return list(v)

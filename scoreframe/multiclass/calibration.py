@@ -122,19 +122,19 @@ class _MulticlassEstimator(Estimator):
         self.classes_ = list(doc["classes"])
         beta = doc["beta"]
         if sorted(beta) != sorted(self.classes_):
-            raise FormatError(message("bad `beta` in the model file", where=where,
+            raise FormatError(message("bad `beta`", where=where,
                                       expected=f"one value per class {self.classes_[:6]}",
                                       got=f"keys {sorted(beta)[:6]}"))
         self.offset_ = {c: float(beta[c]) for c in self.classes_}
         prior = doc.get("prior")
         if prior is not None and len(prior) != len(self.classes_):
-            raise FormatError(message("bad `prior` in the model file", where=where,
+            raise FormatError(message("bad `prior`", where=where,
                                       expected=f"{len(self.classes_)} class priors",
                                       got=f"{len(prior)}"))
         try:
             self.prior = check_prior(prior)
         except ScoreframeError:
-            raise FormatError(message("bad `prior` in the model file", where=where,
+            raise FormatError(message("bad `prior`", where=where,
                                       expected="class priors summing to 1",
                                       got=repr(prior)[:60])) from None
         self.load_provenance(doc)
