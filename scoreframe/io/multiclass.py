@@ -113,15 +113,19 @@ def _read_text(path: Path, sep: str, where: str) -> pl.DataFrame:
 
 def _load(source: Source, fmt: str | None, what: str) -> _Table:
     if isinstance(source, pl.LazyFrame | pl.DataFrame):
-        df = source.collect() if isinstance(source, pl.LazyFrame) else source
+        try:
+            df = source.collect() if isinstance(source, pl.LazyFrame) else source
+        except pl.exceptions.PolarsError as exc:
+            raise FormatError(message(f"cannot read the {what} table",
+                                      got=str(exc).splitlines()[0])) from None
         if _POS in df.columns:
             df = df.drop(_POS)
         return _Table(df.with_row_index(_POS), f"the {what} table", "row")
     path = Path(source)
     where = f"`{path}`"
     if not path.exists():
-        raise FormatError(message(f"no such file `{path}`", hint=f"Give the {what} table "
-                                  "as a Parquet, CSV or TSV file."))
+        raise FormatError(message(f"no such file `{path}`",
+                                  expected=f"the {what} table (Parquet, CSV or TSV)"))
     kind = _format(path, fmt)
     if kind != "parquet":
         return _Table(_read_text(path, "," if kind == "csv" else "\t", where), where, "line")
@@ -179,11 +183,11 @@ def _numbers(t: _Table, cols: Sequence[str]) -> None:
 
 
 def _no_nulls(t: _Table, cols: Sequence[str], what: str) -> None:
-    for c in cols:
-        pos = t.first(pl.col(c).is_null())
-        if pos is not None:
-            n = t.df[c].null_count()
-            raise ValidationError(message(f"column `{c}` has missing values", where=t.at(pos),
+    counts = t.df.select(pl.col(c).null_count() for c in cols).row(0)  # one pass
+    for c, n in zip(cols, counts, strict=True):
+        if n:
+            raise ValidationError(message(f"column `{c}` has missing values",
+                                          where=t.at(t.first(pl.col(c).is_null())),
                                           expected=what, got=f"{n} empty value(s)"))
 
 
@@ -210,6 +214,39 @@ def _no_duplicates(t: _Table, keys: list[str], what: str, hint: str) -> None:
     raise ValidationError(message(
         what, where=t.at(again), expected="each once",
         got=f"{key} again (first at {t.unit} {first}); {n_dup} duplicated in all", hint=hint))
+
+
+def _one_per_class(t: _Table, keys: list[str], classes: Sequence[str] | None) -> None:
+    """Every segment scores each class exactly once: one group-by pass over the segments.
+
+    With K <= 62 classes, the sum of ``2^class_index`` over a segment's rows is ``2^K - 1``
+    with K rows exactly when the classes are all there once (K powers of two make K one-bits
+    only without carries); larger K count the distinct classes instead.
+    """
+    known = ([str(c) for c in classes] if classes is not None
+             else t.df["class"].unique().sort().to_list())
+    k = len(known)
+    if k <= 62:
+        bits = pl.col("class").replace_strict({c: 1 << i for i, c in enumerate(known)},
+                                              return_dtype=pl.Int64)
+        ok = (pl.len() == k) & (bits.sum() == (1 << k) - 1)
+    else:
+        ok = (pl.len() == k) & (pl.col("class").n_unique() == k)
+    bad = (t.df.lazy().group_by(keys).agg(ok.alias("ok"), pl.len().alias("n"),
+                                          pl.col(_POS).min())
+           .filter(~pl.col("ok")).sort(_POS).collect())
+    if not bad.height:
+        return
+    _no_duplicates(t, [*keys, "class"], "duplicate (segment, class) score",
+                   "Each segment needs exactly one score per class (per system).")
+    row = bad.row(0, named=True)
+    have = set(t.df.filter(pl.all_horizontal(pl.col(c) == row[c] for c in keys))["class"])
+    lack = [c for c in known if c not in have]
+    raise ValidationError(message(
+        f"segment {row['segment']!r} does not score every class", where=t.at(row[_POS]),
+        expected=f"{k} classes per segment",
+        got=f"{row['n']}, missing {', '.join(map(str, lack[:5]))}; "
+            f"{bad.height} incomplete segment(s) in all"))
 
 
 def read_multiclass_scores(source: Source, *, fmt: str | None = None,
@@ -278,33 +315,19 @@ def _scores(t: _Table, classes: Sequence[str] | None) -> pl.DataFrame:
         _no_nulls(t, [idc, *sys_cols], "a name on every row")
         t.df = t.df.unpivot(on=names, index=[_POS, idc, *sys_cols], variable_name="class",
                             value_name="score").rename({idc: "segment"})
-    pos = t.first(pl.col("score").is_null())
-    if pos is not None:
-        raise ValidationError(message("a missing score", where=t.at(pos),
+    stats = t.df.select(pl.col("score").null_count().alias("null"),
+                        pl.col("score").is_nan().sum().alias("nan")).row(0, named=True)
+    if stats["null"]:
+        raise ValidationError(message("a missing score",
+                                      where=t.at(t.first(pl.col("score").is_null())),
                                       expected="a number for every (segment, class)",
-                                      got=f"{t.df['score'].null_count()} empty score(s)"))
-    pos = t.first(pl.col("score").is_nan())
-    if pos is not None:
-        raise ValidationError(message("a NaN score", where=t.at(pos),
+                                      got=f"{stats['null']} empty score(s)"))
+    if stats["nan"]:
+        raise ValidationError(message("a NaN score", where=t.at(t.first(pl.col("score").is_nan())),
                                       expected="numbers (log-likelihoods; -inf is allowed)",
-                                      got=f"{t.df['score'].is_nan().sum()} NaN score(s)"))
+                                      got=f"{stats['nan']} NaN score(s)"))
     _known_classes(t, classes)
-    keys = [*sys_cols, "segment"]
-    _no_duplicates(t, [*keys, "class"], "duplicate (segment, class) score",
-                   "Each segment needs exactly one score per class (per system).")
-    k = len(classes) if classes is not None else t.df["class"].n_unique()
-    counts = t.df.lazy().group_by(keys).agg(pl.len().alias("n"), pl.col(_POS).min())
-    short = counts.filter(pl.col("n") != k).sort(_POS).collect()
-    if short.height:
-        row = short.row(0, named=True)
-        have = t.df.filter(pl.all_horizontal(pl.col(c) == row[c] for c in keys))["class"]
-        known = classes if classes is not None else t.df["class"].unique().sort().to_list()
-        lack = [c for c in known if c not in set(have.to_list())]
-        raise ValidationError(message(
-            f"segment {row['segment']!r} does not score every class", where=t.at(row[_POS]),
-            expected=f"{k} classes per segment",
-            got=f"{row['n']}, missing {', '.join(map(str, lack[:5]))}; "
-                f"{short.height} incomplete segment(s) in all"))
+    _one_per_class(t, [*sys_cols, "segment"], classes)
     return t.df.drop(_POS)
 
 
