@@ -245,7 +245,7 @@ def test_t_dcf_matches_per_threshold_loop(at, an, asp, cm, variant):
         pmiss = sum(x < thr for x in at) / len(at)
         pfa = sum(x >= thr for x in an) / len(an)
         c1 = 0.9405 * (1 - pmiss) - 0.0095 * 10 * pfa
-        assert pfs == 0 or c1 <= 0
+        assert pfs == 0 or c1 <= 1e-12  # (C1 == 0 exactly is possible, e.g. 10/11, 9/10)
         return
     v, thr = twin_t_dcf(at, an, asp, bona, spf, variant)
     assert (r["min_t_dcf"], r["cm_threshold"]) == (v, thr)
