@@ -9,6 +9,7 @@ DCF markers outside the box are left out and named in the subtitle (and in the c
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -199,7 +200,8 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
                                             (xlo, xhi, ylo, yhi))
         layers += layers_pts
     if omitted:
-        subtitle.append("outside the box, not drawn: " + "; ".join(omitted))
+        subtitle += textwrap.wrap("outside the box, not drawn: " + "; ".join(omitted),
+                                  width=max(40, width // 6))
     head = alt.Title(title, subtitle=subtitle) if subtitle else alt.Title(title)
     return alt.layer(*layers).properties(
         width=width, height=height, title=head,
