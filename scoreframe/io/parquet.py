@@ -9,7 +9,8 @@ from __future__ import annotations
 import glob
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import polars as pl
@@ -21,7 +22,7 @@ from scoreframe.io.atomic import atomic_output
 from scoreframe.schema import Kind, check_duplicates, id_columns, validate_trials
 
 __all__ = ["MARK_KEY", "apply_where", "dataset_validated", "infer_kind", "read_trials",
-           "scan_trials", "validation_mark", "write_trials"]
+           "scan_trials", "unreadable_parquet", "validation_mark", "write_trials"]
 
 #: Parquet key-value metadata key of the validation record written by :func:`write_trials`.
 MARK_KEY = "scoreframe"
@@ -91,23 +92,46 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     try:
         lf = pl.scan_parquet(src, hive_partitioning=hive or None)
         names = lf.collect_schema().names()
-    except (pl.exceptions.ComputeError, OSError) as exc:
+    except (pl.exceptions.PolarsError, OSError, pl.exceptions.PanicException) as exc:
         raise FormatError(message("cannot read parquet", where=f"`{path}`",
-                                  got=str(exc).splitlines()[0])) from None
+                                  got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                                  )) from None
     if check_data:
         mark = validation_mark(path) if not hive or path.is_dir() else None
         ids = mark.get("id_columns") if mark else None
         if isinstance(ids, list) and set(ids) <= set(id_columns(names)):
             check_data = False  # written by a validating write_trials: already checked
-    lf = validate_trials(lf, kind=kind or infer_kind(names), where=f"`{path}`",
-                         check_data=check_data)
+    with unreadable_parquet(path):
+        lf = validate_trials(lf, kind=kind or infer_kind(names), where=f"`{path}`",
+                             check_data=check_data)
     return apply_where(lf, where)
 
 
 def read_trials(source: str | Path, *, where: str | None = None,
                 kind: Kind | None = None) -> pl.DataFrame:
     """Eager :func:`scan_trials` with full data validation."""
-    return scan_trials(source, where=where, kind=kind, check_data=True).collect()
+    lf = scan_trials(source, where=where, kind=kind, check_data=True)
+    with unreadable_parquet(Path(source)):
+        return lf.collect()
+
+
+@contextmanager
+def unreadable_parquet(path: Path) -> Iterator[None]:
+    """Turn the errors (and Rust panics) of decoding a corrupt Parquet file into FormatError.
+
+    Decoding is lazy, so a damaged page is only met when the data are read; wrap the code that
+    collects a scan in this context to name the file instead of surfacing the engine's error.
+    """
+    try:
+        yield
+    except ScoreframeError:
+        raise
+    except (pl.exceptions.PolarsError, OSError, pa.ArrowException,
+            pl.exceptions.PanicException) as exc:
+        raise FormatError(message("cannot read parquet data (corrupt file?)",
+                                  where=f"`{path}`",
+                                  got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                                  )) from None
 
 
 def _chunks(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame],
@@ -173,7 +197,9 @@ def dataset_validated(source: str | Path) -> bool:
     """True when every Parquet file of ``source`` was written by a validating :func:`write_trials`.
 
     The statistics layer uses it to skip re-checking data (NaN/null scores, labels, duplicate
-    trials on the recorded ``id_columns``). Reads only the footers.
+    trials on the recorded ``id_columns``). Reads only the footers. The mark trusts the files
+    not to have changed since they were written: a damaged data page that still decodes is
+    not detected.
 
     Examples
     --------
