@@ -29,7 +29,9 @@ __all__ = [
 KEY_COLUMNS = ("model", "segment")
 Kind = Literal["trials", "key", "scores", "ndx"]
 _REQUIRED: dict[str, tuple[str, ...]] = {
-    "trials": ("model", "segment", "score", "label"),
+    # model/segment are needed only where something uses them (alignment, fusion, the
+    # duplicate check); a score/label table (with condition columns) is a valid trial table
+    "trials": ("score", "label"),
     "key": ("model", "segment", "label"),
     "scores": ("model", "segment", "score"),
     "ndx": ("model", "segment"),
@@ -67,6 +69,8 @@ def normalize_label(dtype: pl.DataType, name: str = "label") -> pl.Expr:
 
 def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
     missing = [c for c in _REQUIRED[kind] if c not in schema]
+    if kind == "trials" and ("model" in schema or "segment" in schema):
+        missing += [c for c in ("model", "segment") if c not in schema]  # ids come in pairs
     if missing:
         raise SchemaError(message(
             f"missing column(s) {', '.join(f'`{c}`' for c in missing)}", where=where,
