@@ -303,6 +303,10 @@ def _scores(t: _Table, classes: Sequence[str] | None) -> pl.DataFrame:
         t.df = t.df.with_columns(_ids(t, ["segment", "class", *sys_cols]))
         _numbers(t, ["score"])
         _no_nulls(t, ["segment", "class", *sys_cols], "a name on every row")
+    elif "class" in t.df.columns or "score" in t.df.columns:
+        raise SchemaError(message("a long score table needs `segment`, `class` and `score`",
+                                  where=t.where, got="columns " + ", ".join(
+                                      c for c in t.df.columns if c != _POS)))
     else:
         names = [c for c in t.df.columns if c not in (idc, _POS, *sys_cols)]
         if not names:
@@ -315,6 +319,9 @@ def _scores(t: _Table, classes: Sequence[str] | None) -> pl.DataFrame:
         _no_nulls(t, [idc, *sys_cols], "a name on every row")
         t.df = t.df.unpivot(on=names, index=[_POS, idc, *sys_cols], variable_name="class",
                             value_name="score").rename({idc: "segment"})
+    if t.df.height == 0:
+        raise ValidationError(message("no scores", where=t.where, expected="at least one row",
+                                      got="an empty table"))
     stats = t.df.select(pl.col("score").null_count().alias("null"),
                         pl.col("score").is_nan().sum().alias("nan")).row(0, named=True)
     if stats["null"]:
@@ -377,6 +384,9 @@ def _truth(t: _Table, classes: Sequence[str] | None) -> pl.DataFrame:
     t.df = t.df.rename({idc: "segment", cls: "class"})
     sys_cols = ["system"] if "system" in t.df.columns else []
     t.df = t.df.with_columns(_ids(t, ["segment", "class", *sys_cols]))
+    if t.df.height == 0:
+        raise ValidationError(message("no truth", where=t.where, expected="at least one row",
+                                      got="an empty table"))
     _no_nulls(t, ["segment", *sys_cols], "a segment id on every row")
     _no_nulls(t, ["class"], "the true class of every segment")
     _known_classes(t, classes)
