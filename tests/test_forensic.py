@@ -305,3 +305,31 @@ def test_tippett_and_ece_plots(real_cm):
     at0 = [v for v in vals if v["prior_log_odds"] == 0.0 and v["series"] == "cm"]
     assert at0[0]["LRs"] == pytest.approx(sf.cllr(t, n), rel=1e-4)  # 5 significant digits
     assert len(spec["layer"][1]["data"]["values"]) == 281  # the reference, drawn once
+
+
+@settings(max_examples=100, deadline=None)
+@given(llr_lists, llr_lists, st.integers(0, 2))
+def test_mergeable_forms(t, n, am):
+    """AUC pair counts and ELUB counts add over score ranges (for the statistics layer)."""
+    from scoreframe.kernels import forensic as kf
+
+    ts, ns = np.sort(t), np.sort(n)
+    cut = 0.25  # split every class at the same score: A = scores < cut, B = scores >= cut
+    ta, tb = ts[ts < cut], ts[ts >= cut]
+    na, nb = ns[ns < cut], ns[ns >= cut]
+    merged = (kf.auc_pair_count(ta, na) + kf.auc_pair_count(tb, nb)
+              + 2 * tb.shape[0] * na.shape[0])
+    assert merged == kf.auc_pair_count(ts, ns)
+    t10, n10 = ts / LN10, ns / LN10
+    grid = kf.elub_grid(float(min(t10[0], n10[0])), float(max(t10[-1], n10[-1])), len(t), len(n),
+                        0.01)
+    thr = 10 ** grid
+
+    def above(x):
+        return x.shape[0] - np.searchsorted(10 ** (x / LN10), thr, side="right")
+
+    acc_t = above(ta) + above(tb)
+    acc_n = above(na) + above(nb)
+    assert kf.elub_from_counts(grid, acc_t, acc_n, len(t), len(n), add_misleading=am,
+                               step=0.01) == kf.elub(t10, n10, add_misleading=am, step=0.01,
+                                                     extremes=(-9.0, 9.0))

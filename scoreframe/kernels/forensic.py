@@ -15,13 +15,27 @@ from scipy.special import expit
 from scoreframe.kernels.elementary import softplus
 from scoreframe.kernels.sorted_scores import SortedScores, pav_blocks
 
-__all__ = ["LN10", "auc", "ece", "ece_min", "ece_ref", "elub", "elub_grid", "expected_utility",
-           "misleading_counts", "tippett"]
+__all__ = ["LN10", "auc", "auc_pair_count", "ece", "ece_min", "ece_ref", "elub", "elub_from_counts",
+           "elub_grid", "misleading_counts", "tippett"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
+
+
+def auc_pair_count(tar: F64, non_sorted: F64) -> int:
+    """Twice the Mann-Whitney U: ``2 #(tar > non) + #(tar = non)`` over all pairs (an integer).
+
+    Mergeable: for two parts A and B of a group with every score of A below every score of B,
+    ``count(A u B) = count(A) + count(B) + 2 n_tar(B) n_non(A)``; AUC = count / (2 n_tar n_non).
+
+    >>> auc_pair_count(np.array([1.0, 2.0, 3.0]), np.array([0.0, 2.0]))
+    9
+    """
+    below = np.searchsorted(non_sorted, tar, side="left").astype(np.int64).sum()
+    below_eq = np.searchsorted(non_sorted, tar, side="right").astype(np.int64).sum()
+    return int(below) + int(below_eq)
 
 
 def auc(tar: F64, non: F64, *, non_sorted: bool = False) -> float:
@@ -35,9 +49,7 @@ def auc(tar: F64, non: F64, *, non_sorted: bool = False) -> float:
     0.75
     """
     ns = non if non_sorted else np.sort(non)
-    below = np.searchsorted(ns, tar, side="left").astype(np.int64).sum()
-    below_eq = np.searchsorted(ns, tar, side="right").astype(np.int64).sum()
-    return float(int(below) + int(below_eq)) / (2.0 * tar.shape[0] * ns.shape[0])
+    return float(auc_pair_count(tar, ns)) / (2.0 * tar.shape[0] * ns.shape[0])
 
 
 def _ece_terms(tar_w: F64, tar_llr: F64, non_w: F64, non_llr: F64, plo: F64,
@@ -111,17 +123,27 @@ def elub_grid(lo: float, hi: float, n_tar: int, n_non: int, step: float) -> F64:
     return np.linspace(k_min * step, k_max * step, k_max - k_min + 1)
 
 
-def expected_utility(lr_tar: F64, lr_non: F64, thresholds_lr: F64, add_misleading: int) -> F64:
-    """Expected utility of deciding ``LR > threshold`` (Vergeer et al. 2016), sorted LRs.
+def elub_from_counts(grid: F64, acc_tar: I64, acc_non: I64, n_tar: int, n_non: int, *,
+                     add_misleading: int, step: float) -> tuple[float, float]:
+    """ELUB bounds (log10) from the counts of llrs ABOVE each grid threshold (mergeable form).
 
-    ``1 - P(accept | H1) + threshold * P(accept | H2)``, with ``add_misleading`` rejected
-    targets and accepted non-targets added to the counts.
+    ``acc_tar[i]``, ``acc_non[i]``: targets and non-targets with ``LR > 10**grid[i]``. Counts
+    add over disjoint parts of a group, so per-range statistics can be reduced first; the grid
+    comes from :func:`elub_grid` (it needs only the group's extreme llrs and class sizes).
     """
-    nt = lr_tar.shape[0] + add_misleading
-    nn = lr_non.shape[0] + add_misleading
-    acc_t = lr_tar.shape[0] - np.searchsorted(lr_tar, thresholds_lr, side="right")
-    acc_n = lr_non.shape[0] - np.searchsorted(lr_non, thresholds_lr, side="right") + add_misleading
-    return 1 - acc_t / nt + thresholds_lr * (acc_n / nn)
+    thr = 10 ** grid
+    acc = (1 > thr).astype(np.float64)
+    eu_neutral = 1 - acc + thr * acc
+    eu_system = (1 - acc_tar / (n_tar + add_misleading)
+                 + thr * ((acc_non + add_misleading) / (n_non + add_misleading)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = eu_neutral / eu_system
+    bad = ratio < 1
+    left = grid[(grid <= 0) & bad]
+    right = grid[(grid >= 0) & bad]
+    lower = float(np.max(left + step, initial=np.min(grid)))
+    upper = float(np.min(right - step, initial=np.max(grid)))
+    return min(lower, 0.0), max(upper, 0.0)
 
 
 def elub(tar10: F64, non10: F64, *, add_misleading: int, step: float,
@@ -131,22 +153,20 @@ def elub(tar10: F64, non10: F64, *, add_misleading: int, step: float,
     ``tar10``, ``non10``: sorted log10 llrs. Values outside ``extremes`` are clipped to them; the
     bounds are the grid points next to the threshold closest to 0 (on each side) where the
     system's expected utility falls below the neutral system's, clamped to the right side of 0.
+
+    Examples
+    --------
+    >>> elub(np.array([-0.5, 1.0, 1.5, 2.0, 3.0]), np.array([-2.0, -1.5, -1.0, -0.2, 0.5]),
+    ...      add_misleading=0, step=0.01, extremes=(-9.0, 9.0))
+    (-0.47000000000000003, 0.78)
     """
     lo_x, hi_x = extremes
     t = np.clip(tar10, lo_x, hi_x)
     n = np.clip(non10, lo_x, hi_x)
-    lo = float(min(t[0], n[0]))
-    hi = float(max(t[-1], n[-1]))
-    grid = elub_grid(lo, hi, t.shape[0], n.shape[0], step)
+    grid = elub_grid(float(min(t[0], n[0])), float(max(t[-1], n[-1])), t.shape[0], n.shape[0],
+                     step)
     thr = 10 ** grid
-    acc = (1 > thr).astype(np.float64)
-    eu_neutral = 1 - acc + thr * acc
-    eu_system = expected_utility(10 ** t, 10 ** n, thr, add_misleading)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = eu_neutral / eu_system
-    bad = ratio < 1
-    left = grid[(grid <= 0) & bad]
-    right = grid[(grid >= 0) & bad]
-    lower = float(np.max(left + step, initial=np.min(grid)))
-    upper = float(np.min(right - step, initial=np.max(grid)))
-    return min(lower, 0.0), max(upper, 0.0)
+    acc_t = t.shape[0] - np.searchsorted(10 ** t, thr, side="right")
+    acc_n = n.shape[0] - np.searchsorted(10 ** n, thr, side="right")
+    return elub_from_counts(grid, acc_t, acc_n, t.shape[0], n.shape[0],
+                            add_misleading=add_misleading, step=step)
