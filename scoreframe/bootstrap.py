@@ -49,8 +49,8 @@ from scoreframe.kernels.elementary import effective_prior, operating_points
 from scoreframe.stats.executors import Executor, LocalExecutor
 
 __all__ = ["INTERVALS", "POOLED", "TRIAL", "IntervalOptions", "bootstrap_evaluate",
-           "group_intervals", "interval_long", "replicate_values", "sorted_groups",
-           "system_intervals", "trials_needed"]
+           "group_intervals", "interval_long", "jackknife_plan", "replicate_values",
+           "sorted_groups", "system_intervals", "trials_needed"]
 
 F64 = NDArray[np.float64]
 #: Resampling unit meaning "each trial".
@@ -211,6 +211,10 @@ def replicate_values(groups: Sequence[SortedGroup], *, options: IntervalOptions,
                      jack: dict | None = None) -> list[dict[str, F64] | None]:
     """Metric values of every replicate, per group (and the pooled row last when ``pooled``).
 
+    ``kind`` is ``"poisson"`` (bootstrap replicates ``rows``, default ``0 .. B-1``), ``"ones"``
+    (the full data: point values) or ``"jackknife"`` (rows and ``jack`` from
+    :func:`jackknife_plan`; NaN where a row deletes nothing of the group).
+
     Each entry maps ``eer``, ``cllr``, ``min_cllr`` to arrays ``(B,)`` and ``act_dcf_norm``,
     ``min_dcf_norm``, ``pmiss_min``, ``pfa_min`` to ``(B, K)``; ``None`` for a group without
     targets or non-targets. Replicates run in chunks sized to ``options.memory_limit`` on the
@@ -235,9 +239,15 @@ def replicate_values(groups: Sequence[SortedGroup], *, options: IntervalOptions,
     return out
 
 
-def _jackknife(groups: Sequence[SortedGroup], options: IntervalOptions
+def jackknife_plan(groups: Sequence[SortedGroup], options: IntervalOptions
                ) -> tuple[np.ndarray, dict[str, tuple[int, int, np.ndarray]]]:
-    """Jackknife rows over the units of every resampling column (BCa acceleration)."""
+    """Jackknife rows over the units of every resampling column (BCa acceleration).
+
+    Returns the row indices and, per column, ``(first row, rows, block of every unit)``: row
+    ``first + j`` deletes the units of block ``j`` (one unit per block up to
+    ``JACKKNIFE_BLOCKS`` units, else ``JACKKNIFE_BLOCKS`` blocks assigned by id hash). Pass
+    both to :func:`replicate_values` with ``kind="jackknife"``.
+    """
     jack: dict[str, tuple[int, int, np.ndarray]] = {}
     first = 0
     for c in options.resample:
@@ -273,7 +283,7 @@ def system_intervals(groups: Sequence[SortedGroup], *, options: IntervalOptions,
         workers=1), rows=np.zeros(1, dtype=np.int64), kind="ones")
     jk: list[dict[str, F64] | None] = [None] * len(reps)
     if options.interval == "bca":
-        rows, jack = _jackknife(groups, options)
+        rows, jack = jackknife_plan(groups, options)
         jk = replicate_values(groups, options=options, pooled=pooled, executor=executor,
                               rows=rows, kind="jackknife", jack=jack)
     out: list[dict[str, object] | None] = []

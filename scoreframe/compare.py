@@ -1,0 +1,292 @@
+"""Paired comparison of two systems on the same trials: is system B really better than A.
+
+Both systems are scored on the same trials, so their metrics are compared on the same bootstrap
+replicates: a trial (or a model, a segment) has the same multiplicity in both systems, because
+multiplicities depend only on the unit's id, never on the system (see
+:mod:`scoreframe.bootstrap`). The replicate differences give an interval and a two-sided
+p-value for ``diff = b - a``. At every actual-DCF (Bayes) threshold a McNemar test compares the
+two systems' decisions trial by trial, separately on targets (misses) and non-targets (false
+alarms), with the exact binomial distribution of the discordant pairs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+from scipy.stats import binomtest
+
+from scoreframe.bootstrap import (
+    DEFAULT_MEMORY,
+    POOLED,
+    SCALARS,
+    TRIAL,
+    Interval,
+    IntervalOptions,
+    jackknife_plan,
+    replicate_values,
+    sorted_groups,
+)
+from scoreframe.errors import AlignmentError, ScoreframeError, message
+from scoreframe.frames import Data, as_lazy
+from scoreframe.kernels import bootstrap as kb
+from scoreframe.stats.executors import Executor, LocalExecutor
+
+__all__ = ["COMPARED", "compare", "mcnemar_p_value", "paired_p_value"]
+
+#: Metrics compared by the paired bootstrap (DCFs at every ``p_target``).
+COMPARED = ("eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm")
+KEY = ("model", "segment")
+
+
+def paired_p_value(diffs: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of ``diff = 0``: twice the smaller tail, with the +1 rule.
+
+    ``p = min(1, 2 min(1 + #{d <= 0}, 1 + #{d >= 0}) / (B + 1))`` over the defined replicates:
+    the smallest ``1 - ci`` at which the percentile interval of the difference excludes 0
+    (Davison & Hinkley 1997, section 4.4). NaN when no replicate is defined.
+
+    Examples
+    --------
+    >>> paired_p_value(np.array([1.0, 2.0, 3.0, -1.0]))
+    0.8
+    """
+    d = diffs[~np.isnan(diffs)]
+    if d.shape[0] == 0:
+        return float("nan")
+    tail = min(np.count_nonzero(d <= 0), np.count_nonzero(d >= 0)) + 1
+    return float(min(1.0, 2.0 * tail / (d.shape[0] + 1)))
+
+
+def mcnemar_p_value(a_only: int, b_only: int) -> float:
+    """Exact McNemar p-value: ``a_only`` trials where only A errs vs ``b_only`` where only B does.
+
+    Under the null hypothesis each discordant trial is A's error or B's with probability 1/2,
+    so ``a_only ~ Binomial(a_only + b_only, 1/2)`` (two-sided ``scipy.stats.binomtest``; exact at
+    every count). 1 when there is no discordant trial.
+
+    Examples
+    --------
+    >>> round(mcnemar_p_value(10, 2), 4)
+    0.0386
+    """
+    n = a_only + b_only
+    if n == 0:
+        return 1.0
+    return float(binomtest(a_only, n, 0.5).pvalue)
+
+
+def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
+            by: Sequence[str] | str | None = None, where: str | None = None,
+            p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0, c_fa: float = 1.0,
+            bootstrap: int = 1000, ci: float = 0.95, resample: str | Sequence[str] = TRIAL,
+            seed: int = 0, interval: Interval = "percentile", pooled: bool = True,
+            workers: int | None = None, executor: Executor | None = None,
+            memory_limit: int = DEFAULT_MEMORY) -> pl.DataFrame:
+    """Compare systems ``a`` and ``b`` on the same trials, per condition.
+
+    Parameters
+    ----------
+    data
+        Trials with a ``system`` column naming ``a`` and ``b``, and ``model``/``segment``
+        identifying the trials (both systems must score exactly the same trials).
+    a, b
+        The two systems; differences are ``b - a`` (negative: ``b`` has the lower cost).
+    by, where, p_target, c_miss, c_fa, pooled
+        As in :func:`scoreframe.evaluate`.
+    bootstrap, ci, resample, seed, interval, workers, executor, memory_limit
+        As in :func:`scoreframe.bootstrap.bootstrap_evaluate`; the two systems share every
+        replicate (paired bootstrap).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group x metric (x operating point): the condition columns, ``metric``,
+        ``p_target`` (null for threshold-free metrics), ``a``, ``b``, ``diff``, ``diff_lo``,
+        ``diff_hi``, ``p_value`` and ``test``. Bootstrap rows (``test = "paired bootstrap"``)
+        cover ``eer``, ``cllr``, ``min_cllr``, ``act_dcf_norm``, ``min_dcf_norm``; McNemar rows
+        (``test = "mcnemar exact"``, metrics ``misses`` and ``false_alarms``) give the error
+        counts of the decisions at each Bayes threshold and the exact McNemar p-value
+        (``diff_lo``/``diff_hi`` null).
+
+    Raises
+    ------
+    AlignmentError
+        When the two systems do not score the same trials (the message gives the counts).
+
+    Examples
+    --------
+    >>> from scoreframe.synth import synth_chunks
+    >>> df = next(synth_chunks(3000, n_systems=2, seed=1))
+    >>> res = compare(df, "sys1", "sys2", p_target=0.1, bootstrap=200)
+    >>> res.filter(pl.col("metric") == "eer").select("metric", "test").rows()
+    [('eer', 'paired bootstrap')]
+    >>> bool(res["p_value"].is_between(0, 1).all())
+    True
+    """
+    if a == b:
+        raise ScoreframeError(message("compare needs two different systems", got=f"{a!r} twice"))
+    by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c != "system"]
+    opts = IntervalOptions(p_target=tuple(np.atleast_1d(p_target).tolist()),
+                           c_miss=float(c_miss), c_fa=float(c_fa), bootstrap=bootstrap, ci=ci,
+                           seed=int(seed), interval=interval,
+                           resample=(resample,) if isinstance(resample, str) else tuple(resample),
+                           memory_limit=memory_limit)
+    lf = as_lazy(data, where=where)
+    schema = lf.collect_schema()
+    missing = [c for c in ("system", *KEY, "score", "label", *by_cols) if c not in schema]
+    if missing:
+        raise ScoreframeError(message(
+            f"column(s) {', '.join(f'`{c}`' for c in missing)} not found",
+            expected="trials with system, model, segment, score and label columns",
+            got=", ".join(schema.names())))
+    lf = lf.filter(pl.col("system").cast(pl.String).is_in([a, b]) & pl.col("label").is_not_null())
+    aligned = _aligned(lf, a, b, by_cols)
+    keys, groups = sorted_groups(lf, ["system", *by_cols], opts.resample)
+    ex = executor or LocalExecutor(workers=workers if workers is not None
+                                   else min(2, os.cpu_count() or 1))
+    key_rows = keys.rows(named=True)
+    per_sys: dict[str, list[int]] = {a: [], b: []}
+    for i, k in enumerate(key_rows):
+        per_sys[k["system"]].append(i)
+    cond_keys = [{c: key_rows[i][c] for c in by_cols} for i in per_sys[a]]
+    if cond_keys != [{c: key_rows[i][c] for c in by_cols} for i in per_sys[b]]:
+        raise AlignmentError(message("the two systems' trials fall into different conditions",
+                                     hint="Condition columns must be properties of the trial."))
+    with_pool = pooled and bool(by_cols)
+    if with_pool:
+        cond_keys.append(dict.fromkeys(by_cols, POOLED))
+    stats = {}
+    for name in (a, b):
+        gs = [groups[i] for i in per_sys[name]]
+        reps = replicate_values(gs, options=opts, pooled=with_pool, executor=ex)
+        est = replicate_values(gs, options=opts, pooled=with_pool, executor=ex,
+                               rows=np.zeros(1, dtype=np.int64), kind="ones")
+        jk = None
+        if opts.interval == "bca":
+            rows, jack = jackknife_plan(gs, opts)
+            jk = replicate_values(gs, options=opts, pooled=with_pool, executor=ex, rows=rows,
+                                  kind="jackknife", jack=jack)
+        stats[name] = (reps, est, jk)
+    out: list[dict[str, object]] = []
+    for gi, key in enumerate(cond_keys):
+        ra, ea, ja = (x[gi] if x is not None else None for x in stats[a])
+        rb, eb, jb = (x[gi] if x is not None else None for x in stats[b])
+        for name in COMPARED:
+            points = [None] if name in SCALARS else list(opts.p_target)
+            for k, pt in enumerate(points):
+                row: dict[str, object] = dict(key) | {"metric": name, "p_target": pt}
+                if ra is None or rb is None or ea is None or eb is None:
+                    out.append(row | dict.fromkeys(("a", "b", "diff", "diff_lo", "diff_hi",
+                                                    "p_value")) | {"test": "paired bootstrap"})
+                    continue
+
+                def pick(m: dict[str, np.ndarray], nm: str = name, kk: int = k) -> np.ndarray:
+                    v = m[nm]
+                    return v if nm in SCALARS else v[:, kk]
+
+                va, vb = float(pick(ea)[0]), float(pick(eb)[0])
+                d = pick(rb) - pick(ra)
+                with np.errstate(invalid="ignore"):
+                    if opts.interval == "bca" and ja is not None and jb is not None:
+                        lo, hi = kb.bca_interval(d[:, None], np.array([vb - va]),
+                                                 (pick(jb) - pick(ja))[:, None], opts.ci)
+                    else:
+                        lo, hi = kb.percentile_interval(d[:, None], opts.ci)
+                out.append(row | {"a": va, "b": vb, "diff": vb - va, "diff_lo": _num(lo[0]),
+                                  "diff_hi": _num(hi[0]), "p_value": _num(paired_p_value(d)),
+                                  "test": "paired bootstrap"})
+    out.extend(_mcnemar_rows(aligned, by_cols, with_pool, opts))
+    frame = pl.from_dicts(out, infer_schema_length=None).with_columns(
+        pl.col("p_target").cast(pl.Float64),
+        *[pl.col(c).cast(pl.Float64) for c in ("a", "b", "diff", "diff_lo", "diff_hi",
+                                                "p_value")])
+    order = pl.DataFrame({"metric": [*COMPARED, "misses", "false_alarms"],
+                          "__m": list(range(len(COMPARED) + 2))})
+    sort_keys = []
+    if by_cols:
+        frame = frame.with_columns(pl.all_horizontal([pl.col(c) == POOLED for c in by_cols])
+                                   .alias("__pooled"))
+        sort_keys = ["__pooled", *by_cols]
+    frame = frame.join(order, on="metric", how="left").sort([*sort_keys, "__m", "p_target"],
+                                                             nulls_last=False)
+    return frame.select(*by_cols, "metric", "p_target", "a", "b", "diff", "diff_lo", "diff_hi",
+                        "p_value", "test")
+
+
+def _num(v: float) -> float | None:
+    return None if np.isnan(v) else float(v)
+
+
+def _aligned(lf: pl.LazyFrame, a: str, b: str, by: list[str]) -> pl.DataFrame:
+    """The trials of ``a`` and ``b`` side by side (``score_a``, ``score_b``), or an error."""
+    cols = [*KEY, "score", "label", *by]
+    base = lf.select(pl.col("system").cast(pl.String), *[pl.col(c).cast(pl.String)
+                                                         for c in (*KEY, *by)],
+                     pl.col("score").cast(pl.Float64), "label")
+    fa = base.filter(pl.col("system") == a).select(cols).collect()
+    fb = base.filter(pl.col("system") == b).select(cols).collect()
+    for name, f in ((a, fa), (b, fb)):
+        if f.height == 0:
+            raise ScoreframeError(message(f"system `{name}` has no trials",
+                                          hint="Check the system names (and `where`)."))
+        dup = f.height - f.select(KEY).unique().height
+        if dup:
+            raise AlignmentError(message(f"system `{name}` scores some trials more than once",
+                                         got=f"{dup} duplicate (model, segment) trial(s)"))
+    only_a = fa.join(fb, on=list(KEY), how="anti").height
+    only_b = fb.join(fa, on=list(KEY), how="anti").height
+    if only_a or only_b:
+        raise AlignmentError(message(
+            f"systems `{a}` and `{b}` do not score the same trials",
+            expected="the same (model, segment) trials in both",
+            got=f"{only_a} trial(s) only in `{a}`, {only_b} only in `{b}` "
+                f"({fa.height} and {fb.height} in all)",
+            hint="Restrict both to the common trials (`where=`) or align the score files "
+                 "first (scoreframe.align)."))
+    joined = fa.join(fb.select(*KEY, pl.col("score").alias("score_b"),
+                               pl.col("label").alias("label_b")), on=list(KEY))
+    bad = joined.filter(pl.col("label") != pl.col("label_b")).height
+    if bad:
+        raise AlignmentError(message("the two systems disagree on trial labels",
+                                     got=f"{bad} trial(s) with different labels"))
+    return joined.rename({"score": "score_a"}).drop("label_b")
+
+
+def _mcnemar_rows(aligned: pl.DataFrame, by: list[str], pooled: bool,
+                  opts: IntervalOptions) -> list[dict[str, object]]:
+    _, _, thr = opts.operating_points()
+    lab = pl.col("label")
+    aggs = []
+    for k, t in enumerate(thr.tolist()):
+        acc_a = pl.col("score_a") >= t  # accept iff llr >= threshold (ties accept)
+        acc_b = pl.col("score_b") >= t
+        aggs += [(lab & ~acc_a).sum().alias(f"miss_a{k}"), (lab & ~acc_b).sum().alias(f"miss_b{k}"),
+                 (lab & ~acc_a & acc_b).sum().alias(f"miss_ao{k}"),
+                 (lab & acc_a & ~acc_b).sum().alias(f"miss_bo{k}"),
+                 (~lab & acc_a).sum().alias(f"fa_a{k}"), (~lab & acc_b).sum().alias(f"fa_b{k}"),
+                 (~lab & acc_a & ~acc_b).sum().alias(f"fa_ao{k}"),
+                 (~lab & ~acc_a & acc_b).sum().alias(f"fa_bo{k}")]
+    tables = []
+    if by:
+        tables.append(aligned.group_by(by).agg(aggs))
+        if pooled:
+            tables.append(aligned.select(aggs).with_columns(
+                [pl.lit(POOLED).alias(c) for c in by]))
+    else:
+        tables.append(aligned.select(aggs))
+    rows: list[dict[str, object]] = []
+    for table in tables:
+        for r in table.iter_rows(named=True):
+            key = {c: r[c] for c in by}
+            for k, pt in enumerate(opts.p_target):
+                for metric, pre in (("misses", "miss"), ("false_alarms", "fa")):
+                    ea, eb = int(r[f"{pre}_a{k}"]), int(r[f"{pre}_b{k}"])
+                    rows.append(key | {
+                        "metric": metric, "p_target": pt, "a": float(ea), "b": float(eb),
+                        "diff": float(eb - ea), "diff_lo": None, "diff_hi": None,
+                        "p_value": mcnemar_p_value(int(r[f"{pre}_ao{k}"]), int(r[f"{pre}_bo{k}"])),
+                        "test": "mcnemar exact"})
+    return rows
