@@ -9,7 +9,9 @@ reports in :mod:`scoreframe.report`, multiclass tools in :mod:`scoreframe.multic
 """
 
 from scoreframe.align import AlignmentReport, align, alignment_report
+from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
 from scoreframe.calibration import LinearCalibration, PavCalibration
+from scoreframe.compare import compare
 from scoreframe.curves import ape_curve, det_curve, nber_curve
 from scoreframe.errors import (
     AlignmentError,
@@ -57,7 +59,9 @@ __all__ = [
     "ape_curve",
     "alignment_report",
     "area_under_rocch",
+    "bootstrap_evaluate",
     "cllr",
+    "compare",
     "connect",
     "cross_entropy",
     "det_curve",
@@ -81,6 +85,7 @@ __all__ = [
     "sigmoid",
     "sorted_scores",
     "synth_chunks",
+    "trials_needed",
     "uer",
     "validate_trials",
     "write_any",
