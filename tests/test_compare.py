@@ -134,3 +134,43 @@ def test_two_way_resampling_and_bca_run() -> None:
                   interval="bca")
     boot = res.filter(pl.col("test") == "paired bootstrap")
     assert (boot["diff_lo"] <= boot["diff"]).all() and (boot["diff"] <= boot["diff_hi"]).all()
+
+
+def _cli(argv: list[str]) -> int:
+    """Run the compare command through its own parser (as `scoreframe compare ...`)."""
+    import argparse
+
+    from scoreframe.cli import compare as cli_compare
+
+    parser = argparse.ArgumentParser(prog="scoreframe")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cli_compare.register(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_cli_compare_writes_the_frame(tmp_path, capsys) -> None:
+    df = _two_systems(300, seed=7, noise=0.5)
+    data = tmp_path / "two.parquet"
+    df.write_parquet(data)
+    out = tmp_path / "cmp.csv"
+    assert _cli(["compare", str(data), "--systems", "A", "B", "--by", "cond", "--p-target",
+                 "0.1", "--bootstrap", "50", "--resample", "model", "segment",
+                 "--format", "csv", "-o", str(out)]) == 0
+    got = pl.read_csv(out)
+    want = compare(df, "A", "B", by="cond", p_target=0.1, bootstrap=50,
+                   resample=["model", "segment"])
+    assert got.select("cond", "metric", "p_value").rows() == want.select(
+        "cond", "metric", "p_value").rows()
+    assert _cli(["compare", str(data), "--systems", "A", "B", "--bootstrap", "20"]) == 0
+    table = capsys.readouterr().out
+    assert "B - A" in table and "mcnemar exact" in table and "[" in table
+
+
+def test_cli_compare_needs_two_systems(tmp_path) -> None:
+    from scoreframe.errors import UsageError
+
+    data = tmp_path / "two.parquet"
+    _two_systems(50, seed=8).write_parquet(data)
+    with pytest.raises(UsageError, match="exactly two"):
+        _cli(["compare", str(data), "--systems", "A", "--bootstrap", "20"])

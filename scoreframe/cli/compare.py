@@ -1,0 +1,129 @@
+"""``scoreframe compare``: paired bootstrap comparison of two systems on the same trials.
+
+Also defines the interval options (``--bootstrap``, ``--ci``, ``--resample``, ``--seed``,
+``--interval``) once, for ``compare`` and for ``evaluate`` (:func:`add_interval_options`,
+:func:`interval_kwargs`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import polars as pl
+
+from scoreframe.checks import check_positive_int
+from scoreframe.cli.console import console, emit_frame, fmt
+from scoreframe.cli.inputs import check_output_format, dataset_source
+from scoreframe.cli.options import (
+    ListAction,
+    add_command,
+    by_options,
+    dataset_options,
+    operating_point_options,
+    output_options,
+    reading_options,
+)
+from scoreframe.compare import compare
+from scoreframe.errors import UsageError, message
+
+__all__ = ["add_interval_options", "cmd_compare", "format_interval", "interval_kwargs",
+           "register"]
+
+
+def add_interval_options(p: argparse.ArgumentParser, *, bootstrap_default: int | None = None
+                         ) -> None:
+    """Add ``--bootstrap B``, ``--ci``, ``--resample``, ``--seed`` and ``--interval``.
+
+    With ``bootstrap_default=None`` (``evaluate``) no intervals are computed unless
+    ``--bootstrap`` is given.
+    """
+    g = p.add_argument_group("confidence intervals")
+    g.add_argument("--bootstrap", type=int, default=bootstrap_default, metavar="B",
+                   help="bootstrap replicates (intervals for every metric)")
+    g.add_argument("--ci", type=float, default=0.95, help="nominal coverage of the intervals")
+    g.add_argument("--resample", action=ListAction, default=["trial"], metavar="UNIT",
+                   help="resampling units: trial, or id columns resampled independently "
+                        "(model segment: the two-way bootstrap for shared speakers)")
+    g.add_argument("--seed", type=int, default=0,
+                   help="seed of the replicates (same seed, same intervals on any number of "
+                        "workers and any file layout)")
+    g.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
+                   help="interval method")
+
+
+def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
+    """Keyword arguments of the bootstrap functions from the interval options."""
+    if a.bootstrap is not None:
+        check_positive_int(a.bootstrap, name="--bootstrap", minimum=2)
+    resample = list(a.resample)
+    return {"bootstrap": a.bootstrap, "ci": a.ci,
+            "resample": resample[0] if resample == ["trial"] else resample,
+            "seed": a.seed, "interval": a.interval}
+
+
+def format_interval(value: object, lo: object, hi: object) -> str:
+    """``value [lo, hi]`` for a table cell.
+
+    Examples
+    --------
+    >>> format_interval(0.1234, 0.1, 0.15)
+    '0.1234 [0.1000, 0.1500]'
+    >>> format_interval(3.0, None, None)
+    '3.0000'
+    """
+    if lo is None or hi is None:
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(lo)}, {fmt(hi)}]"
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    """Run ``scoreframe compare``."""
+    if len(a.systems) != 2:
+        raise UsageError(message("--systems needs exactly two system names",
+                                 got=" ".join(a.systems) or "none"))
+    check_output_format(a, machine=("json", "csv", "parquet"))
+    kw = interval_kwargs(a)
+    res = compare(dataset_source(a), a.systems[0], a.systems[1], by=a.by, where=a.where,
+                  p_target=a.p_target, c_miss=a.c_miss, c_fa=a.c_fa, workers=a.workers,
+                  **kw)  # type: ignore[arg-type]
+    if a.format != "table":
+        emit_frame(res, a.format, a.output, a.overwrite)
+        return 0
+    print_comparison(res, a.systems[0], a.systems[1], ci=a.ci)
+    return 0
+
+
+def print_comparison(res: pl.DataFrame, a: str, b: str, *, ci: float) -> None:
+    """The comparison as a table: ``diff [lo, hi]`` and p-values."""
+    from rich.table import Table
+
+    group = res.columns[: res.columns.index("metric")]
+    t = Table(title=f"{b} - {a}: paired bootstrap ({100 * ci:g} % intervals) and McNemar tests")
+    for c in (*group, "metric", "p_target", a, b, "diff", "p_value", "test"):
+        t.add_column(c, justify="left" if c in (*group, "metric", "test") else "right")
+    for row in res.iter_rows(named=True):
+        counts = row["test"] == "mcnemar exact"  # error counts: integers
+        cell = (lambda v: "" if v is None else str(round(v))) if counts else fmt
+        t.add_row(*[str(row[c]) for c in group], row["metric"], fmt(row["p_target"]),
+                  cell(row["a"]), cell(row["b"]),
+                  cell(row["diff"]) if counts else
+                  format_interval(row["diff"], row["diff_lo"], row["diff_hi"]),
+                  f"{row['p_value']:.3g}" if row["p_value"] is not None else "",
+                  row["test"])
+    console().print(t)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``compare`` to the command line."""
+    c = add_command(sub, "compare", func=cmd_compare, first="DATASET --systems A B",
+                    help_text="paired comparison of two systems on the same trials "
+                              "(bootstrap intervals of the differences, McNemar tests)",
+                    parents=[dataset_options(), reading_options(), by_options(),
+                             operating_point_options(),
+                             output_options(("table", "json", "csv", "parquet"),
+                                            default="table")])
+    c.add_argument("--systems", action=ListAction, default=[], metavar="SYSTEM", required=True,
+                   help="the two systems A and B (differences are B - A)")
+    c.add_argument("--workers", type=int, default=None,
+                   help="threads running the replicates (default: both cores)")
+    add_interval_options(c, bootstrap_default=1000)
