@@ -249,3 +249,132 @@ def test_gzip_tsv(tmp_path):
 def test_guess_format_errors(tmp_path):
     with pytest.raises(FormatError, match="cannot tell the format"):
         sio.guess_format(tmp_path / "file.xyz")
+
+
+# ---------------------------------------------------------------- writes ---------------------
+
+def test_write_all_is_all_or_nothing(tmp_path):
+    """An existing second target is refused before any work: the first is not written."""
+    from scoreframe.io.atomic import is_temp_name
+
+    df = sio.read_text_trials(KNS / "key.txt", "key").join(
+        sio.read_text_trials(KNS / "scores.txt", "scores"), on=["model", "segment"])
+    (tmp_path / "s.txt").write_text("precious\n")
+    jobs = [(df, tmp_path / "k.txt", "bosaris-txt", "key"),
+            (df, tmp_path / "s.txt", "bosaris-txt", "scores")]
+    with pytest.raises(ScoreframeError, match=r"s\.txt` already exists"):
+        sio.write_all(jobs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.txt"]
+    assert (tmp_path / "s.txt").read_text() == "precious\n"
+    # a failure in the middle of the second write: neither target appears, no temporary left
+    bad = [(df, tmp_path / "k.txt", "bosaris-txt", "key"),
+           (df.drop("score"), tmp_path / "s2.txt", "bosaris-txt", "scores")]
+    with pytest.raises(Exception, match="score"):
+        sio.write_all(bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.txt"]
+    assert not any(is_temp_name(p.name) for p in tmp_path.iterdir())
+    sio.write_all(jobs, overwrite=True)
+    assert _sorted(sio.read_scores_txt(tmp_path / "s.txt")).equals(
+        _sorted(sio.read_scores_txt(KNS / "scores.txt")))
+    assert _sorted(sio.read_key_txt(tmp_path / "k.txt")).equals(
+        _sorted(sio.read_key_txt(KNS / "key.txt")))
+
+
+def test_outputs_inside_inputs_are_refused(tmp_path):
+    from scoreframe.errors import UsageError
+    from scoreframe.io.atomic import atomic_output
+
+    ds = tmp_path / "ds"
+    sio.write_trials(sio.read_key_txt(KNS / "key.txt"), ds)
+    with pytest.raises(UsageError, match="inside an input"):
+        with atomic_output(ds / "chart.png", inputs=[ds]):
+            pass
+    with pytest.raises(UsageError, match="inside an input"):
+        with atomic_output(ds, inputs=[ds], overwrite=True):
+            pass
+    assert sorted(p.name for p in ds.iterdir()) == ["part-00000.parquet"]
+
+
+def test_write_trials_validates_and_marks(tmp_path):
+    from scoreframe.io.parquet import MARK_KEY, dataset_validated, validation_mark
+
+    df = pl.DataFrame({"model": ["a", "a", "b"], "segment": ["x", "y", "x"],
+                       "score": [1, 2, 3], "label": ["target", "nontarget", "1"]})
+    sio.write_trials(df, tmp_path / "t.parquet")
+    back = pl.read_parquet(tmp_path / "t.parquet")
+    assert back.schema["label"] == pl.Boolean and back.schema["score"] == pl.Float64
+    assert dataset_validated(tmp_path / "t.parquet")
+    import pyarrow.parquet as pq
+
+    mark = json.loads(pq.read_metadata(tmp_path / "t.parquet").metadata[MARK_KEY.encode()])
+    assert mark["validated"] is True and mark["version"] == 1
+    assert mark["id_columns"] == ["model", "segment"]
+    # duplicates (eager), across chunks (streamed) and across partitions are refused
+    dup = pl.concat([df, df.head(1)])
+    for kwargs in ({}, {"chunk_rows": 2}, {"partition_by": ["model"]}):
+        with pytest.raises(SchemaError, match="duplicate trials"):
+            sio.write_trials(dup, tmp_path / "dup", **kwargs)
+        assert not (tmp_path / "dup").exists()
+    with pytest.raises(SchemaError, match="duplicate trials"):
+        sio.write_trials(iter([df, df.head(1)]), tmp_path / "dup.parquet")
+    with pytest.raises(SchemaError, match="outside the accepted spellings"):
+        sio.write_trials(df.with_columns(label=pl.lit("yes")), tmp_path / "bad.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+    # validate=False writes as given, without the mark
+    sio.write_trials(dup, tmp_path / "raw.parquet", validate=False)
+    assert not dataset_validated(tmp_path / "raw.parquet")
+    # a partitioned dataset is validated only while every file carries the same write's mark
+    sio.write_trials(df, tmp_path / "ds", partition_by=["model"])
+    assert dataset_validated(tmp_path / "ds")
+    assert validation_mark(tmp_path / "ds")["id_columns"] == ["model", "segment"]
+    df.head(1).with_columns(segment=pl.lit("z")).drop("model").write_parquet(
+        tmp_path / "ds" / "model=a" / "extra.parquet")
+    assert not dataset_validated(tmp_path / "ds")
+    assert not dataset_validated(tmp_path / "nothing-here")
+
+
+def test_marked_dataset_is_not_rechecked_unmarked_is(tmp_path):
+    df = pl.DataFrame({"model": ["a", "a"], "segment": ["x", "x"], "score": [1.0, 2.0],
+                       "label": [True, False]})
+    sio.write_trials(df, tmp_path / "raw.parquet", validate=False)
+    with pytest.raises(SchemaError, match="duplicate trials"):
+        sio.read_trials(tmp_path / "raw.parquet")
+
+
+def test_hdf5_export_is_chunked_compressed_and_sparse(tmp_path):
+    """400 models, each scored on its own 50 segments (20000 in all): deflate chunks, and the
+    chunks holding no trial are never stored (they read back as the fill value)."""
+    rng = np.random.default_rng(3)
+    n_models, per_model = 400, 50
+    m = np.repeat(np.arange(n_models), per_model)
+    seg = m * per_model + np.tile(np.arange(per_model), n_models)
+    df = pl.DataFrame({"model": [f"m{i:03d}" for i in m], "segment": [f"s{j:05d}" for j in seg],
+                       "score": rng.normal(size=m.size)})
+    path = tmp_path / "s.h5"
+    sio.write_bosaris_hdf5(df, path, "scores")
+    n_cols = df["segment"].n_unique()
+    with h5py.File(path) as f:
+        for name in ("scores", "score_mask"):
+            ds = f[name]
+            assert ds.chunks is not None and ds.compression == "gzip"
+            assert ds.compression_opts == 4
+            assert ds.shape == (n_models, n_cols)
+            total = -(-ds.shape[0] // ds.chunks[0]) * -(-ds.shape[1] // ds.chunks[1])
+            assert 0 < ds.id.get_num_chunks() < total
+        dense = f["scores"].size * 8
+        assert f["scores"].id.get_storage_size() < dense / 4
+    back = sio.read_bosaris_hdf5(path)
+    assert _sorted(back).equals(_sorted(df))
+
+
+def test_hdf5_export_states_and_limits_the_dense_size(tmp_path, caplog):
+    df = pl.DataFrame({"model": ["m1", "m2"], "segment": ["s1", "s2"], "label": [True, False]})
+    with caplog.at_level("INFO", logger="scoreframe.io.bosaris_hdf5"):
+        sio.write_bosaris_hdf5(df, tmp_path / "k.h5", "key")
+    assert "dense 2 models x 2 segments matrix of 4 B" in caplog.text
+    with pytest.raises(ScoreframeError, match=r"too large.*2 models x 2 segments = 36 B"):
+        sio.write_bosaris_hdf5(df.rename({"label": "score"}).with_columns(score=pl.lit(1.0)),
+                               tmp_path / "s.h5", "scores", max_dense_bytes=10)
+    assert not (tmp_path / "s.h5").exists()
+    with pytest.raises(SchemaError, match="duplicate trials"):
+        sio.write_bosaris_hdf5(pl.concat([df, df]), tmp_path / "d.h5", "key")

@@ -7,12 +7,19 @@ a format name (or the file name) for the CLI's ``convert``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
 from scoreframe.errors import FormatError, message
-from scoreframe.io.bosaris_hdf5 import read_bosaris_hdf5, write_bosaris_hdf5
+from scoreframe.io.atomic import atomic_outputs
+from scoreframe.io.bosaris_hdf5 import (
+    DEFAULT_MAX_DENSE_BYTES,
+    read_bosaris_hdf5,
+    write_bosaris_hdf5,
+)
+from scoreframe.io.lines import read_source
 from scoreframe.io.parquet import read_trials, scan_trials, write_trials
 from scoreframe.io.tables import (
     read_nist_key,
@@ -48,6 +55,7 @@ __all__ = [
     "read_table",
     "read_trials",
     "scan_trials",
+    "write_all",
     "write_any",
     "write_bosaris_hdf5",
     "write_nist_key",
@@ -61,9 +69,21 @@ FORMATS = ("parquet", "bosaris-h5", "bosaris-txt", "nist", "kaldi", "csv", "tsv"
 
 
 def guess_format(path: str | Path) -> str:
-    """Format name from a path: a directory or ``.parquet`` is parquet, ``.h5`` BOSARIS, ..."""
+    """Format name from a path: a directory or ``.parquet`` is parquet, ``.h5`` BOSARIS, ...
+
+    A trailing ``.gz`` is looked through (``key.txt.gz`` is BOSARIS text).
+
+    Examples
+    --------
+    >>> guess_format("scores.tsv.gz"), guess_format("exp/trials")
+    ('tsv', 'kaldi')
+    """
     p = Path(path)
-    suffix = p.suffix.lower()
+    suffixes = [x.lower() for x in p.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    suffix = suffixes[-1] if suffixes else ""
+    name = p.name[:-3] if p.name.lower().endswith(".gz") else p.name
     if p.is_dir() or suffix == ".parquet":
         return "parquet"
     if suffix in (".h5", ".hdf5"):
@@ -74,7 +94,7 @@ def guess_format(path: str | Path) -> str:
         return "tsv"
     if suffix in (".txt", ".ndx", ".key", ".scores", ".lst"):
         return "bosaris-txt"
-    if p.name == "trials" or p.name.endswith("trials"):
+    if name == "trials" or name.endswith("trials"):
         return "kaldi"
     raise FormatError(message(f"cannot tell the format of `{p}` from its name",
                               expected=" | ".join(FORMATS),
@@ -105,38 +125,59 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     raise FormatError(message("unknown format", expected=" | ".join(FORMATS), got=repr(fmt)))
 
 
+def _head_lines(path: Path, n_bytes: int = 1 << 16) -> list[str]:
+    """The first complete lines of a (possibly gzip) text file, for sniffing only.
+
+    Undecodable or truncated input gives what could be read: the full reader then reports
+    the problem with its line number.
+    """
+    src = read_source(path)
+    if isinstance(src, bytes):
+        raw = src[:n_bytes]
+    else:
+        with src.open("rb") as fh:
+            raw = fh.read(n_bytes)
+    lines = raw.decode("utf-8", errors="replace").split("\n")
+    if len(raw) == n_bytes and len(lines) > 1:
+        lines = lines[:-1]
+    return [ln.removeprefix("\ufeff").rstrip("\r") for ln in lines]
+
+
 def _sniff_text_kind(path: Path) -> Kind:
-    if not path.is_file():
-        raise FormatError(message(f"no such file `{path}`"))
-    with path.open() as fh:
-        for line in fh:
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) == 2:
-                return "ndx"
-            try:
-                float(fields[2])
-            except (ValueError, IndexError):
-                return "key"
-            return "scores"
-    raise FormatError(message("no trials", where=f"`{path}`", expected="at least one line",
-                              got="an empty file"))
+    for line in _head_lines(path):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) == 2:
+            return "ndx"
+        if len(fields) < 3:
+            return "key"  # ragged: the key reader names the line
+        try:
+            float(fields[2])
+        except ValueError:
+            return "key"
+        return "scores"
+    return "key"  # empty: the key reader says so, naming the file
 
 
 def _nist_sniff(path: Path) -> pl.DataFrame:
-    with path.open() as fh:
-        header = fh.readline().rstrip("\n").split("\t")
+    head = _head_lines(path)
+    header = head[0].split("\t") if head else []
     return read_nist_scores(path) if "LLR" in header else read_nist_key(path)
 
 
 def write_any(data: pl.DataFrame, path: str | Path, *, fmt: str, kind: Kind,
-              overwrite: bool = False, partition_by: tuple[str, ...] = ()) -> None:
-    """Write a table in the given format (see :data:`FORMATS`)."""
+              overwrite: bool = False, partition_by: tuple[str, ...] = (),
+              max_dense_bytes: int | None = DEFAULT_MAX_DENSE_BYTES) -> None:
+    """Write a table in the given format (see :data:`FORMATS`).
+
+    ``max_dense_bytes`` applies to BOSARIS HDF5 (see :func:`write_bosaris_hdf5`).
+    """
     if fmt == "parquet":
         write_trials(data, path, partition_by=partition_by, overwrite=overwrite)
     elif fmt == "bosaris-h5":
-        write_bosaris_hdf5(data, path, kind, overwrite=overwrite)
+        write_bosaris_hdf5(data, path, kind, overwrite=overwrite,
+                           max_dense_bytes=max_dense_bytes)
     elif fmt in ("bosaris-txt", "kaldi"):
         write_text_trials(data, path, kind, overwrite=overwrite)
     elif fmt == "nist":
@@ -149,3 +190,40 @@ def write_any(data: pl.DataFrame, path: str | Path, *, fmt: str, kind: Kind,
     else:
         raise FormatError(message("unknown format", expected=" | ".join(FORMATS),
                                   got=repr(fmt)))
+
+
+def write_all(jobs: Sequence[tuple[pl.DataFrame, str | Path, str, Kind]], *,
+              overwrite: bool = False, inputs: Sequence[str | Path] = (),
+              max_dense_bytes: int | None = DEFAULT_MAX_DENSE_BYTES) -> None:
+    """Write several outputs all or nothing (e.g. a key and a scores file).
+
+    Every target is checked (existing without ``overwrite``, equal to or inside an input)
+    before any work starts; all are written under temporary names and renamed at the end; if
+    any write fails, no target is created or replaced and no temporary is left.
+
+    Parameters
+    ----------
+    jobs
+        ``(data, path, fmt, kind)`` for each output, as :func:`write_any` takes them.
+    overwrite
+        Replace existing outputs.
+    inputs
+        The input files of the computation (never modified).
+    max_dense_bytes
+        BOSARIS HDF5 limit (see :func:`write_bosaris_hdf5`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> df = pl.DataFrame({"model": ["a"], "segment": ["x"], "score": [1.0], "label": [True]})
+    >>> write_all([(df, d / "k.txt", "bosaris-txt", "key"),
+    ...            (df, d / "s.txt", "bosaris-txt", "scores")])
+    >>> sorted(p.name for p in d.iterdir())
+    ['k.txt', 's.txt']
+    """
+    targets = [Path(j[1]) for j in jobs]
+    with atomic_outputs(targets, overwrite=overwrite, inputs=inputs) as temps:
+        for (data, _, fmt, kind), tmp in zip(jobs, temps, strict=True):
+            # a temporary path with the target's name (writers look at the suffix)
+            write_any(data, tmp, fmt=fmt, kind=kind, max_dense_bytes=max_dense_bytes)

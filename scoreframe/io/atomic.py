@@ -174,7 +174,8 @@ class _Slot:
         remove_stale_temps(target.parent)
         self.tmp = _temp_path(target)
         self.tmp.mkdir()
-        self.out = self.tmp / "out"
+        (self.tmp / "new").mkdir()
+        self.out = self.tmp / "new" / target.name  # same name: writers may look at the suffix
         if directory:
             self.out.mkdir()
 
