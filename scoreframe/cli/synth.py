@@ -3,29 +3,40 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
 from scoreframe.checks import check_choice, check_positive_int, check_probability
 from scoreframe.cli.console import progress
 from scoreframe.cli.inputs import guard_outputs
 from scoreframe.cli.options import add_command, overwrite_option
+from scoreframe.errors import ScoreframeError, UsageError
 from scoreframe.io.parquet import write_trials
 from scoreframe.synth import MAX_SYSTEMS, SYNTH_COLUMNS, synth_chunks
 
 __all__ = ["cmd_synth", "register"]
 
 
+def _option(option: str, check: Callable[..., object], value: object, **kwargs: Any) -> None:
+    """Run a :mod:`scoreframe.checks` check; its error names the option and the parameter."""
+    try:
+        check(value, **kwargs)
+    except ScoreframeError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
 def cmd_synth(a: argparse.Namespace) -> int:
     """Run ``scoreframe synth``."""
-    check_positive_int(a.trials, name="--trials")
-    check_positive_int(a.systems, name="--systems", maximum=MAX_SYSTEMS)
-    check_positive_int(a.chunk_trials, name="--chunk-trials")
-    check_positive_int(a.seed, name="--seed", minimum=0)
-    check_probability(a.target_rate, name="--target-rate")
+    _option("--trials", check_positive_int, a.trials, name="n_trials")
+    _option("--systems", check_positive_int, a.systems, name="n_systems", maximum=MAX_SYSTEMS)
+    _option("--chunk-trials", check_positive_int, a.chunk_trials, name="chunk_trials")
+    _option("--seed", check_positive_int, a.seed, name="seed", minimum=0)
+    _option("--target-rate", check_probability, a.target_rate, name="target_rate")
     if a.conditions is not None:
-        check_positive_int(a.conditions, name="--conditions")
+        _option("--conditions", check_positive_int, a.conditions, name="n_conditions")
     columns = [c for c in SYNTH_COLUMNS if c != "condition" or a.conditions is not None]
     for c in a.partition_by or ():
-        check_choice(c, name="--partition-by", choices=columns)
+        _option("--partition-by", check_choice, c, name="partition_by", choices=columns)
     guard_outputs([], [a.output], overwrite=a.overwrite)
     chunks = synth_chunks(a.trials, n_systems=a.systems, seed=a.seed,
                           target_rate=a.target_rate, n_conditions=a.conditions,
