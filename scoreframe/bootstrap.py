@@ -497,7 +497,8 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
         (replicates where the metrics are defined), ``eer``, ``cllr``, ``min_cllr`` each with
         ``_lo``/``_hi``, and ``dcf``: a list of structs per operating point with
         ``p_target``, ``act_dcf_norm``, ``min_dcf_norm``, ``pmiss_min``, ``pfa_min`` (each
-        with ``_lo``/``_hi``) and ``n_miss_min``/``n_fa_min``. ``min_cllr`` is the exact PAV
+        with ``_lo``/``_hi``), ``effective_prior`` and ``n_miss_min``/``n_fa_min`` (error
+        counts at the minDCF point). ``min_cllr`` is the exact PAV
         value (without BOSARIS' 1e-6 ramp).
 
     Examples
@@ -558,8 +559,9 @@ def _tidy_row(key: dict, n_tar: int, n_non: int, r: dict[str, object] | None,
         for suffix in ("", "_lo", "_hi"):
             row[name + suffix] = None if r is None else _finite(r[name + suffix])
     dcf = []
+    eff = effective_prior(np.asarray(opts.p_target), opts.c_miss, opts.c_fa)
     for k, pt in enumerate(opts.p_target):
-        d: dict[str, object] = {"p_target": pt}
+        d: dict[str, object] = {"p_target": pt, "effective_prior": float(eff[k])}
         for name in PER_POINT:
             for suffix in ("", "_lo", "_hi"):
                 d[name + suffix] = None if r is None else _finite(
@@ -592,6 +594,8 @@ def _frame(rows: list[dict[str, object]], by: list[str]) -> pl.DataFrame:
 def interval_long(results: pl.DataFrame) -> pl.DataFrame:
     """One row per group x metric (x operating point): ``metric, p_target, value, lo, hi``.
 
+    (``effective_prior`` too: the x of the operating point on an NBER plot is its logit.)
+
     Takes a :func:`bootstrap_evaluate` frame (or an evaluate frame with intervals joined in).
     """
     group = results.columns[: results.columns.index("n_tar")]
@@ -599,12 +603,14 @@ def interval_long(results: pl.DataFrame) -> pl.DataFrame:
     for name in SCALARS:
         parts.append(results.select(*group, pl.lit(name).alias("metric"),
                                     pl.lit(None, dtype=pl.Float64).alias("p_target"),
+                                    pl.lit(None, dtype=pl.Float64).alias("effective_prior"),
                                     pl.col(name).alias("value"), pl.col(f"{name}_lo").alias("lo"),
                                     pl.col(f"{name}_hi").alias("hi")))
     flat = results.select(*group, "dcf").explode("dcf").unnest("dcf")
     for name in PER_POINT[:2]:
         parts.append(flat.select(*group, pl.lit(name).alias("metric"),
                                  pl.col("p_target").cast(pl.Float64),
+                                 pl.col("effective_prior").cast(pl.Float64),
                                  pl.col(name).alias("value"), pl.col(f"{name}_lo").alias("lo"),
                                  pl.col(f"{name}_hi").alias("hi")))
     return pl.concat(parts)

@@ -287,3 +287,35 @@ def test_no_warning_for_infinite_scores() -> None:
         warnings.simplefilter("error")
         res = bootstrap_evaluate(df, p_target=0.5, bootstrap=30)
     assert res["cllr"][0] == math.inf or res["cllr"][0] > 0
+
+
+def test_interval_views_draw_the_frames_values() -> None:
+    from scoreframe.kernels.elementary import probit
+    from scoreframe.plots.intervals import (
+        det_interval_plot,
+        forest_plot,
+        interval_points,
+        nber_interval_plot,
+    )
+
+    df = _trials(400, seed=10, ties=False, inf=False)
+    res = bootstrap_evaluate(df, by="cond", p_target=(0.1, 0.5), bootstrap=60)
+    pts = interval_points(res)
+    flat = res.explode("dcf").unnest("dcf")
+    np.testing.assert_allclose(pts["probit_pfa_min_lo"].to_numpy(),
+                               probit(flat["pfa_min_lo"].to_numpy()))
+    np.testing.assert_allclose(pts["prior_log_odds"].to_numpy(),
+                               np.log(flat["p_target"] / (1 - flat["p_target"])).to_numpy())
+    spec = nber_interval_plot(sf.nber_curve(df, by="cond"), res).to_dict()
+    his = {round(v["hi"], 4) for layer in spec["layer"] if "rule" in str(layer.get("mark"))
+           for v in layer.get("data", {}).get("values", []) if "hi" in v}
+    assert {round(v, 4) for v in flat["act_dcf_norm_hi"].to_list()} <= his
+    det = det_interval_plot(sf.det_curve(df, by="cond"), res).to_dict()
+    assert any("rect" in str(layer.get("mark")) for layer in det["layer"])
+    two = pl.concat([df.with_columns(system=pl.lit("A")),
+                     df.with_columns(system=pl.lit("B"),
+                                     score=pl.col("score") * 0.5)])
+    forest = forest_plot(sf.compare(two, "A", "B", p_target=0.1, bootstrap=40)).to_dict()
+    rows = [v["row"] for layer in forest["layer"] for v in layer.get("data", {}).get(
+        "values", []) if "row" in v]
+    assert "eer" in rows and "min_dcf_norm @ 0.1" in rows
