@@ -57,8 +57,9 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
 
     The normalized DCF (DCF divided by that of the default system, drawn as the dotted line
     at 1) of the system's own Bayes decisions (actual) and of the best threshold at each prior
-    (minimum), as in Brümmer and du Preez, "Application-independent evaluation of speaker
-    detection" (figures of section 5) and BOSARIS ``Norm_DCF_Plot``.
+    (minimum): Brümmer and de Villiers, "The BOSARIS Toolkit: Theory, Algorithms and Code for
+    Surviving the New DCF", section 2.5.4, eqs. 19-23 (BOSARIS ``Norm_DCF_Plot``;
+    ``docs/math.md`` §7.1).
 
     Parameters
     ----------
@@ -138,9 +139,10 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
              ) -> alt.HConcatChart | alt.LayerChart:
     """APE curves (actual and PAV minimum) with the Cllr decomposition bars beside.
 
-    The applied probability of error of Brümmer and du Preez, "Application-independent
-    evaluation of speaker detection" (section 3.4, eq. 11): the Bayes error rate of the
-    system's decisions over the prior log-odds; the area under it is proportional to Cllr.
+    The applied probability of error of van Leeuwen and Brümmer, "An Introduction to
+    Application-Independent Evaluation of Speaker Recognition Systems", section 3.4, eq. 11
+    (``docs/math.md`` §7.2): the Bayes error rate of the system's decisions over the prior
+    log-odds; the area under it is proportional to Cllr.
     The reference (no-information) curve ``min(p, 1 - p)`` is drawn once, grey and dotted.
     ``summary`` is an :func:`scoreframe.evaluate.evaluate` frame (``cllr``, ``min_cllr``,
     ``cal_loss`` per group): stacked bars of minCllr (discrimination) and calibration loss on
