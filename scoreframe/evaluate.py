@@ -203,7 +203,7 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         ``"dask"`` (the out-of-core tasks on Dask workers: ``scheduler`` address, or a local
         cluster of ``workers`` processes).
     memory_limit
-        Memory budget of the reduction (``"2GB"`` by default): bounds the range size of the
+        Memory budget of the reduction (1 GiB by default): bounds the range size of the
         out-of-core engine; results do not depend on it.
     workers
         Parallel tasks (threads locally, processes for a local Dask cluster).

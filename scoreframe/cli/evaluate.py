@@ -46,7 +46,7 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
                    help="local: in memory when the trials fit in --memory-limit, else out of "
                         "core (score ranges spilled to a temporary directory); dask: the same "
                         "tasks on Dask workers")
-    e.add_argument("--memory-limit", default="2GB", metavar="SIZE",
+    e.add_argument("--memory-limit", default="1GiB", metavar="SIZE",
                    help="memory budget of the reduction, e.g. 2GB or 512MiB (bounds the "
                         "out-of-core range size; results do not depend on it)")
     e.add_argument("--workers", type=int, default=None,

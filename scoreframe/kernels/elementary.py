@@ -61,41 +61,49 @@ def softplus(x: ArrayLike) -> NDArray[np.float64]:
 EXACT_SCALE = 1126
 
 
-def exact_sum(x: ArrayLike) -> int:
+def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
     """The exact sum of finite floats, as an integer in units of ``2**-1126``.
 
     Order-independent and mergeable by integer addition, so sums split over ranges, files or
-    workers agree to the last bit; :func:`exact_to_float` rounds it correctly. Each float is
-    ``M * 2**k`` with a 53-bit integer ``M``: the halves of ``M`` are summed per exponent with
-    ``np.bincount`` in chunks small enough for the float64 accumulation to stay exact.
+    workers agree to the last bit; :func:`exact_to_float` rounds it correctly. A float is
+    ``m * 2**(e - 1075)`` with its biased exponent ``e`` and 53-bit integer mantissa ``m``;
+    the mantissas are summed per exponent in integer arithmetic (split in two halves so no
+    partial sum overflows). ``ascending=True`` promises non-negative input in ascending order
+    (as the Cllr terms of sorted scores are): runs of one exponent are then found by binary
+    search and summed with ``np.add.reduceat``, a few passes over the data.
 
     >>> exact_to_float(exact_sum([0.1] * 10)), sum([0.1] * 10)
     (1.0, 0.9999999999999999)
     """
     x = np.ascontiguousarray(x, dtype=np.float64).ravel()
     total = 0
-    chunk = 1 << 25  # 2**25 halves of < 2**27 each: partial sums stay below 2**53
+    chunk = 1 << 25  # 2**25 halves of < 2**37 each: no int64 partial sum overflows
     for i in range(0, x.shape[0], chunk):
         bits = x[i:i + chunk].view(np.int64)
+        if ascending:
+            field = bits >> 52  # non-negative input: the sign bit is 0
+            vals = np.arange(int(field[0]), int(field[-1]) + 1, dtype=np.int64)
+            starts = np.searchsorted(field, vals)
+            counts = np.diff(np.append(starts, field.shape[0]))
+            nz = counts > 0
+            vals, starts, counts = vals[nz], starts[nz], counts[nz]
+            hi = np.add.reduceat(bits >> 26, starts)
+            lo = np.add.reduceat(bits & 0x3FFFFFF, starts)
+            # sum of mantissas = sum of bits - count * (e << 52) + count * 2**52 (normal)
+            for e, c, h, low in zip(vals.tolist(), counts.tolist(), hi.tolist(), lo.tolist(),
+                                    strict=True):
+                mant = (h << 26) + low - c * (e << 52) + (c << 52 if e > 0 else 0)
+                total += mant << (max(e, 1) - 1075 + EXACT_SCALE)
+            continue
         field = (bits >> 52) & 0x7FF  # biased exponent; 0 = subnormal
         mant = bits & 0xFFFFFFFFFFFFF
         mant |= (field > 0).astype(np.int64) << 52  # implicit bit: mant * 2**(field - 1075)
         np.maximum(field, 1, out=field)  # subnormals: mant * 2**(1 - 1075)
         np.negative(mant, out=mant, where=bits < 0)
-        starts = np.flatnonzero(np.diff(field)) + 1
-        if starts.shape[0] < 4096:  # sorted input: few runs of one exponent, integer sums
-            starts = np.concatenate(([0], starts))
-            ks = field[starts].tolist()
-            hs = np.add.reduceat(mant >> 26, starts).tolist()
-            ls = np.add.reduceat(mant & 0x3FFFFFF, starts).tolist()
-        else:  # per exponent, in float64 that stays exact below 2**53
-            hb = np.bincount(field, weights=(mant >> 26).astype(np.float64), minlength=2047)
-            lb = np.bincount(field, weights=(mant & 0x3FFFFFF).astype(np.float64),
-                             minlength=2047)
-            nz = np.flatnonzero((hb != 0) | (lb != 0))
-            ks, hs, ls = nz.tolist(), hb[nz].tolist(), lb[nz].tolist()
-        for k, h, low in zip(ks, hs, ls, strict=True):
-            total += ((int(h) << 26) + int(low)) << (k - 1075 + EXACT_SCALE)
+        hb = np.bincount(field, weights=(mant >> 26).astype(np.float64), minlength=2047)
+        lb = np.bincount(field, weights=(mant & 0x3FFFFFF).astype(np.float64), minlength=2047)
+        for k in np.flatnonzero((hb != 0) | (lb != 0)).tolist():
+            total += ((int(hb[k]) << 26) + int(lb[k])) << (k - 1075 + EXACT_SCALE)
     return total
 
 

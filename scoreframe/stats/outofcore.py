@@ -88,6 +88,8 @@ class PartitionSpec:
     where: str | None
     id_cols: tuple[str, ...] = ()
     hash_bits: int = 0
+    categories: tuple[tuple[str, ...], ...] = ()  # per group column, from the plan
+    lut: np.ndarray | None = None  # mixed-radix category codes (null last) -> group code
 
 
 @dataclass
@@ -164,7 +166,12 @@ def _scan_piece(piece: Piece, spec: PartitionSpec) -> pl.LazyFrame:
 def _batches(lf: pl.LazyFrame, spec: PartitionSpec) -> Any:
     schema = pl.Schema(spec.schema)
     label, bad = label_columns(schema)
-    keys = [pl.col(c).cast(pl.String).alias(c) for c in spec.group_cols]
+    if spec.lut is not None:  # category codes, combined in numpy through the lookup table
+        keys = [pl.col(c).cast(pl.String).cast(pl.Enum(list(cats))).to_physical()
+                .fill_null(len(cats)).cast(pl.Int64).alias(c)
+                for c, cats in zip(spec.group_cols, spec.categories, strict=True)]
+    else:
+        keys = [pl.col(c).cast(pl.String).alias(c) for c in spec.group_cols]
     cols: list[pl.Expr] = [*keys, pl.col("score").cast(pl.Float64), label, bad.alias("__bad")]
     if spec.id_cols:
         cols.append(pl.struct(list(spec.id_cols)).hash(seed=7).alias("__hash"))
@@ -224,7 +231,13 @@ def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarra
         batch = batch.filter(keep)
     if batch.height == 0:
         return
-    if spec.group_cols:
+    if spec.group_cols and spec.lut is not None:
+        mixed = np.zeros(batch.height, dtype=np.int64)
+        for c, cats in zip(spec.group_cols, spec.categories, strict=True):
+            mixed *= len(cats) + 1
+            mixed += batch[c].to_numpy()
+        group = spec.lut[mixed]
+    elif spec.group_cols:  # too many combinations for a lookup table: join the keys
         key_frame = batch.select(spec.group_cols)
         uniq = key_frame.unique(maintain_order=True)
         lut = np.array([spec.codes[tuple(r)] for r in uniq.iter_rows()], dtype=np.uint32)
@@ -401,6 +414,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         n_rows = int(lf.select(pl.len()).collect(engine="streaming").item())
         range_trials = max(1024, memory_limit // (RANGE_BYTES_PER_TRIAL * executor.workers))
         keys, boundaries = _plan(lf, group_cols, n_rows, range_trials)
+        t_plan = time.perf_counter()
         codes = {tuple(k[c] for c in group_cols): i for i, k in enumerate(keys)}
         hash_bits = 0
         if id_cols:
@@ -412,10 +426,21 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             raise ScoreframeError(message(
                 "the dask engine reads Parquet datasets by path", got=where_name,
                 hint="Write the trials with scoreframe.write_trials and evaluate the path."))
+        cats = tuple(tuple(sorted({k[c] for k in keys if k[c] is not None}))
+                     for c in group_cols)
+        size = int(np.prod([len(x) + 1 for x in cats])) if cats else 1
+        lut: np.ndarray | None = np.zeros(size, np.uint32) if size <= 1 << 22 else None
+        for code, k in enumerate(keys if lut is not None else []):
+            mixed = 0
+            for c, cs in zip(group_cols, cats, strict=True):
+                mixed = mixed * (len(cs) + 1) + (cs.index(k[c]) if k[c] is not None
+                                                 else len(cs))
+            lut[mixed] = code  # type: ignore[index]
         pspec = PartitionSpec(spill, tuple(group_cols), codes, boundaries, dict(schema),
                               where if pieces[0].frame is None else None, tuple(id_cols),
-                              hash_bits)
+                              hash_bits, cats, lut)
         parts = executor.map(partition_task, [(pc, pspec) for pc in pieces])
+        t_part = time.perf_counter()
         checks = Checks()
         counts = np.zeros((boundaries.shape[0] + 1, max(len(keys), 1), 2), dtype=np.int64)
         for r in parts:
@@ -451,6 +476,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             results += executor.map(reduce_task, specs[start:start + executor.workers])
             if progress is not None:
                 progress(len(results), len(specs))
+        t_reduce = time.perf_counter()
         out = []
         for i, u in enumerate(units):
             st = empty_stats(request)
@@ -467,6 +493,8 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         return Statistics(tuple(row_cols), out, checks, engine if engine == "dask"
                           else "out-of-core", n_ranges=len(specs),
                           details={"seconds": time.perf_counter() - t0,
+                                   "plan": t_plan - t0, "partition": t_part - t_plan,
+                                   "reduce": t_reduce - t_part,
                                    "range_trials": range_trials, "pieces": len(pieces)})
     finally:
         if ctxmgr is not None:

@@ -252,7 +252,8 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None)
     inf_n = s.n_non - int(np.searchsorted(s.non, np.inf, side="left"))
     return ScoreStats(
         s.n_tar, s.n_non, blocks,
-        exact_sum(softplus(-s.tar[inf_t:])), exact_sum(softplus(s.non[:s.n_non - inf_n])),
+        exact_sum(softplus(-s.tar[inf_t:])[::-1], ascending=True),
+        exact_sum(softplus(s.non[:s.n_non - inf_n]), ascending=True),
         inf_t + inf_n, n_miss, n_fa, nist, kaldi, det_miss, det_fa)
 
 
