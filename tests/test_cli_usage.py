@@ -336,3 +336,17 @@ def test_multiclass_fuse_name_equals_path(tmp_path):
                  f"x={tmp_path / 'scores_one.parquet'}", f"y={tmp_path / 'scores_two.parquet'}",
                  "-o", str(tmp_path / "out.parquet")]) == 0
     assert {"score_raw_x", "score_raw_y"} <= set(pl.read_parquet(tmp_path / "out.parquet").columns)
+
+
+def test_other_list_options_give_back_their_positional(ds, tmp_path, capsys):
+    assert main(["convert", "--partition-by", "system", "gender", str(ds), "-o",
+                 str(tmp_path / "re")]) == 0
+    assert sorted(p.name for p in (tmp_path / "re").iterdir()) == [
+        "system=sys1", "system=sys2", "system=sys3"]
+    assert (tmp_path / "re" / "system=sys1" / "gender=f").is_dir()
+    assert main(["synth", "--partition-by", "system,channel", str(tmp_path / "s"),
+                 "--trials", "300"]) == 0
+    assert (tmp_path / "s" / "system=sys2" / "channel=tel").is_dir()
+    capsys.readouterr()
+    assert main(["synth", "--trials", "300"]) == 2
+    assert "required: OUTPUT" in capsys.readouterr().err

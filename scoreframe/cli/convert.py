@@ -8,7 +8,14 @@ from scoreframe import io as sio
 from scoreframe.align import align
 from scoreframe.cli.console import progress
 from scoreframe.cli.inputs import load_dataset, parse_columns, parse_missing
-from scoreframe.cli.options import add_command, output_options, reading_options, where_option
+from scoreframe.cli.options import (
+    ListAction,
+    add_command,
+    first_positional,
+    output_options,
+    reading_options,
+    where_option,
+)
 from scoreframe.convert import convert_trials, output_format, plan_outputs
 from scoreframe.errors import UsageError
 from scoreframe.io.atomic import check_outputs
@@ -69,12 +76,13 @@ def cmd_convert(a: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``convert`` to the command line."""
-    c = add_command(sub, "convert", func=cmd_convert,
+    c = add_command(sub, "convert", func=cmd_convert, first="[INPUT]",
                     help_text="convert between trial formats (and align key + scores)",
                     parents=[reading_options(), where_option(),
                              output_options(required=True,
                                             help_text="output file, directory or stem")])
-    c.add_argument("input", nargs="?", help="a single table (parquet dataset, csv, tsv, ...)")
+    first_positional(c, "input", required=False, metavar="INPUT",
+                     help="a single table (parquet dataset, csv, tsv, ...)")
     c.add_argument("--key", help="key or trial list file")
     c.add_argument("--scores", help="scores file")
     c.add_argument("--key-from", choices=sio.FORMATS, help="format of --key")
@@ -84,6 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--extra", default="error", choices=("error", "drop"),
                    help="scores with no key trial")
     c.add_argument("--to", choices=sio.FORMATS, help="output format (default: from -o)")
-    c.add_argument("--partition-by", nargs="+", help="parquet: partition columns")
+    c.add_argument("--partition-by", action=ListAction, metavar="COL",
+                   help="parquet: partition columns")
     c.add_argument("--key-out", help="paired formats: key output path")
     c.add_argument("--scores-out", help="paired formats: scores output path")

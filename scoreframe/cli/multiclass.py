@@ -16,7 +16,7 @@ from scoreframe.cli.inputs import (
     other_system,
     write_scored,
 )
-from scoreframe.cli.options import ListAction, add_command, output_options
+from scoreframe.cli.options import ListAction, add_command, first_positional, output_options
 from scoreframe.multiclass_before_after import multiclass_before_after
 
 __all__ = ["MC_COLUMNS", "cmd_mc_apply", "cmd_mc_evaluate", "cmd_mc_train", "register"]
@@ -101,8 +101,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     me = add_command(mc_sub, "evaluate", func=cmd_mc_evaluate, first="SCORES",
                      help_text="Cmxe, information, error rate, LRE Cavg",
                      parents=[output_options(("table", "json"), default="table")])
-    me.add_argument("scores", metavar="SCORES",
-                    help="long (segment, class, score) or wide / LRE22 TSV")
+    first_positional(me, "scores", metavar="SCORES",
+                     help="long (segment, class, score) or wide / LRE22 TSV")
     me.add_argument("--truth", required=True, help="segment -> true class table")
     me.add_argument("--by", action=ListAction, default=[], help="condition columns")
     me.add_argument("--p-target", action=ListAction, converter=float,

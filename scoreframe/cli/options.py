@@ -19,8 +19,8 @@ from typing import Any
 from scoreframe import io as sio
 
 __all__ = ["Formatter", "ListAction", "add_command", "by_options", "dataset_options",
-           "operating_point_options", "output_options", "overwrite_option", "reading_options",
-           "restore_dataset", "where_option"]
+           "first_positional", "operating_point_options", "output_options", "overwrite_option",
+           "reading_options", "restore_dataset", "where_option"]
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -78,24 +78,39 @@ class ListAction(argparse.Action):
 
 
 def restore_dataset(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> None:
-    """Give back a dataset path swallowed by a list option (``--by a b DATASET``).
+    """Give back a positional swallowed by a list option (``--by a b DATASET``).
 
-    The dataset is the last value of a list option: the one that is not a valid value of
-    the option (``--p-target 0.1 DS``), else the one that exists as a path, else the last.
+    The command's first positional (``ns.restorable``: its name and whether it is required)
+    is taken from the last value of a list option: the one that is not a valid value of the
+    option (``--p-target 0.1 DS``), else one that exists as a path, else (required
+    positionals only) the last. An optional positional is restored only from an existing path.
     """
-    if not hasattr(ns, "dataset") or ns.dataset is not None:
+    name, required = getattr(ns, "restorable", ("dataset", True))
+    if not hasattr(ns, name) or getattr(ns, name) is not None:
         return
     tails = getattr(ns, "list_tails", [])
     pick = ([t for t in tails if t[2]] or [t for t in tails if Path(t[1]).exists()]
-            or tails[-1:])
+            or (tails[-1:] if required else []))
     if not pick or (not pick[-1][2] and "," in pick[-1][1]):
-        parser.error("the following arguments are required: DATASET")
+        if required:
+            parser.error(f"the following arguments are required: {name.upper()}")
+        return
     dest, token, unconverted = pick[-1]
     if not unconverted:
         values = list(getattr(ns, dest))
         del values[len(values) - 1 - values[::-1].index(token)]
         setattr(ns, dest, values)
-    ns.dataset = token
+    setattr(ns, name, token)
+
+
+def first_positional(p: argparse.ArgumentParser, name: str, *, required: bool = True,
+                     **kwargs: Any) -> argparse.Action:
+    """Add the positional ``name`` that list options may swallow (see :func:`restore_dataset`).
+
+    It is declared optional to argparse and restored (or reported missing) after parsing.
+    """
+    p.set_defaults(restorable=(name, required))
+    return p.add_argument(name, nargs="?", **kwargs)
 
 
 DATASET_HELP = ("trial table: parquet file or dataset directory, csv, tsv, BOSARIS, NIST or "
@@ -105,7 +120,7 @@ DATASET_HELP = ("trial table: parquet file or dataset directory, csv, tsv, BOSAR
 def dataset_options(help_text: str = DATASET_HELP) -> argparse.ArgumentParser:
     """The positional ``DATASET`` (first in usage) and ``--where``."""
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("dataset", nargs="?", metavar="DATASET", help=help_text)
+    first_positional(p, "dataset", metavar="DATASET", help=help_text)
     p.add_argument("--where", help="SQL predicate selecting trials, e.g. \"gender = 'f'\"")
     return p
 

@@ -9,7 +9,7 @@ from typing import Any
 from scoreframe.checks import check_choice, check_positive_int, check_probability
 from scoreframe.cli.console import progress
 from scoreframe.cli.inputs import guard_outputs
-from scoreframe.cli.options import add_command, overwrite_option
+from scoreframe.cli.options import ListAction, add_command, first_positional, overwrite_option
 from scoreframe.errors import ScoreframeError, UsageError
 from scoreframe.io.parquet import write_trials
 from scoreframe.synth import MAX_SYSTEMS, SYNTH_COLUMNS, synth_chunks
@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = add_command(sub, "synth", func=cmd_synth, first="OUTPUT",
                     help_text="write a synthetic evaluation as a partitioned dataset",
                     parents=[overwrite_option()])
-    s.add_argument("output", metavar="OUTPUT", help="output dataset directory (or .parquet)")
+    first_positional(s, "output", metavar="OUTPUT",
+                     help="output dataset directory (or .parquet)")
     s.add_argument("--trials", type=int, default=1_000_000, help="trials per system")
     s.add_argument("--systems", type=int, default=3, help="number of systems")
     s.add_argument("--seed", type=int, default=0, help="random seed")
@@ -64,5 +65,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--conditions", type=int, help="add a `condition` column with N values")
     s.add_argument("--chunk-trials", type=int, default=1_000_000,
                    help="trials generated per chunk (bounds memory)")
-    s.add_argument("--partition-by", nargs="+", default=["system"],
+    s.add_argument("--partition-by", action=ListAction, default=["system"], metavar="COL",
                    help="partition columns of the dataset")
