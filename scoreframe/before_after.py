@@ -11,11 +11,16 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from scoreframe.evaluate import evaluate, explode_dcf
+from scoreframe.metrics.registry import table_metrics
 
-__all__ = ["before_after", "raw_stages"]
+__all__ = ["before_after", "columns", "raw_stages"]
 
-COLUMNS = ["set", "stage", "system", "n_tar", "n_non", "cllr", "min_cllr", "eer", "p_target",
-           "act_dcf_norm", "min_dcf_norm"]
+
+def columns() -> list[str]:
+    """Columns of a before/after table: the keys, counts and the declared table metrics."""
+    group_level, per_point = table_metrics()
+    return ["set", "stage", "system", "n_tar", "n_non", *(m.name for m in group_level),
+            "p_target", *(m.name for m in per_point)]
 
 
 def raw_stages(out: pl.LazyFrame) -> pl.LazyFrame:
@@ -48,8 +53,9 @@ def before_after(stages: Mapping[str, pl.LazyFrame | pl.DataFrame], *,
     Returns
     -------
     polars.DataFrame
-        One row per stage x system x prior: ``set, stage, system, n_tar, n_non, cllr,
-        min_cllr, eer, p_target, act_dcf_norm, min_dcf_norm``.
+        One row per stage x system x prior: ``set, stage, system, n_tar, n_non``, the
+        declared table metrics (``eer, cllr, min_cllr, ...``), ``p_target`` and the
+        per-operating-point ones (``act_dcf_norm, min_dcf_norm``): see :func:`columns`.
 
     Examples
     --------
@@ -68,5 +74,5 @@ def before_after(stages: Mapping[str, pl.LazyFrame | pl.DataFrame], *,
         res = explode_dcf(evaluate(lf.select("system", "score", "label"), p_target=p_target,
                                    pooled=False))
         frames.append(res.with_columns(set=pl.lit(set_name), stage=pl.lit(stage))
-                      .select(COLUMNS))
+                      .select(columns()))
     return pl.concat(frames, how="vertical_relaxed")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from scoreframe.before_after import COLUMNS as BA_COLUMNS
-from scoreframe.before_after import before_after, raw_stages
+from scoreframe.before_after import before_after, columns, raw_stages
 from scoreframe.cli.console import print_frame
 
 __all__ = ["fit_summary", "print_before_after", "report_sets"]
@@ -13,7 +12,7 @@ __all__ = ["fit_summary", "print_before_after", "report_sets"]
 
 def print_before_after(table: pl.DataFrame, *, title: str) -> None:
     """Print a before/after table (stage x system x prior)."""
-    print_frame(table.select(BA_COLUMNS), title, left=("set", "stage", "system"))
+    print_frame(table.select(columns()), title, left=("set", "stage", "system"))
 
 
 def report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],

@@ -21,6 +21,7 @@ from scoreframe.cli.options import (
 from scoreframe.errors import UsageError, message
 from scoreframe.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.metrics import EER_METHODS
+from scoreframe.metrics.registry import declared, table_metrics
 from scoreframe.stats.engine import ENGINES, parse_memory
 
 __all__ = ["PERCENT", "add_evaluate_options", "cmd_evaluate", "percent", "print_results",
@@ -83,8 +84,9 @@ def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | Non
                         **options)  # type: ignore[arg-type]
 
 
-#: Columns the table shows in percent (as the HTML report does: "EER (%)", two decimals).
-PERCENT = ("eer", "eq_eer")
+#: Columns the table shows in percent (as the HTML report does: "EER (%)", two decimals):
+#: the declared metrics whose unit is "%", and the equalized EER.
+PERCENT = (*(m.name for m in declared(family=None) if m.unit == "%"), "eq_eer")
 
 
 def percent(v: object) -> str:
@@ -104,8 +106,13 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
 
     flat = explode_dcf(res)
     group_cols = group_columns(res)
-    cols = [*group_cols, "n_tar", "n_non", "eer", "cllr", "min_cllr", "prbep", "p_target",
-            "act_dcf_norm", "min_dcf_norm"]
+    group_level, per_point = table_metrics(family=list({m.family for m in declared(
+        family=None)}))
+    cols = [*group_cols, "n_tar", "n_non",
+            *(m.name for m in group_level if m.name in flat.columns), "p_target",
+            *(m.name for m in per_point if m.name in flat.columns)]
+    if "eq_eer" in flat.columns:
+        cols += ["eq_eer", "eq_act_dcf_norm", "eq_min_dcf_norm"]
     if "eq_eer" in flat.columns:
         cols += ["eq_eer", "eq_act_dcf_norm", "eq_min_dcf_norm"]
     t = Table(title=title or None)

@@ -60,7 +60,7 @@ declare(Metric("min_cllr", "minCllr", "bits", lambda g: kc.min_cllr(g.stats.bloc
 declare(Metric("cal_loss", "cal. loss", "bits",
                lambda g: _cllr(g) - kc.min_cllr(g.stats.blocks),
                description="Cllr - minCllr: the cost of miscalibration"))
-declare(Metric("prbep", "PRBEP", "trials", lambda g: kr.prbep(g.stats.blocks), table=False,
+declare(Metric("prbep", "PRBEP", "trials", lambda g: kr.prbep(g.stats.blocks),
                description="precision-recall break-even point, as a count of errors"))
 # per operating point (the `dcf` structs)
 declare(Metric("act_dcf", "actDCF (raw)", "", _act_dcf, per_operating_point=True, table=False,
@@ -83,10 +83,10 @@ declare(Metric("dr30_ok", "DR30", "", _dr30, dtype="bool", per_operating_point=T
                table=False, description="at least 30 misses and 30 false alarms at the min"))
 # summaries over the operating points (group level)
 declare(Metric("c_primary", "Cprimary", "",
-               lambda g: float(np.mean(_act_dcf(g) / g.ops.default_dcf)),
+               lambda g: float(np.mean(_act_dcf(g) / g.ops.default_dcf)), table=False,
                description="mean normalized actual DCF over the operating points"))
 declare(Metric("min_c_primary", "min Cprimary", "",
-               lambda g: float(np.mean(g.min_dcf[0] / g.ops.default_dcf)),
+               lambda g: float(np.mean(g.min_dcf[0] / g.ops.default_dcf)), table=False,
                description="mean normalized minimum DCF over the operating points"))
 declare(Metric("dr30_ok", "DR30", "", lambda g: bool(np.all(_dr30(g))), dtype="bool",
                table=False, description="rule of 30 holds at every operating point"))

@@ -24,7 +24,7 @@ from scoreframe.kernels.elementary import effective_prior, operating_points
 from scoreframe.stats.summary import Request, ScoreStats
 
 __all__ = ["EER_METHODS", "GroupStats", "Metric", "OperatingPoints", "declare", "declared",
-           "display_columns", "lookup", "request_for"]
+           "display_columns", "lookup", "request_for", "table_metrics"]
 
 F64 = NDArray[np.float64]
 
@@ -211,3 +211,14 @@ def display_columns(columns: Sequence[str]) -> list[tuple[str, Metric]]:
     """The declared table metrics present in ``columns``, in declaration order."""
     present = set(columns)
     return [(m.name, m) for m in _REGISTRY.values() if m.table and m.name in present]
+
+
+def table_metrics(*, family: str | Sequence[str] = "binary") -> tuple[list[Metric], list[Metric]]:
+    """The metrics tables show: ``(group-level, per-operating-point)``, declaration order.
+
+    >>> [m.name for m in table_metrics()[1]]
+    ['act_dcf_norm', 'min_dcf_norm']
+    """
+    chosen = [m for m in declared(family=family) if m.table]
+    return ([m for m in chosen if not m.per_operating_point],
+            [m for m in chosen if m.per_operating_point])
