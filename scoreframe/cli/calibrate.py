@@ -23,6 +23,7 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
     """Run ``scoreframe calibrate train``."""
     from scoreframe.calibration import LinearCalibration, PavCalibration
 
+    model: LinearCalibration | PavCalibration
     if a.method == "linear":
         model = LinearCalibration(p_target=a.p_target, objective=a.objective,
                                   max_iter=a.max_iter)

@@ -9,7 +9,7 @@ import json
 import math
 import sys
 import time
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import polars as pl
 
@@ -17,7 +17,7 @@ from scoreframe.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
 __all__ = ["LineProgress", "console", "emit_frame", "fmt", "json_safe", "print_frame", "progress",
            "write_text_output"]
@@ -61,10 +61,10 @@ class LineProgress:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def add_task(self, description: str, total: float | None = None, **_: object) -> int:
+    def add_task(self, description: str, total: float | None = None, **_: object) -> TaskID:
         """Start a task; return its id."""
         now = time.monotonic()
-        tid = len(self.tasks)
+        tid = cast("TaskID", len(self.tasks))
         self.tasks[tid] = {"description": description, "total": total, "completed": 0,
                            "start": now, "last": now, "decile": 0}
         return tid

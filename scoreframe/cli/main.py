@@ -83,11 +83,11 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     return args
 
 
-def _show_warning(msg: Warning | str, category: type[Warning], filename: str, lineno: int,
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                   file: TextIO | None = None, line: str | None = None) -> None:
     """Show a Python warning as one line: ``scoreframe: warning: <message>``."""
-    print(f"scoreframe: warning: {one_line(msg) if isinstance(msg, Warning) else msg}",
-          file=sys.stderr)
+    text = one_line(message) if isinstance(message, Warning) else " ".join(message.split())
+    print(f"scoreframe: warning: {text}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
