@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
 import pytest
 from conftest import DATA, assert_close
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import logsumexp
 
-from scoreframe.cli import main
-from scoreframe.errors import ScoreframeError
+from scoreframe.errors import AlignmentError, FormatError, ScoreframeError, ValidationError
+from scoreframe.io.multiclass import (
+    read_lre22_key,
+    read_lre22_scores,
+    read_multiclass_scores,
+    read_multiclass_truth,
+)
 from scoreframe.kernels import logreg
 from scoreframe.kernels import multiclass as km
 from scoreframe.models import load_model
@@ -21,7 +30,10 @@ from scoreframe.multiclass import (
     cavg_sweep,
     evaluate_multiclass,
     read_scores,
+    read_truth,
+    score_matrices,
 )
+from scoreframe.multiclass import data as legacy_data
 from scoreframe.plots import cavg_sweep_plot
 
 REAL = DATA / "real" / "multiclass"
@@ -82,8 +94,96 @@ def test_min_cavg_matches_a_threshold_scan():
     for p in (0.1, 0.5, 0.9):
         best = min(km.cavg(s, y, p, threshold=t) for t in np.r_[np.unique(s), np.inf])
         got, thr = km.min_cavg(s, y, p)
-        assert_close(got, best, rtol=1e-12)
-        assert_close(km.cavg(s, y, p, threshold=thr), got, rtol=1e-12)
+        assert got == best  # both are the correctly rounded values of their counts
+        assert km.cavg(s, y, p, threshold=thr) == got
+
+
+def fraction_cavg(s, y, p, thr):
+    """Exact Cavg by its definition (MATH.md 12.1), one (trial, detector) pair at a time."""
+    n, k = s.shape
+    counts = np.bincount(y, minlength=k)
+    p = Fraction(p)
+    total = Fraction(0)
+    for t in range(n):
+        for j in range(k):
+            accept = s[t, j] >= thr
+            if y[t] == j and not accept:
+                total += p / k / int(counts[y[t]])
+            elif y[t] != j and accept:
+                total += (1 - p) / (k * (k - 1)) / int(counts[y[t]])
+    return total
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 5), st.integers(0, 12),
+       st.sampled_from([0.5, 0.1, 1 / 3, 0.9, 0.01, 0.73]))
+def test_cavg_is_the_exact_rational_of_the_counts(seed, k, extra, p):
+    """Twin with ``fractions.Fraction``: actual and minimum Cavg equal the exact value of their
+    counts rounded once (``==``, to the last bit), on unbalanced classes with tied scores."""
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.arange(k), rng.integers(0, k, extra)]
+    w = np.round(rng.normal(0, 1, (y.size, k)) * 2) / 2  # coarse: many ties
+    w[np.arange(y.size), y] += 1.0
+    s = km.detection_llrs(w)
+    thresholds = np.r_[np.unique(s), np.inf]
+    exact = [fraction_cavg(s, y, p, t) for t in thresholds]
+    best = min(exact)
+    curve = km.cavg_curve(s, y, [p])
+    assert curve.minimum[0] == float(best)
+    assert fraction_cavg(s, y, p, curve.threshold[0]) == best
+    assert curve.actual[0] == float(fraction_cavg(s, y, p, -math.log(p / (1 - p))))
+    assert km.cavg(s, y, p, threshold=0.25) == float(fraction_cavg(s, y, p, 0.25))
+
+
+def test_cavg_exact_where_representable():
+    """Two classes of 4 trials: every Cavg is a multiple of 1/32, exactly representable."""
+    s = np.array([[3.0, -3.0], [1.0, -1.0], [-0.5, 0.5], [-2.0, 2.0],
+                  [-3.0, 3.0], [0.5, -0.5], [-1.0, 1.0], [2.0, -2.0]])
+    y = np.repeat([0, 1], 4)
+    c = km.cavg_curve(s, y, [0.5, 0.25])
+    for i, p in enumerate((0.5, 0.25)):
+        exact = [fraction_cavg(s, y, p, t) for t in np.r_[np.unique(s), np.inf]]
+        assert c.minimum[i] == float(min(exact))
+        assert c.actual[i] == float(fraction_cavg(s, y, p, -math.log(p / (1 - p))))
+    # by hand: every error weighs 1/16 at p = 0.5; 8 errors at the Bayes threshold 0, 6 at
+    # the best threshold (-2 or 1); at p = 0.25 a miss weighs 1/32 and a false alarm 3/32
+    assert c.actual.tolist() == [0.5, 0.375] and c.minimum.tolist() == [0.375, 0.1875]
+    # example M: min Cavg at p = 0.5 is 5/18 (threshold scan above; MATH.md 12.2 actual 1/3)
+    assert km.min_cavg(km.detection_llrs(W_M), Y_M, 0.5)[0] == float(Fraction(5, 18))
+    assert km.cavg(km.detection_llrs(W_M), Y_M, 0.5) == float(Fraction(1, 3))
+
+
+@pytest.mark.parametrize("system", ["resnet-20", "repvgg_a2", "vgg19_bn"])
+def test_min_cavg_on_cifar10_is_a_ratio_of_counts(system):
+    """cifar10: 1000 images per class, K = 10, so at p = 0.5 every Cavg is (9 M + F) / 180000
+    for integer miss and false-alarm counts M, F; the value must be that ratio rounded once
+    (the old ``total - running sum`` gave 0.027088888889549648 for resnet-20)."""
+    sc = pl.read_parquet(REAL / "cifar10" / "cifar10_scores.parquet").filter(
+        pl.col("system") == system).drop("log_posterior")
+    tr = pl.read_parquet(REAL / "cifar10" / "cifar10_truth.parquet").filter(
+        pl.col("system") == system)
+    g = score_matrices(read_scores(sc), read_truth(tr))[0]
+    assert np.bincount(g.y).tolist() == [1000] * 10
+    s = km.detection_llrs(g.w)
+    c = km.cavg_curve(s, g.y, [0.5, 0.1])
+    for v in (c.minimum[0], c.actual[0]):
+        counts = round(v * 180000)
+        assert v == float(Fraction(counts, 180000)), v
+    # p = 0.1 = 1/K: equal weights per miss and per false alarm, many exact ties
+    assert c.minimum[1] == km.min_cavg(s, g.y, 0.1)[0] <= c.actual[1]
+    assert c.minimum[0] == km.min_cavg(s, g.y, 0.5)[0]
+    # the threshold reached gives the minimum
+    assert km.cavg(s, g.y, 0.5, threshold=c.threshold[0]) == c.minimum[0]
+
+
+def test_detection_llrs_match_the_column_by_column_definition():
+    rng = np.random.default_rng(11)
+    for w in (rng.normal(0, 1, (300, 7)), rng.normal(0, 40, (300, 3)),
+              np.array([[800.0, 0, -800], [30.0, 0, 0], [0.0, 0, 0], [1.0, 1, -np.inf]])):
+        k = w.shape[1]
+        twin = np.column_stack([w[:, j] - (logsumexp(np.delete(w, j, axis=1), axis=1)
+                                           - math.log(k - 1)) for j in range(k)])
+        assert_close(km.detection_llrs(w), twin, rtol=1e-13, atol=1e-12)
 
 
 def test_calibration_example_m_and_separable():
@@ -116,6 +216,8 @@ def test_bayes_decisions_and_cost():
 
 # --- frames: evaluate, validation, calibration, fusion --------------------------------------------
 def test_evaluate_multiclass_per_condition_and_json(tmp_path, capsys):
+    from scoreframe.cli import main
+
     sc, tr = long(W_M, Y_M)
     tr = tr.with_columns(half=pl.Series(["x", "y"] * 4 + ["x"]))
     res = evaluate_multiclass(sc, tr)
@@ -228,6 +330,8 @@ def test_cavg_sweep_and_chart():
 
 
 def test_multiclass_cli_train_apply(tmp_path, capsys):
+    from scoreframe.cli import main
+
     (dev_s, dev_t), (ev_s, ev_t) = halves("iemocap_w2v2")
     for n, f in (("dev_s", dev_s), ("dev_t", dev_t), ("ev_s", ev_s), ("ev_t", ev_t)):
         f.write_parquet(tmp_path / f"{n}.parquet")
@@ -253,3 +357,194 @@ def test_multiclass_cli_train_apply(tmp_path, capsys):
     assert main(["multiclass", "evaluate", str(tmp_path / "dev_s.parquet"), "--truth",
                  str(tmp_path / "nothere.parquet")]) == 2
     assert "nothere" in capsys.readouterr().err
+
+
+# --- readers: every problem names the file and the line (or row) ----------------------------------
+HEAD = "segment\tclass\tscore\n"
+
+
+@pytest.mark.parametrize(("text", "error", "where", "what"), [
+    (HEAD + "s1\ta\t1\ns1\tb\t2\ns1\ta\t3\n", ValidationError, "line 4", "first at line 2"),
+    (HEAD + "s1\ta\t1\ns1\tb\t2\ns2\ta\t3\n", ValidationError, "line 4", "missing b"),
+    (HEAD + "s1\ta\t1\ns1\tb\tNaN\n", ValidationError, "line 3", "NaN"),
+    (HEAD + "s1\ta\t1\ns1\tb\t\n", ValidationError, "line 3", "missing score"),
+    (HEAD + "s1\ta\t1\ns1\tb\tx1\n", FormatError, "line 3", "'x1'"),
+    (HEAD + "s1\ta\t1\ns1\t-0.4\n", FormatError, "line 3", "wrong number of fields"),
+    (HEAD + "s1\ta\t1\ns1\tb\t2\t7\n", FormatError, "line 3", "wrong number of fields"),
+    (HEAD + "s1\ta\t1\n\ns1\tb\tNaN\n", ValidationError, "line 4", "NaN"),  # blank line 3
+    ("segmentid\teng\tfra\ns1\t1\t2\ns2\t1\tz\n", FormatError, "line 3", "`fra`"),
+    ("segmentid\teng\tfra\ns1\t1\t2\ns1\t1\t3\n", ValidationError, "line 3", "first at line 2"),
+    ("language\tscore\nx\t1\n", ScoreframeError, "", "segment id"),
+])
+def test_score_reader_names_file_and_line(tmp_path, text, error, where, what):
+    path = tmp_path / "sys.tsv"
+    path.write_text(text)
+    with pytest.raises(error) as err:
+        read_multiclass_scores(path)
+    msg = str(err.value)
+    assert f"`{path}`" in msg and where in msg and what in msg, msg
+
+
+@pytest.mark.parametrize(("text", "where", "what"), [
+    ("segmentid\tlanguage_code\ns1\teng\ns2\tfra\ns1\tfra\n", "line 4", "first at line 2"),
+    ("segmentid\tlanguage_code\ns1\teng\ns2\t\n", "line 3", "`class` has missing"),
+    ("segmentid\tlanguage_code\ns1\teng\ns2\tzul\n", "line 3", "'zul'"),
+])
+def test_truth_reader_names_file_and_line(tmp_path, text, where, what):
+    path = tmp_path / "key.tsv"
+    path.write_text(text)
+    with pytest.raises(ValidationError) as err:
+        read_lre22_key(path, classes=["eng", "fra"])
+    msg = str(err.value)
+    assert f"`{path}`" in msg and where in msg and what in msg, msg
+
+
+def test_readers_name_rows_of_parquet_and_frames(tmp_path):
+    sc = pl.DataFrame({"segment": ["s1", "s1", "s2", "s2", "s2"],
+                       "class": ["a", "b", "a", "b", "a"], "score": [1.0, 2, 3, 4, 5]})
+    sc.write_parquet(tmp_path / "s.parquet")
+    with pytest.raises(ValidationError, match=r"s\.parquet` row 4.*first at row 2"):
+        read_scores(tmp_path / "s.parquet")
+    with pytest.raises(ValidationError, match="the scores table row 4"):
+        read_scores(sc)
+    with pytest.raises(ValidationError, match="the scores table row 4"):
+        read_scores(sc.to_arrow())
+    with pytest.raises(ValidationError, match="row 1"):
+        read_scores(sc.with_columns(score=pl.Series([1.0, float("nan"), 3, 4, 5])).head(4))
+    with pytest.raises(ValidationError, match="outside the known classes in the scores table "
+                                              "row 1"):
+        read_multiclass_scores(sc.head(4), classes=["a", "c", "b"][:1])
+    with pytest.raises(FormatError, match="nothere"):
+        read_scores(tmp_path / "nothere.parquet")
+
+
+def test_readers_accept_every_input_kind_alike(tmp_path):
+    sc, tr = long(W_M, Y_M)
+    sc.write_csv(tmp_path / "s.csv")
+    tr.write_csv(tmp_path / "t.tsv", separator="\t")
+    sc.write_parquet(tmp_path / "s.parquet")
+    want = read_scores(sc).sort("segment", "class")
+    for src in (tmp_path / "s.csv", str(tmp_path / "s.parquet"), sc.lazy(), sc.to_arrow()):
+        assert read_scores(src).sort("segment", "class").equals(want)
+    assert read_truth(tmp_path / "t.tsv").equals(read_truth(tr.to_arrow()))
+    # the compatibility module keeps the old names
+    assert legacy_data.read_scores is read_scores and legacy_data.score_matrices is score_matrices
+    # the LRE22 wide TSV: segmentid + one column per language
+    wide = pl.DataFrame({"segmentid": [f"t{i}" for i in range(9)], "eng": W_M[:, 0],
+                         "fra": W_M[:, 1], "zul": W_M[:, 2]})
+    wide.write_csv(tmp_path / "lre.tsv", separator="\t")
+    got = read_lre22_scores(tmp_path / "lre.tsv").sort("segment", "class")
+    assert got["score"].to_list() == W_M.ravel().tolist()
+    with pytest.raises(ScoreframeError, match="segmentid"):
+        read_lre22_scores(tmp_path / "s.csv")
+    assert read_multiclass_truth(tr)["class"].to_list() == tr["class"].to_list()
+
+
+# --- the pivot: one sort per system, groups without another sort ----------------------------------
+def test_score_matrices_ignore_row_order_and_split_by_condition():
+    rng = np.random.default_rng(2)
+    w = rng.normal(0, 1, (40, 3))
+    y = rng.integers(0, 3, 40)
+    y[:3] = [0, 1, 2]
+    sc, tr = long(w, y, prefix="s")
+    tr = tr.with_columns(cond=pl.Series(rng.choice(["x", "y"], 40)))
+    ref = score_matrices(read_scores(sc), read_truth(tr))[0]
+    order = np.argsort([f"s{i}" for i in range(40)])  # segment ids sort as strings
+    assert_close(ref.w, w[order], rtol=0, atol=0)
+    assert ref.y.tolist() == y[order].tolist()
+    shuffled = sc.sample(fraction=1.0, shuffle=True, seed=1)
+    again = score_matrices(read_scores(shuffled), read_truth(tr.reverse()))[0]
+    assert np.array_equal(again.w, ref.w) and np.array_equal(again.y, ref.y)
+    groups = score_matrices(read_scores(shuffled), read_truth(tr), by=["cond"])
+    assert [g.key for g in groups] == [{"cond": "x"}, {"cond": "y"}]
+    for g in groups:
+        keep = tr.filter(pl.col("cond") == g.key["cond"])["segment"].to_list()
+        sub = score_matrices(sc.filter(pl.col("segment").is_in(keep)),
+                             tr.filter(pl.col("segment").is_in(keep)))[0]
+        assert g.segments == sub.segments and np.array_equal(g.w, sub.w)
+    # a class order given by the caller is the column order
+    cba = score_matrices(read_scores(sc), read_truth(tr), classes=["c", "b", "a"])[0]
+    assert np.array_equal(cba.w, ref.w[:, ::-1]) and np.array_equal(cba.y, 2 - ref.y)
+
+
+def test_score_matrices_check_frames_given_directly():
+    sc, tr = long(W_M, Y_M)
+    with pytest.raises(ValidationError, match="duplicate"):
+        score_matrices(pl.concat([sc, sc.head(1)]), tr)
+    with pytest.raises(ValidationError, match="every class"):
+        score_matrices(sc.slice(1), tr)
+    with pytest.raises(AlignmentError, match=r"no truth.*'t0'"):
+        score_matrices(sc, tr.slice(1), where="`s.tsv`")
+
+
+# --- cavg_sweep: one sort, the same numbers as one prior at a time --------------------------------
+def test_cavg_sweep_equals_per_prior_min_and_actual_cavg():
+    sc = pl.read_parquet(REAL / "iemocap_w2v2" / "iemocap_w2v2_scores.parquet").drop(
+        "log_posterior")
+    tr = pl.read_parquet(REAL / "iemocap_w2v2" / "iemocap_w2v2_truth.parquet")
+    grid = np.linspace(-4, 4, 17)
+    sw = cavg_sweep(sc, tr, prior_log_odds=grid)
+    g = score_matrices(read_scores(sc), read_truth(tr))[0]
+    s = km.detection_llrs(g.w)
+    p = sw["p_target"].to_numpy()
+    norm = np.minimum(p, 1 - p)
+    pairs = list(zip(p, norm, strict=True))
+    assert sw["minimum"].to_list() == [km.min_cavg(s, g.y, q)[0] / m for q, m in pairs]
+    assert sw["actual"].to_list() == [km.cavg(s, g.y, q) / m for q, m in pairs]
+    assert (sw["minimum"] <= sw["actual"]).all()
+    # evaluate_multiclass gives the same numbers at its priors
+    ev = evaluate_multiclass(sc, tr, p_target=p[[0, 8, 16]].tolist())
+    by_p = ev["cavg_by_p"][0]
+    assert [b["min_cavg_norm"] for b in by_p] == sw["minimum"].gather([0, 8, 16]).to_list()
+
+
+def test_argument_checks():
+    sc, tr = long(W_M, Y_M)
+    with pytest.raises(ScoreframeError, match="bad `p_target`"):
+        evaluate_multiclass(sc, tr, p_target=[0.5, 1.0])
+    with pytest.raises(ScoreframeError, match="bad class `prior`"):
+        evaluate_multiclass(sc, tr, prior=[0.5, 0.5])
+    with pytest.raises(ScoreframeError, match="bad class `prior`"):
+        evaluate_multiclass(sc, tr, prior={"a": 0.5, "b": 0.5})
+    with pytest.raises(ScoreframeError, match="bad `cost`"):
+        evaluate_multiclass(sc, tr, cost=np.ones((2, 2)))
+    with pytest.raises(ScoreframeError, match="prior_log_odds"):
+        cavg_sweep(sc, tr, prior_log_odds=[0.0, float("nan")])
+    ok = evaluate_multiclass(sc, tr, prior={"a": 0.5, "b": 0.3, "c": 0.2})
+    assert_close(ok["cmxe"][0], 1.192504, rtol=0, atol=1e-6)  # MATH.md 11.1, example M
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_mutated_files_parse_or_raise_a_scoreframe_error(tmp_path_factory, data):
+    """Mutation fuzzing of the text readers: byte flips, truncation, deleted, duplicated and
+    shuffled lines give either a table or a ScoreframeError, never another exception."""
+    sc, tr = long(W_M[:4], Y_M[:4])
+    files = {"scores.tsv": sc.write_csv(separator="\t"), "truth.csv": tr.write_csv(),
+             "wide.tsv": "segmentid\teng\tfra\ns1\t1\t2\ns2\t0.5\t-1\n"}
+    name = data.draw(st.sampled_from(sorted(files)))
+    raw = bytearray(files[name].encode())
+    op = data.draw(st.sampled_from(["flip", "cut", "drop", "dup", "shuffle"]))
+    if op == "flip":
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw[i] = data.draw(st.integers(0, 255))
+    elif op == "cut":
+        raw = raw[: data.draw(st.integers(0, len(raw)))]
+    else:
+        lines = bytes(raw).split(b"\n")
+        i = data.draw(st.integers(0, len(lines) - 1))
+        if op == "drop":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        else:
+            lines = data.draw(st.permutations(lines))
+        raw = bytearray(b"\n".join(lines))
+    path = tmp_path_factory.mktemp("fuzz") / name
+    path.write_bytes(bytes(raw))
+    reader = read_truth if name.startswith("truth") else read_scores
+    try:
+        out = reader(path)
+    except ScoreframeError:
+        return
+    assert out.height > 0 and {"segment", "class"} <= set(out.columns)
