@@ -20,6 +20,12 @@ from scoreframe.io.bosaris_hdf5 import (
     write_bosaris_hdf5,
 )
 from scoreframe.io.lines import read_source
+from scoreframe.io.multiclass import (
+    read_lre22_key,
+    read_lre22_scores,
+    read_multiclass_scores,
+    read_multiclass_truth,
+)
 from scoreframe.io.parquet import read_trials, scan_trials, write_trials
 from scoreframe.io.tables import (
     read_nist_key,
@@ -48,6 +54,10 @@ __all__ = [
     "read_kaldi_scores",
     "read_kaldi_trials",
     "read_key_txt",
+    "read_lre22_key",
+    "read_lre22_scores",
+    "read_multiclass_scores",
+    "read_multiclass_truth",
     "read_ndx_txt",
     "read_nist_key",
     "read_nist_scores",
