@@ -350,3 +350,10 @@ def test_other_list_options_give_back_their_positional(ds, tmp_path, capsys):
     capsys.readouterr()
     assert main(["synth", "--trials", "300"]) == 2
     assert "required: OUTPUT" in capsys.readouterr().err
+
+
+def test_evaluate_table_lists_each_column_once(ds, capsys):
+    assert main(["evaluate", str(ds), "--by", "channel", "--equalize-by", "duration"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "n_tar" in line)
+    names = [c.strip() for c in re.split(r"[┃│|]", header) if c.strip()]
+    assert len(names) == len(set(names)) and "eq_eer (%)" in names and "eer (%)" in names

@@ -41,7 +41,6 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--equalize-by", nargs="+",
                    help="also report metrics with these conditions weighted equally")
 
-
     e = p.add_argument_group("engine")
     e.add_argument("--engine", choices=ENGINES, default="local",
                    help="local: in memory when the trials fit in --memory-limit, else out of "
@@ -111,8 +110,6 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
     cols = [*group_cols, "n_tar", "n_non",
             *(m.name for m in group_level if m.name in flat.columns), "p_target",
             *(m.name for m in per_point if m.name in flat.columns)]
-    if "eq_eer" in flat.columns:
-        cols += ["eq_eer", "eq_act_dcf_norm", "eq_min_dcf_norm"]
     if "eq_eer" in flat.columns:
         cols += ["eq_eer", "eq_act_dcf_norm", "eq_min_dcf_norm"]
     t = Table(title=title or None)
