@@ -132,6 +132,9 @@ def values(after: dict, before: dict | None) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", help="directory holding an older `scoreframe` package")
+    ap.add_argument("--after", default=str(ROOT),
+                    help="directory holding the `scoreframe` package to time (default: this "
+                         "checkout)")
     ap.add_argument("--quick", action="store_true", help="small sets, no cifar100")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--no-write", action="store_true", help="print, do not write RESULTS.md")
@@ -139,7 +142,7 @@ def main() -> None:
     if a.worker:
         print(json.dumps(worker(a.worker, a.quick)))
         return
-    after = run(ROOT, a.quick)
+    after = run(Path(a.after), a.quick)
     before = run(Path(a.before), a.quick) if a.before else None
     from bench_evaluate import machine
 
