@@ -65,6 +65,8 @@ PER_POINT = kb.PER_POINT
 #: Delete-a-block jackknife for the BCa acceleration: at most this many blocks per column.
 JACKKNIFE_BLOCKS = 100
 DEFAULT_MEMORY = 512 * 2**20
+#: Largest weight matrix of one chunk (below glibc's 32 MiB dynamic mmap threshold).
+CACHE_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -225,8 +227,14 @@ def replicate_values(groups: Sequence[SortedGroup], *, options: IntervalOptions,
     if rows is None:
         rows = np.arange(options.bootstrap, dtype=np.int64)
     ex = executor or LocalExecutor(workers=min(2, os.cpu_count() or 1))
+    # Rows per chunk: within the memory budget, and each (rows x trials) float64 matrix at
+    # most CACHE_BYTES, so the allocator reuses its memory instead of mapping fresh pages
+    # for every chunk (large temporaries cost more in page faults than in arithmetic).
     per_row = 8 * 4 * max(plan.n_items, 1)
-    chunk = int(min(256, max(1, options.memory_limit // (per_row * max(ex.workers, 1)))))
+    largest = max([g.score.shape[0] for g in plan.groups]
+                  + [plan.pooled_table.n if plan.pooled_table is not None else 0])
+    chunk = int(min(256, max(1, options.memory_limit // (per_row * max(ex.workers, 1))),
+                    max(1, CACHE_BYTES // (8 * max(largest, 1)))))
     chunks = [rows[i:i + chunk] for i in range(0, rows.shape[0], chunk)]
     parts = ex.map(lambda r: _run_chunk(plan, r, p, q, kind, options.seed, jack), chunks)
     out: list[dict[str, F64] | None] = []
