@@ -16,6 +16,7 @@ import polars as pl
 
 from scoreframe.cli import (
     calibrate,
+    compare,
     convert,
     demo,
     evaluate,
@@ -32,8 +33,9 @@ from scoreframe.errors import ScoreframeError
 __all__ = ["build_parser", "main", "one_line"]
 
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
-               "evaluate, calibrate, fuse, report, multiclass, demo.")
-COMMANDS = (convert, info, query, synth, evaluate, calibrate, fuse, report, multiclass, demo)
+               "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
+COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
+            demo)
 
 
 def _version() -> str:
