@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -60,14 +61,15 @@ def _frame(parts: list[pl.DataFrame], by: Sequence[str]) -> pl.DataFrame:
 
 
 def _curves(data: Data, by: Sequence[str] | str | None, where: str | None, *,
-            grids: CurveGrids | None = None, det_resolution: float | None = None, **kw: object
+            grids: CurveGrids | None = None, det_resolution: float | None = None, **kw: Any
             ) -> tuple[list[tuple[dict[str, object], GroupStats]], tuple[str, ...]]:
     stats, ops = group_statistics(
         data, by=by, where=where, pooled=False,
         thresholds=None if grids is None else grids.thresholds,
         det_resolution=det_resolution, **kw)  # type: ignore[arg-type]
-    out = [(dict(u.unit.key), GroupStats(u.stats, ops)) for u in stats.units
-           if u.stats.n_tar and u.stats.n_non]
+    out: list[tuple[dict[str, object], GroupStats]] = [
+        (dict(u.unit.key), GroupStats(u.stats, ops)) for u in stats.units
+        if u.stats.n_tar and u.stats.n_non]
     return out, stats.row_cols
 
 
@@ -176,7 +178,7 @@ def operating_points(key: dict[str, object], g: GroupStats) -> pl.DataFrame:
 
 def dcf_points(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
                p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0,
-               c_fa: float = 1.0, **kw: object) -> pl.DataFrame:
+               c_fa: float = 1.0, **kw: Any) -> pl.DataFrame:
     """Actual and minimum DCF points per group, ready for ``det_plot(..., points=)``.
 
     Examples

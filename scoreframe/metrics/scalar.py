@@ -61,7 +61,7 @@ def _as_scores(x: ArrayLike, name: str) -> F64:
     return a
 
 
-def check_scores(tar: ArrayLike, non: ArrayLike) -> tuple[F64, F64]:
+def check_scores(tar: ArrayLike, non: ArrayLike | None) -> tuple[F64, F64]:
     """Validate target and non-target scores and return them as float64 arrays.
 
     Raises
@@ -71,6 +71,9 @@ def check_scores(tar: ArrayLike, non: ArrayLike) -> tuple[F64, F64]:
     DegenerateError
         When there is no target or no non-target.
     """
+    if non is None:
+        raise ScoreframeError(message("`non` is required", expected="non-target scores",
+                                      got="None"))
     t = _as_scores(tar, "tar")
     n = _as_scores(non, "non")
     if t.shape[0] == 0 or n.shape[0] == 0:
@@ -80,11 +83,11 @@ def check_scores(tar: ArrayLike, non: ArrayLike) -> tuple[F64, F64]:
     return t, n
 
 
-def sorted_scores(tar: ArrayLike, non: ArrayLike) -> SortedScores:
+def sorted_scores(tar: ArrayLike | SortedScores, non: ArrayLike | None = None) -> SortedScores:
     """Validate and sort once; pass the result to several metrics to avoid re-sorting."""
     if isinstance(tar, SortedScores):
         return tar
-    return sort_scores(*check_scores(tar, non))
+    return sort_scores(*check_scores(tar, non))  # type: ignore[arg-type]
 
 
 def _ops(p_target: ArrayLike | None, c_miss: ArrayLike, c_fa: ArrayLike,

@@ -426,7 +426,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             raise ScoreframeError(message(
                 "the dask engine reads Parquet datasets by path", got=where_name,
                 hint="Write the trials with scoreframe.write_trials and evaluate the path."))
-        cats = tuple(tuple(sorted({k[c] for k in keys if k[c] is not None}))
+        cats = tuple(tuple(sorted({str(k[c]) for k in keys if k[c] is not None}))
                      for c in group_cols)
         size = int(np.prod([len(x) + 1 for x in cats])) if cats else 1
         lut: np.ndarray | None = np.zeros(size, np.uint32) if size <= 1 << 22 else None
@@ -443,9 +443,9 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         t_part = time.perf_counter()
         checks = Checks()
         counts = np.zeros((boundaries.shape[0] + 1, max(len(keys), 1), 2), dtype=np.int64)
-        for r in parts:
-            checks.add(r.checks)
-            counts += r.counts
+        for part in parts:
+            checks.add(part.checks)
+            counts += part.counts
         check_counts(checks, where=where_name)
         if id_cols:
             cands = executor.map(duplicate_task, [(spill, i) for i in range(1 << hash_bits)])
@@ -485,8 +485,9 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                 else []
             for res in results:
                 st = merge(st, res.stats[i])
-                if res.eq[i] is not None:
-                    eq = res.eq[i] if eq is None else merge_equalized(eq, res.eq[i])
+                part_eq = res.eq[i]
+                if part_eq is not None:
+                    eq = part_eq if eq is None else merge_equalized(eq, part_eq)
                 if equalize:
                     mem = [merge(a, b) for a, b in zip(mem, res.members[i], strict=True)]
             out.append(UnitStats(u, st, eq, tuple(mem)))
