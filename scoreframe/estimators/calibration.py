@@ -97,7 +97,7 @@ def training_frame(data: Data, columns: Sequence[str], *, where: str | None = No
         raise SchemaError(message(f"{what} needs labelled trials",
                                   got=f"{n_null} trials with a null `label`"))
     for c in columns:
-        bad = df[c].is_null().sum() + df[c].is_nan().sum()
+        bad = int(df[c].is_null().sum()) + int(df[c].is_nan().sum())
         if bad:
             raise SchemaError(message(f"{what} scores must be numbers", where=f"column `{c}`",
                                       got=f"{bad} null or NaN values"))
@@ -258,7 +258,7 @@ class LinearCalibration(_Calibrator):
 
     method = "linear"
     fitted = ("scale_", "offset_")
-    schema: dict[str, Any] = {
+    schema = {
         "type": "object",
         "required": ["scale", "offset", "p_target", "training"],
         "properties": {"scale": mf.FINITE, "offset": mf.FINITE, "p_target": mf.PRIOR,
@@ -358,7 +358,7 @@ class PavCalibration(_Calibrator):
 
     method = "pav"
     fitted = ("knots_score_", "knots_llr_")
-    schema: dict[str, Any] = {
+    schema = {
         "type": "object",
         "required": ["variant", "eps", "knots_score", "knots_llr", "training"],
         "properties": {

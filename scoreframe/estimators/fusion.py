@@ -309,7 +309,7 @@ class LinearFusion(Estimator):
 
     method = "linear_fusion"
     fitted = ("weights_", "offset_")
-    schema: dict[str, Any] = {
+    schema = {
         "type": "object",
         "required": ["weights", "offset", "p_target", "training"],
         "properties": {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import numpy as np
 import polars as pl
@@ -190,7 +190,7 @@ class MulticlassCalibration(_MulticlassEstimator):
     method = "multiclass_affine"
     aliases = {"alpha": "scale_", "beta": "offset_"}
     fitted = ("scale_", "offset_")
-    schema: dict[str, Any] = {
+    schema = {
         "type": "object", "required": ["alpha", "classes", "beta", "training"],
         "properties": {"alpha": mf.FINITE, **_COMMON_SCHEMA},
     }
@@ -272,7 +272,7 @@ def _wide_systems(scores: MulticlassSystems, systems: Sequence[str] | None = Non
                   for s in sorted(df["system"].unique().to_list())}
     else:
         frames = {}
-        for i, d in enumerate(scores):
+        for i, d in enumerate(cast("Sequence[Data]", scores)):
             name = system_name(d) if isinstance(d, str | Path) else f"system{i + 1}"
             if name in frames:
                 raise ScoreframeError(message(f"system `{name}` given twice",
@@ -316,7 +316,7 @@ class MulticlassFusion(_MulticlassEstimator):
 
     method = "multiclass_fusion"
     fitted = ("weights_", "offset_")
-    schema: dict[str, Any] = {
+    schema = {
         "type": "object", "required": ["weights", "classes", "beta", "training"],
         "properties": {"weights": {"type": "object", "minProperties": 2,
                                    "additionalProperties": mf.FINITE,
