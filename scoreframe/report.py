@@ -23,10 +23,9 @@ import polars as pl
 
 from scoreframe import curves as cv
 from scoreframe import plots
-from scoreframe.errors import ScoreframeError, message
 from scoreframe.evaluate import explode_dcf, group_columns, group_statistics, results_frame
 from scoreframe.frames import Data, as_lazy
-from scoreframe.io._atomic import atomic_output
+from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.metrics.registry import GroupStats
 from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
 
@@ -301,11 +300,7 @@ def write_report(report: Report, path: str | Path, *, overwrite: bool = False,
     targets = [Path(path)] + ([Path(export_dir) / f"{name}.{fmt.lstrip('.')}"
                                for _, name, _ in charts for fmt in export_formats]
                               if export_dir is not None else [])
-    existing = [str(t) for t in targets if t.exists()]
-    if existing and not overwrite:  # refused before any rendering work
-        raise ScoreframeError(message(f"output `{existing[0]}` already exists",
-                                      got=f"{len(existing)} existing file(s)",
-                                      hint="Pass overwrite (CLI: --overwrite) to replace them."))
+    check_outputs(targets, overwrite=overwrite)  # refused before any rendering work
     text = render_html(report, progress=None if progress is None else
                        lambda done, _: progress(done, total))
     with atomic_output(path, overwrite=overwrite) as tmp:

@@ -9,7 +9,6 @@ DCF markers outside the box are left out and named in the subtitle (and in the c
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -200,8 +199,13 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
                                             (xlo, xhi, ylo, yhi))
         layers += layers_pts
     if omitted:
-        subtitle += textwrap.wrap("outside the box, not drawn: " + "; ".join(omitted),
-                                  width=max(40, width // 6))
+        lines = ["DCF points outside the box, not drawn:"]
+        for item in omitted:  # whole items per line, about one character per 6 px
+            if len(lines[-1]) + len(item) + 2 > max(40, width // 6):
+                lines.append(item)
+            else:
+                lines[-1] += (" " if lines[-1].endswith(":") else "; ") + item
+        subtitle += lines
     head = alt.Title(title, subtitle=subtitle) if subtitle else alt.Title(title)
     return alt.layer(*layers).properties(
         width=width, height=height, title=head,
@@ -225,8 +229,10 @@ def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dic
               & pl.col("probit_pmiss").is_between(ylo, yhi))
     out = pts.filter(~inside).group_by("kind", "p_target", maintain_order=True).agg(
         pl.col(SERIES))
-    omitted = [f"{r['kind']} DCF @{_prior_label(r['p_target'])} of "
-               + (", ".join(r[SERIES]) if len(r[SERIES]) <= 2 else f"{len(r[SERIES])} series")
+    several = len(names) > 1
+    omitted = [f"{r['kind']} @{_prior_label(r['p_target'])}"
+               + ((f" of {', '.join(r[SERIES])}" if len(r[SERIES]) <= 2
+                   else f" ({len(r[SERIES])} series)") if several else "")
                for r in out.iter_rows(named=True)]
     pts = pts.filter(inside).with_columns(
         prior=pl.col("p_target").map_elements(_prior_label, return_dtype=pl.String),

@@ -7,7 +7,7 @@ from pathlib import Path
 import altair as alt
 
 from scoreframe.errors import UsageError, message
-from scoreframe.io._atomic import atomic_output
+from scoreframe.io.atomic import atomic_output
 
 __all__ = ["FORMATS", "chart_bytes", "save_chart"]
 
