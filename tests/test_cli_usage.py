@@ -153,7 +153,8 @@ def test_existing_output_is_refused_before_evaluating(ds, tmp_path, capsys, monk
 
 @pytest.mark.parametrize("argv,needle", [
     (["evaluate", "{ds}", "--format", "parquet"], "needs -o"),
-    (["evaluate", "{ds}", "-o", "{tmp}/x.json"], "-o needs --format"),
+    (["evaluate", "{ds}", "--format", "table", "-o", "{tmp}/x.json"], "-o needs --format"),
+    (["evaluate", "{ds}", "-o", "{tmp}/x.txt"], "cannot tell the format"),
     (["evaluate", "{ds}", "--format", "json", "-o", "{ds}/inside.json"], "inside an input"),
 ])
 def test_format_and_output_mistakes_before_evaluating(argv, needle, ds, tmp_path, capsys,
@@ -161,6 +162,13 @@ def test_format_and_output_mistakes_before_evaluating(argv, needle, ds, tmp_path
     _no_evaluation(monkeypatch)
     err = user_error([a.format(ds=ds, tmp=tmp_path) for a in argv], capsys, tmp_path)
     assert needle in err
+
+
+def test_output_format_from_the_suffix(ds, tmp_path):
+    assert main(["evaluate", str(ds), "-o", str(tmp_path / "r.csv")]) == 0
+    assert pl.read_csv(tmp_path / "r.csv")["system"].to_list() == ["sys1", "sys2", "sys3"]
+    assert main(["evaluate", str(ds), "-o", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["eer_method"] == "rocch"
 
 
 def test_query_parquet_needs_an_output(ds, tmp_path, capsys):

@@ -106,14 +106,26 @@ def dataset_source(a: object) -> str | pl.LazyFrame:
     return load_dataset(path, **kw)  # type: ignore[arg-type]
 
 
+def _suffix_format(output: str, machine: Sequence[str]) -> str:
+    fmt = Path(output).suffix.lower().lstrip(".")
+    if fmt not in machine:
+        raise UsageError(f"cannot tell the format of -o {output} from its suffix; give "
+                         f"--format {' or '.join(machine)}")
+    return fmt
+
+
 def check_output_format(a: object, *, machine: Sequence[str],
                         needs_file: Sequence[str] = ("parquet",)) -> None:
-    """Check ``-o``/``--format`` before any work.
+    """Check ``-o``/``--format`` before any work (and settle ``--format``).
 
-    ``-o`` goes only with a machine format, binary formats only with ``-o``, and an
-    existing ``-o`` only with ``--overwrite``.
+    Without ``--format`` the format comes from the suffix of ``-o`` (``r.csv``), else it is
+    the command's default (a table). ``-o`` goes only with a machine format, binary formats
+    only with ``-o``, and an existing ``-o`` only with ``--overwrite``.
     """
-    fmt, output = a.format, a.output  # type: ignore[attr-defined]
+    output = a.output  # type: ignore[attr-defined]
+    fmt = a.format or (_suffix_format(output, machine) if output  # type: ignore[attr-defined]
+                       else getattr(a, "format_default", None) or "table")
+    a.format = fmt  # type: ignore[attr-defined]
     if output and fmt not in machine:
         raise UsageError(f"-o needs --format {', '.join(machine)}; got --format {fmt}")
     if not output and fmt in needs_file:

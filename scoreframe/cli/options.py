@@ -179,8 +179,9 @@ def output_options(formats: Sequence[str] | None = None, *, default: str | None 
     p = argparse.ArgumentParser(add_help=False, parents=[overwrite_option()])
     p.add_argument("-o", "--output", required=required, help=help_text)
     if formats:
-        p.add_argument("--format", choices=tuple(formats), default=default,
-                       help="output format")
+        p.add_argument("--format", choices=tuple(formats),
+                       help=f"output format (default: from the suffix of -o, else {default})")
+        p.set_defaults(format_default=default)
     return p
 
 
