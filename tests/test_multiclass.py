@@ -548,3 +548,18 @@ def test_mutated_files_parse_or_raise_a_scoreframe_error(tmp_path_factory, data)
     except ScoreframeError:
         return
     assert out.height > 0 and {"segment", "class"} <= set(out.columns)
+
+
+def test_gzip_text_and_its_truncation(tmp_path):
+    import gzip
+
+    sc, _ = long(W_M, Y_M)
+    blob = gzip.compress(sc.write_csv(separator="\t").encode())
+    (tmp_path / "s.tsv.gz").write_bytes(blob)
+    assert read_scores(tmp_path / "s.tsv.gz").equals(read_scores(sc))
+    (tmp_path / "cut.tsv.gz").write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(FormatError, match=r"truncated gzip file in `.*cut\.tsv\.gz`"):
+        read_scores(tmp_path / "cut.tsv.gz")
+    (tmp_path / "ctl.tsv").write_text(HEAD + "s1\ta\t1\ns\x01\tb\t2\n")
+    with pytest.raises(FormatError, match=r"ctl\.tsv` line 3"):
+        read_scores(tmp_path / "ctl.tsv")

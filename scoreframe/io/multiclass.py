@@ -31,6 +31,13 @@ from typing import Literal
 import polars as pl
 
 from scoreframe.errors import FormatError, SchemaError, ValidationError, message
+from scoreframe.io.lines import (
+    count_fields,
+    first_bad_line,
+    read_lines,
+    read_source,
+    utf8_or_format_error,
+)
 
 __all__ = ["ID_NAMES", "TRUTH_NAMES", "read_lre22_key", "read_lre22_scores",
            "read_multiclass_scores", "read_multiclass_truth"]
@@ -77,35 +84,31 @@ def _format(path: Path, fmt: str | None) -> str:
 
 
 def _read_text(path: Path, sep: str, where: str) -> pl.DataFrame:
-    """All fields as strings, ``__pos`` = line number; ragged rows are errors."""
+    """All fields as strings, ``__pos`` = line number.
+
+    Goes through :mod:`scoreframe.io.lines` like every text reader: gzip (truncated or corrupt
+    streams), UTF-8 and control bytes, and rows with more or fewer fields than the header, each
+    an error naming the file and line.
+    """
+    src = read_source(path, what="table")
+    lines = read_lines(path, src=src)
+    if lines.height == 0 or lines["line"][0] is None:
+        raise FormatError(message("no header line", where=f"{where} line 1",
+                                  expected="column names", got="an empty line or file"))
+    fields = count_fields(pl.col("line"), sep, quoted=sep == ",")
+    n_fields = lines.head(1).select(fields).item()
+    body = lines.slice(1).filter(pl.col("line").str.strip_chars() != "")
+    ln = first_bad_line(body, fields != n_fields)
+    if ln is not None:
+        text = body.filter(pl.col("lineno") == ln)["line"][0]
+        raise FormatError(message(
+            "a row with the wrong number of fields", where=f"{where} line {ln}",
+            expected=f"{n_fields} fields like the header",
+            got=f"{body.filter(pl.col('lineno') == ln).select(fields).item()}: {text[:80]!r}"))
     try:
-        lines = pl.read_csv(path, has_header=False, separator="\x1f", quote_char=None,
-                            new_columns=["line"], schema={"line": pl.String},
-                            raise_if_empty=True)
-        if lines.height == 0 or lines["line"][0] is None:
-            raise FormatError(message("no header line", where=f"{where} line 1",
-                                      expected="column names"))
-        n_fields = lines["line"][0].count(sep) + 1
-        ragged = (lines.with_row_index("lineno", offset=1).slice(1)
-                  .filter(pl.col("line").is_not_null()
-                          & (pl.col("line").str.strip_chars() != "")
-                          & ~pl.col("line").str.contains('"', literal=True)
-                          & (pl.col("line").str.count_matches(sep, literal=True) + 1
-                             != n_fields)))
-        if ragged.height:
-            ln, text = ragged.row(0)
-            raise FormatError(message(
-                "a row with the wrong number of fields", where=f"{where} line {ln}",
-                expected=f"{n_fields} fields like the header",
-                got=f"{text.count(sep) + 1}: {text[:80]!r}"
-                    + (f" ({ragged.height} such lines in all)" if ragged.height > 1 else "")))
-        df = pl.read_csv(path, separator=sep, infer_schema=False, raise_if_empty=True)
-    except FormatError:
-        raise
-    except (pl.exceptions.PolarsError, OSError, UnicodeDecodeError) as exc:
-        raise FormatError(message("cannot read the table", where=where,
-                                  got=str(exc).splitlines()[0] if str(exc) else
-                                  type(exc).__name__)) from None
+        df = pl.read_csv(src, separator=sep, infer_schema=False, raise_if_empty=True)
+    except pl.exceptions.PolarsError as exc:
+        raise utf8_or_format_error(exc, src, path) from None
     df = df.with_row_index(_POS, offset=2)
     data = [c for c in df.columns if c != _POS]
     return df.filter(~pl.all_horizontal(pl.col(data).is_null()))  # blank lines
