@@ -63,8 +63,8 @@ class Statistics:
 def parse_memory(value: int | float | str | None) -> int:
     """A memory size in bytes from ``2GB``, ``512MiB``, ``1e9`` or a number.
 
-    >>> parse_memory("1.5GB"), parse_memory("512MiB"), parse_memory(1000)
-    (1500000000, 536870912, 1000)
+    >>> parse_memory("1.5GB"), parse_memory("512MiB"), parse_memory(4096)
+    (1500000000, 536870912, 4096)
     """
     if value is None:
         return DEFAULT_MEMORY_LIMIT
