@@ -213,7 +213,7 @@ def _no_duplicates(t: _Table, keys: list[str], what: str, hint: str) -> None:
     again = t.first(~pl.struct(keys).is_first_distinct())
     row = t.df.filter(pl.col(_POS) == again).row(0, named=True)
     key = ", ".join(f"{k} {row[k]!r}" for k in keys)
-    first = t.df.filter(pl.all_horizontal(pl.col(k) == row[k] for k in keys))[_POS].min()
+    first = t.first(pl.all_horizontal(pl.col(k) == row[k] for k in keys))
     raise ValidationError(message(
         what, where=t.at(again), expected="each once",
         got=f"{key} again (first at {t.unit} {first}); {n_dup} duplicated in all", hint=hint))

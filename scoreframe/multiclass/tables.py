@@ -81,8 +81,8 @@ class Group:
     y: np.ndarray
 
 
-def _examples(values: Sequence[object]) -> str:
-    return ", ".join(repr(v) for v in list(values)[:3])
+def _examples(values: pl.Series) -> str:
+    return ", ".join(repr(v) for v in values.head(3).to_list())
 
 
 def _truth_keys(truth: pl.DataFrame, systems: list[str] | None) -> list[str]:
