@@ -68,7 +68,7 @@ elif kind == "reference":  # one condition, eager in memory
     import polars as pl
     import scoreframe as sf
     df = pl.scan_parquet(args["files"]).filter(pl.col("condition") == args["condition"]) \
-        .select("condition", "score", "label").collect()
+        .select("system", "condition", "score", "label").collect()
     out["load_seconds"] = time.perf_counter() - t0
     res = sf.evaluate(df, by="condition", pooled=False, memory_limit="100GB",
                       p_target=[0.01, 0.1, 0.5])
