@@ -319,3 +319,20 @@ def test_interval_views_draw_the_frames_values() -> None:
     rows = [v["row"] for layer in forest["layer"] for v in layer.get("data", {}).get(
         "values", []) if "row" in v]
     assert "eer" in rows and "min_dcf_norm @ 0.1" in rows
+
+
+def test_row_wise_draws_equal_the_reference_inverse_cdf() -> None:
+    h = kb.hash_strings(*_bytes([f"t{i}" for i in range(5000)]))
+    rows = np.array([0, 1, 7, 1000])
+    key = kb.stream_key(-3, "segment")  # any integer seed
+    fast = kb.poisson_multiplicities(h, rows, key=key)
+    rk = kb.splitmix64(np.uint64(key) + rows.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    ref = kb.poisson_from_uniform(kb.splitmix64(h[None, :] ^ rk[:, None]))
+    np.testing.assert_array_equal(fast, ref)
+    # the inverse CDF itself, on both sides of every threshold floor(2^64 F(j)), F from scipy
+    # (a margin of 2^14 covers last-bit differences between the two CDF computations)
+    for j in range(12):
+        edge = int(stats.poisson.cdf(j, 1.0) * 2.0**64)
+        u = np.array([edge - 2**14, min(edge + 2**14, 2**64 - 1)], dtype=np.uint64)
+        assert kb.poisson_from_uniform(u).tolist() == [j, j + 1]
+    assert kb.poisson_from_uniform(np.array([0], dtype=np.uint64)).tolist() == [0]

@@ -45,7 +45,6 @@ __all__ = [
     "block_metrics",
     "combine_hashes",
     "hash_strings",
-    "jackknife_multiplicities",
     "percentile_interval",
     "poisson_from_uniform",
     "poisson_multiplicities",
@@ -244,18 +243,6 @@ def _splitmix64_inplace(z: U64, tmp: U64) -> None:
     np.multiply(z, _M2, out=z)
     np.right_shift(z, _S31, out=tmp)
     np.bitwise_xor(z, tmp, out=z)
-
-
-def jackknife_multiplicities(unit_hashes: U64, rows: I64, *, n_blocks: int,
-                             key: np.uint64) -> NDArray[np.uint8]:
-    """Delete-a-block jackknife: row ``j`` gives multiplicity 0 to the units of block ``j``.
-
-    Units fall into ``n_blocks`` blocks by a hash of their id (one unit per block when
-    ``n_blocks`` equals the number of units and the caller passes their positions instead).
-    """
-    block = splitmix64(np.asarray(unit_hashes, dtype=np.uint64) ^ np.uint64(key)) % np.uint64(
-        n_blocks)
-    return (block[None, :] != np.asarray(rows, dtype=np.uint64)[:, None]).astype(np.uint8)
 
 
 @dataclass(frozen=True, eq=False)
