@@ -1,7 +1,7 @@
 """Calibration and fusion: scoring-rule family, logistic regression, PAV map, fusion, JSON models.
 
 Reference values: tests/data/bosaris (BOSARIS Toolkit outputs, see its README) and the worked
-numbers of spec/MATH.md sections 8-10 (cited per test).
+numbers of docs/math.md sections 8-10 (cited per test).
 """
 
 
@@ -37,14 +37,14 @@ def trials(tar, non, **extra) -> pl.DataFrame:
                          **extra})
 
 
-# --- proper scoring rules (MATH.md 9) ------------------------------------------------------------
+# --- proper scoring rules (docs/math.md 9) --------------------------------------------------------
 @pytest.mark.parametrize(("q", "values"), [
     (0.1, [(1.909859, 0.212207), (2.302585, 0.105361), (2.43, 0.03), (1.8, 0.010721)]),
     (0.5, [(0.636620, 0.636620), (0.693147, 0.693147), (0.75, 0.75), (1.0, 0.386294)]),
     (0.8, [(0.318310, 1.273240), (0.223144, 1.609438), (0.12, 1.92), (0.4, 1.618876)]),
 ])
 def test_beta_family_closed_forms(q, values):
-    """MATH.md 9.2 numerical check table."""
+    """docs/math.md 9.2 numerical check table."""
     x = math.log(q / (1 - q))
     for name, (h1, h2) in zip(RULE_NAMES, values, strict=True):
         rule = psr_beta(name)
@@ -70,7 +70,7 @@ def test_general_beta_rule_matches_quadrature(alpha, beta):
 
 @pytest.mark.parametrize("name", RULE_NAMES)
 def test_rules_are_proper(name):
-    """MATH.md 9.2: for p = 0.3 the expected cost is minimized at q = 0.3."""
+    """docs/math.md 9.2: for p = 0.3 the expected cost is minimized at q = 0.3."""
     rule = psr_beta(name)
     q = np.linspace(0.01, 0.99, 9801)
     x = np.log(q / (1 - q))
@@ -82,7 +82,7 @@ def test_rules_are_proper(name):
     ("boost", .103771, .381972, .271673), ("log", .070684, .325083, .217433),
     ("brier", .068297, .270000, .252952), ("asym", .069531, .189649, .366630)])
 def test_prior_weighted_objective_example_a(name, value, ref, norm):
-    """MATH.md 9.4, example A at pi = 0.1 (objective; default system; normalized)."""
+    """docs/math.md 9.4, example A at pi = 0.1 (objective; default system; normalized)."""
     rule = psr_beta(name)
     assert_close(psr_objective(*EX_A, 0.1, rule), value, rtol=0, atol=1e-6)
     assert_close(rule.reference(0.1), ref, rtol=0, atol=1e-6)
@@ -91,7 +91,7 @@ def test_prior_weighted_objective_example_a(name, value, ref, norm):
 
 
 def test_log_rule_is_cllr_at_half():
-    """MATH.md 9.4: log rule, pi = 1/2: C = ln2 * Cllr (0.111954 = ln2 * 0.161516)."""
+    """docs/math.md 9.4: log rule, pi = 1/2: C = ln2 * Cllr (0.111954 = ln2 * 0.161516)."""
     value = psr_objective(*EX_A, 0.5, psr_beta("log"))
     assert_close(value, 0.111954, rtol=0, atol=1e-6)
     assert_close(value, math.log(2) * metrics.cllr(*EX_A), rtol=1e-12)
@@ -120,7 +120,7 @@ def test_rule_derivatives_match_finite_differences(rule):
         assert_close(hess, (g_p - g_m) / (2 * h), rtol=1e-6, atol=1e-8)
 
 
-# --- linear calibration (MATH.md 10; BOSARIS train_linear_calibration) ---------------------------
+# --- linear calibration (docs/math.md 10; BOSARIS train_linear_calibration) -----------------------
 def test_linear_calibration_matches_converged_reference(case):
     name, tar, non, exp = case
     dev = trials(tar, non)
@@ -151,7 +151,7 @@ def test_linear_calibration_matches_converged_reference(case):
 
 
 def test_linear_calibration_example_b():
-    """MATH.md 10.2 example B at pi = 0.5 and 0.1."""
+    """docs/math.md 10.2 example B at pi = 0.5 and 0.1."""
     for p, b, a, o in ((0.5, 0.254935, -0.152622, 0.842058), (0.1, 0.277150, -0.193415,
                                                               0.870994)):
         cal = LinearCalibration(p_target=p).fit(trials(*EX_B))
@@ -203,7 +203,7 @@ def test_calibration_errors():
         LinearCalibration().fit(unlabelled)
 
 
-# --- PAV calibration (MATH.md 8; BOSARIS pav_calibration) ---------------------------------------
+# --- PAV calibration (docs/math.md 8; BOSARIS pav_calibration) ------------------------------------
 def test_pav_calibration_matches_reference(case):
     _, tar, non, exp = case
     ref = exp["pav_calibration"]
@@ -220,7 +220,7 @@ def test_pav_calibration_matches_reference(case):
 
 
 def test_pav_map_example_b():
-    """MATH.md 8 example B."""
+    """docs/math.md 8 example B."""
     x, y = pav_map(sort_scores(*EX_B))
     assert_close(x, [-1e6, -1, 1, 4, 5, 1e6])
     f = apply_pav_map([-10, 0, 2.5, 4.5, 10], x, y)
@@ -319,7 +319,7 @@ def test_fusion_from_separate_datasets_and_missing_policy():
 
 
 def test_quality_fusion_formula_and_training():
-    """MATH.md 10.1 example (l = 1.384), and a synthetic set where quality modulates the scores."""
+    """docs/math.md 10.1 example (l = 1.384); a synthetic set where quality shifts the scores."""
     fuser = LinearFusion()
     fuser.weights_, fuser.offset_ = {"a": 1.2, "b": 0.8}, 0.5
     fuser.quality_columns_ = ["snr"]
@@ -370,7 +370,7 @@ def test_quality_fusion_formula_and_training():
         quality.transform({"a": a, "b": b})
 
 
-# --- JSON models and lazy application ------------------------------------------------------------
+# --- JSON models and lazy application -------------------------------------------------------------
 def test_models_round_trip_through_json(tmp_path):
     dev = trials(*EX_B)
     models = [LinearCalibration(p_target=0.3, objective="brier").fit(dev),

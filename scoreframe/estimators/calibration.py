@@ -217,9 +217,9 @@ class _Calibrator(Estimator):
 class LinearCalibration(_Calibrator):
     """Affine calibration ``llr = scale_ * score + offset_`` by prior-weighted logistic regression.
 
-    The objective is BOSARIS' normalized, prior-weighted cross-entropy (MATH.md 10.2), or any
+    The objective is BOSARIS' normalized, prior-weighted cross-entropy (docs/math.md 10.2), or any
     proper scoring rule of the Beta family (``objective="brier"``, ``"boost"``, ``"asym"``,
-    ``(alpha, beta)``; seed 001), minimized from ``(0, 0)`` by trust-region Newton-CG finished
+    ``(alpha, beta)``; [BD13]), minimized from ``(0, 0)`` by trust-region Newton-CG finished
     with exact Newton steps (:func:`scoreframe.kernels.logreg.minimize_newton`).
 
     Parameters

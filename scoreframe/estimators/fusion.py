@@ -1,4 +1,4 @@
-"""Linear fusion of several systems, with optional quality measures (MATH.md 10.1; seed 000 eq 30).
+"""Linear fusion of several systems, with quality measures (docs/math.md 10.1; [BdV11] eq. 30).
 
 Frames layer: joins the systems' scores on (``model``, ``segment``) into one wide, lazy table
 (:func:`fusion_table`), collects only the columns training needs, fits

@@ -2,7 +2,7 @@
 
 numpy/scipy only.
 
-*Binary* (:func:`fit_linear`) minimizes the normalized objective of MATH.md 10.2 / 9.4,
+*Binary* (:func:`fit_linear`) minimizes the normalized objective of docs/math.md 10.2 / 9.4,
 
     O(w) = [pi/|T| sum_T C1(x_t) + (1-pi)/|N| sum_N C2(x_t)] / O_default,   x = X w + logit(pi)
 
@@ -11,11 +11,11 @@ for any Beta-family scoring rule. ``X`` holds one row per trial: the features of
 log-odds, which enter the objective only.
 
 *Multiclass* (:func:`fit_affine`) minimizes the prior-weighted multiclass cross-entropy of
-``w' = sum_m alpha_m w_m + beta`` normalized by ``H(prior)`` (MATH.md 11.2).
+``w' = sum_m alpha_m w_m + beta`` normalized by ``H(prior)`` (docs/math.md 11.2).
 
 Both are small-dimensional smooth convex problems with an exact Hessian that costs one pass over
 the trials. :func:`minimize_newton` runs SciPy's ``trust-ncg`` (Steihaug CG inside a trust region,
-as BOSARIS' TRNCG; seed 000 section 3.3) and then *finishes with exact Newton steps accepted on
+as BOSARIS' TRNCG; [BdV11] section 3.3) and then *finishes with exact Newton steps accepted on
 the gradient norm*: near the optimum the objective no longer decreases in floating point (its
 changes are below one ulp of the value), so a trust-region method that accepts steps on the
 objective decrease stalls with the gradient at 1e-9..1e-11 and the parameters 1e-8..1e-6 away
@@ -446,7 +446,7 @@ class _MulticlassProblem:
 def fit_affine(systems: list[F64], y: I64, prior: F64 | None = None, *,
                alpha0: F64 | None = None, max_iter: int = 100,
                gtol: float = 1e-10) -> MulticlassFit:
-    """Multiclass logistic regression ``w' = sum_m alpha_m w_m + beta`` (MATH.md 11.2).
+    """Multiclass logistic regression ``w' = sum_m alpha_m w_m + beta`` (docs/math.md 11.2).
 
     Minimizes the prior-weighted Cmxe normalized by ``H(prior)`` (1 = default system) with
     :func:`minimize_newton` (trust-region Newton-CG, then exact Newton steps). ``beta`` of the

@@ -1,4 +1,4 @@
-"""Prior-weighted proper scoring rules of the Beta family (seed 001; MATH.md section 9).
+"""Prior-weighted proper scoring rules of the Beta family ([BD13]; docs/math.md section 9).
 
 numpy/scipy only. A rule is ``Beta(alpha, beta)`` in Brümmer's convention (logarithmic = (1, 1),
 Brier = (2, 2), boosting = (1/2, 1/2), asymmetric = (2, 1)). Costs are functions of the posterior
@@ -20,7 +20,7 @@ __all__ = ["RULES", "BetaRule", "from_buja", "psr_beta", "psr_objective"]
 
 F64 = NDArray[np.float64]
 
-#: Named rules: ``name -> (alpha, beta)`` in Brümmer's convention (MATH.md 9.2-9.3).
+#: Named rules: ``name -> (alpha, beta)`` in Brümmer's convention (docs/math.md 9.2-9.3).
 RULES: dict[str, tuple[float, float]] = {
     "log": (1.0, 1.0),
     "brier": (2.0, 2.0),
@@ -38,7 +38,7 @@ class BetaRule:
     """The proper scoring rule whose threshold weighting is ``Beta(alpha, beta)``.
 
     ``cost_tar(x)`` and ``cost_non(x)`` are ``C(q, H1)`` and ``C(q, H2)`` at ``q = sigmoid(x)``
-    (MATH.md 9.2, with the ``1/B(alpha, beta)`` factor), ``x`` the posterior log-odds.
+    (docs/math.md 9.2, with the ``1/B(alpha, beta)`` factor), ``x`` the posterior log-odds.
     """
 
     alpha: float
@@ -167,7 +167,7 @@ def from_buja(a: float, b: float) -> BetaRule:
 
 def psr_objective(tar: F64, non: F64, p_target: float, rule: BetaRule, *,
                   normalize: bool = False) -> float:
-    """Prior-weighted objective ``pi mean_T C(q,H1) + (1-pi) mean_N C(q,H2)`` (MATH.md 9.4).
+    """Prior-weighted objective ``pi mean_T C(q,H1) + (1-pi) mean_N C(q,H2)`` (docs/math.md 9.4).
 
     ``tar``/``non`` are llrs; ``q = sigmoid(llr + logit(p_target))``. With ``normalize`` the value
     is divided by the default system's (1 = useless; for the log rule at 1/2 it is Cllr).

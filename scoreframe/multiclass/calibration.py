@@ -148,7 +148,7 @@ class _MulticlassEstimator(Estimator):
 
 
 class MulticlassCalibration(_MulticlassEstimator):
-    """Affine multiclass calibration ``w' = scale_ * w + offset_[class]`` (MATH.md 11.2).
+    """Affine multiclass calibration ``w' = scale_ * w + offset_[class]`` (docs/math.md 11.2).
 
     Trained by multiclass logistic regression (minimum prior-weighted Cmxe) from
     ``scale = 1, offset = 0``; the offset of the last class is 0.
@@ -302,7 +302,7 @@ class MulticlassFusion(_MulticlassEstimator):
 
     Systems are joined on (``segment``, ``class``) and named by the keys of a mapping
     ``name -> table or path``, a ``system`` column, or file names; trained from weights 0,
-    offsets 0 (MATH.md 11.2).
+    offsets 0 (docs/math.md 11.2).
 
     Attributes
     ----------
