@@ -21,7 +21,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
         steps = run_demo(a.out, trials=a.trials, seed=a.seed,
                          progress=lambda d, t: prog.update(task, completed=d, total=t))
         for step in steps:
-            prog.update(task, description=step.title[:3])
+            prog.update(task, description=f"demo after step {step.title[:3]}")
             print(step.title)
             for line in step.lines:
                 print(line)
