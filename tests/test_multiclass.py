@@ -563,3 +563,14 @@ def test_gzip_text_and_its_truncation(tmp_path):
     (tmp_path / "ctl.tsv").write_text(HEAD + "s1\ta\t1\ns\x01\tb\t2\n")
     with pytest.raises(FormatError, match=r"ctl\.tsv` line 3"):
         read_scores(tmp_path / "ctl.tsv")
+
+
+def test_alignment_errors_name_both_files(tmp_path):
+    sc, tr = long(W_M, Y_M)
+    sc.write_csv(tmp_path / "s.tsv", separator="\t")
+    tr.slice(1).write_csv(tmp_path / "t.tsv", separator="\t")
+    with pytest.raises(AlignmentError, match=r"(?s)no truth in `.*s\.tsv`.*'t0'.*t\.tsv"):
+        evaluate_multiclass(tmp_path / "s.tsv", tmp_path / "t.tsv")
+    tr.with_columns(pl.lit("zzz").alias("class")).write_csv(tmp_path / "z.tsv", separator="\t")
+    with pytest.raises(ValidationError, match=r"outside the scored classes in `.*z\.tsv`"):
+        evaluate_multiclass(tmp_path / "s.tsv", tmp_path / "z.tsv")

@@ -69,7 +69,7 @@ def _cost_matrix(cost: ArrayLike | None, k: int) -> NDArray[np.float64] | None:
 def _groups(scores: Data, truth: Data, by: Sequence[str] | str | None) -> list[Group]:
     by_cols = [by] if isinstance(by, str) else list(by or [])
     return score_matrices(read_scores(scores), read_truth(truth), by=by_cols,
-                          where=describe(scores, "score"), truth_where=describe(truth, "truth"))
+                          where=describe(scores, "scores"), truth_where=describe(truth, "truth"))
 
 
 def _where(g: Group) -> str:

@@ -153,7 +153,7 @@ def _pivot(part: pl.DataFrame, known: list[str], where: str
 
 def score_matrices(scores: pl.DataFrame, truth: pl.DataFrame | None, *,
                    by: Sequence[str] = (), classes: Sequence[str] | None = None,
-                   where: str = "the score table", truth_where: str = "the truth table"
+                   where: str = "the scores table", truth_where: str = "the truth table"
                    ) -> list[Group]:
     """Align long scores with the truth and pivot them: one ``(N, K)`` matrix per group.
 
