@@ -78,6 +78,8 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
 
 
 def _value(m: Metric, v: object) -> object:
+    if v is None:
+        return None
     if m.dtype == "int":
         return int(v)  # type: ignore[call-overload]
     if m.dtype == "bool":
@@ -97,17 +99,22 @@ def _equalized(members: Sequence[ScoreStats], eq: EqStats, ops: OperatingPoints
 
 def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = "rocch",
                   metrics: Sequence[Metric] | None = None,
+                  extras: Sequence[dict[str, object]] | None = None,
                   on_group: Callable[[dict[str, object], GroupStats], None] | None = None
                   ) -> pl.DataFrame:
-    """Tidy results from statistics: one row per unit, metrics as declared in the registry."""
+    """Tidy results from statistics: one row per unit, metrics as declared in the registry.
+
+    ``extras`` holds, per unit, the values of optional metric families (see
+    :mod:`scoreframe.metrics.families`).
+    """
     chosen = list(metrics) if metrics is not None else declared()
     group_level = [m for m in chosen if not m.per_operating_point]
     per_point = [m for m in chosen if m.per_operating_point]
     equalized = any(u.eq is not None or u.members for u in stats.units)
     rows: list[dict[str, object]] = []
     degenerate: list[str] = []
-    for us in stats.units:
-        g = GroupStats(us.stats, ops, eer_method)
+    for i, us in enumerate(stats.units):
+        g = GroupStats(us.stats, ops, eer_method, dict(extras[i]) if extras else {})
         row: dict[str, object] = dict(us.unit.key)
         row.update({"n_tar": g.n_tar, "n_non": g.n_non})
         points: list[dict[str, object]] = [
@@ -172,8 +179,8 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
              pooled: bool = True, engine: str = "local",
              memory_limit: int | float | str | None = None, workers: int | None = None,
              scheduler: str | None = None, validate: bool = True,
-             trial_id: Sequence[str] | str | None = None,
-             progress: Callable[[int, int], None] | None = None,
+             trial_id: Sequence[str] | str | None = None, spoof: bool = False,
+             forensic: bool = False, progress: Callable[[int, int], None] | None = None,
              on_group: Callable[[dict[str, object], GroupStats], None] | None = None
              ) -> pl.DataFrame:
     """Evaluate binary scores per condition: EER, Cllr, minCllr, PRBEP, actual/min DCF.
@@ -192,7 +199,8 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     p_target, c_miss, c_fa
         Operating points: one or more target priors with shared costs.
     eer_method
-        ``"rocch"`` (default, BOSARIS), ``"nist"`` or ``"kaldi"`` (see :func:`scoreframe.eer`).
+        ``"rocch"`` (default, BOSARIS), ``"nist"``, ``"kaldi"`` or ``"asvspoof"`` (see
+        :func:`scoreframe.eer`; ``asvspoof`` needs the in-memory per-group scores).
     equalize_by
         Condition columns whose partitions are weighted equally inside each group (NIST SRE16
         equalized DCF/EER): adds ``eq_eer`` and ``eq_*_dcf_norm`` to the results.
@@ -214,6 +222,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         errors; null labels (unknown) are left out.
     trial_id
         Columns that identify a trial (default ``model`` and ``segment``).
+    spoof
+        Add the anti-spoofing metrics per group (needs a ``trial_type`` column with
+        ``target`` / ``nontarget`` / ``spoof``): ``a_dcf``, ``a_dcf_threshold`` (a-DCF with
+        the defaults of :func:`scoreframe.spoof.a_dcf`), ``sasv_eer``, ``sv_eer``,
+        ``spf_eer``, ``n_spoof``.
+    forensic
+        Add ``auc``, ``rmep``, ``rmed``, ``elub_lower_log10``, ``elub_upper_log10`` per group
+        (scores taken as natural-log llrs; with ``spoof``, spoofs count as non-targets).
     progress
         Optional callable ``progress(done, total)``.
     on_group
@@ -242,7 +258,21 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
         memory_limit=memory_limit, workers=workers, scheduler=scheduler, validate=validate,
         trial_id=trial_id, progress=progress)
-    return results_frame(stats, ops, eer_method=eer_method, on_group=on_group)
+    families = [f for f, on in (("spoof", spoof), ("forensic", forensic),
+                                ("asvspoof_eer", eer_method == "asvspoof")) if on]
+    extras = None
+    if families:
+        from scoreframe.frames import as_lazy
+        from scoreframe.metrics.families import family_values
+        from scoreframe.stats.engine import source_name
+
+        system = [c for c in stats.row_cols if c == "system"]
+        extras = family_values(as_lazy(data, where=where), [u.unit for u in stats.units],
+                               stats.row_cols, system, families=families,
+                               where=source_name(data))
+    return results_frame(stats, ops, eer_method=eer_method,
+                         metrics=declared(family=["binary", *families]), extras=extras,
+                         on_group=on_group)
 
 
 def _as_lazy(data: Data, where: str | None) -> pl.LazyFrame:

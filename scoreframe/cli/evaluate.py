@@ -23,6 +23,7 @@ from scoreframe.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.metrics import EER_METHODS
 from scoreframe.metrics.registry import declared, table_metrics
 from scoreframe.stats.engine import ENGINES, parse_memory
+from scoreframe.tandem import tandem_t_dcf
 
 __all__ = ["PERCENT", "add_evaluate_options", "cmd_evaluate", "percent", "print_results",
            "register", "run_evaluate"]
@@ -57,6 +58,18 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     e.add_argument("--no-validate", dest="validate", action="store_false",
                    help="skip the duplicate-trial check (null/NaN scores and unknown labels "
                         "are always errors)")
+    s = p.add_argument_group("anti-spoofing and forensic metrics")
+    s.add_argument("--spoof", action="store_true",
+                   help="add a-DCF (a-DCF1 defaults), SASV-EER, SV-EER, SPF-EER and n_spoof "
+                        "per group (needs a trial_type column: target/nontarget/spoof)")
+    s.add_argument("--tandem", nargs=2, metavar=("ASV_SYSTEM", "CM_SYSTEM"),
+                   help="add the tandem t-DCF of CM_SYSTEM in front of ASV_SYSTEM (rows joined "
+                        "on model, segment) as a top-level `t_dcf` object")
+    s.add_argument("--t-dcf-variant", choices=("2021", "2019"), default="2021",
+                   help="t-DCF definition: revised (ASVspoof 2021 and 5) or ASVspoof 2019 v1")
+    s.add_argument("--forensic", action="store_true",
+                   help="add AUC, rates of misleading evidence (rmep, rmed) and ELUB bounds "
+                        "(log10) per group; scores are natural-log llrs")
 
 
 def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
@@ -66,9 +79,11 @@ def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
     if a.workers is not None:
         check_positive_int(a.workers, name="--workers")
     parse_memory(a.memory_limit)
+    trial_id = getattr(a, "trial_id", None)
     return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or [],
             "engine": a.engine, "memory_limit": a.memory_limit, "workers": a.workers,
-            "scheduler": a.scheduler, "validate": a.validate}
+            "scheduler": a.scheduler, "validate": a.validate,
+            "trial_id": trial_id or None, "spoof": a.spoof, "forensic": a.forensic}
 # --- end of the evaluate option group -----------------------------------------------------------
 
 
@@ -132,14 +147,25 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
 def cmd_evaluate(a: argparse.Namespace) -> int:
     """Run ``scoreframe evaluate``."""
     check_output_format(a, machine=("json", "csv", "parquet"))
-    res = run_evaluate(dataset_source(a), by=a.by, where=a.where, p_target=a.p_target,
+    source = dataset_source(a)
+    res = run_evaluate(source, by=a.by, where=a.where, p_target=a.p_target,
                        c_miss=a.c_miss, c_fa=a.c_fa, **evaluate_kwargs(a))
+    tandem = None
+    if a.tandem:
+        tandem = tandem_t_dcf(source, asv=a.tandem[0], cm=a.tandem[1], where=a.where,
+                              variant=a.t_dcf_variant)
     if a.format == "table":
         print_results(res, title=f"EER method: {a.eer_method}")
+        if tandem is not None:
+            print(f"t-DCF ({tandem['variant']}) of {tandem['cm_system']} in front of "
+                  f"{tandem['asv_system']}: min {tandem['min_t_dcf']:.4f} at CM threshold "
+                  f"{tandem['cm_threshold']:.4g} ({tandem['n_trials']} trials)")
         return 0
     if a.format == "json":
         doc = {"eer_method": a.eer_method, "by": group_columns(res), "p_target": a.p_target,
                "c_miss": a.c_miss, "c_fa": a.c_fa, "groups": json_safe(res.to_dicts())}
+        if tandem is not None:
+            doc["t_dcf"] = json_safe(tandem)
         write_text_output(json.dumps(doc, indent=1), a.output, overwrite=a.overwrite)
         return 0
     emit_frame(explode_dcf(res), a.format, a.output, a.overwrite)

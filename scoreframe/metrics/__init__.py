@@ -6,6 +6,7 @@ declares every per-group metric of ``evaluate`` once (:mod:`scoreframe.metrics.b
 """
 
 from scoreframe.metrics import binary as binary  # registers the binary metrics
+from scoreframe.metrics import families as families  # registers --spoof / --forensic metrics
 from scoreframe.metrics.registry import (
     GroupStats,
     Metric,

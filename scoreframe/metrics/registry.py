@@ -29,7 +29,7 @@ __all__ = ["EER_METHODS", "GroupStats", "Metric", "OperatingPoints", "declare", 
 F64 = NDArray[np.float64]
 
 #: EER conventions that ``evaluate`` computes from the statistics layer.
-EER_METHODS = ("rocch", "nist", "kaldi")
+EER_METHODS = ("rocch", "nist", "kaldi", "asvspoof")
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,7 @@ class GroupStats:
     stats: ScoreStats
     ops: OperatingPoints
     eer_method: str = "rocch"
+    extras: dict[str, Any] = field(default_factory=dict)  # values of optional families
 
     @property
     def n_tar(self) -> int:

@@ -39,8 +39,8 @@ __all__ = [
     "uer",
 ]
 
-EER_METHODS = ("rocch", "nist", "kaldi")
-EerMethod = Literal["rocch", "nist", "kaldi"]
+EER_METHODS = ("rocch", "nist", "kaldi", "asvspoof")
+EerMethod = Literal["rocch", "nist", "kaldi", "asvspoof"]
 F64 = NDArray[np.float64]
 
 
@@ -174,7 +174,7 @@ def eer(tar: ArrayLike, non: ArrayLike | None = None, *, method: EerMethod = "ro
     ----------
     method
         ``"rocch"`` (default, BOSARIS: where the ROC convex hull crosses ``pmiss = pfa``),
-        ``"nist"`` (linear interpolation of the per-trial ROC, NIST SRE scorer) or ``"kaldi"``
+        ``"nist"`` (linear interpolation of the per-trial ROC, NIST SRE scorer), ``"kaldi"``
         (Kaldi ``compute-eer``).
 
     Examples
@@ -189,6 +189,10 @@ def eer(tar: ArrayLike, non: ArrayLike | None = None, *, method: EerMethod = "ro
         return _eerc.steppy_eer(s)
     if method == "kaldi":
         return _eerc.kaldi_eer(s)
+    if method == "asvspoof":
+        from scoreframe.kernels.spoof import asvspoof_eer
+
+        return asvspoof_eer(s.tar, s.non)[0]
     raise ScoreframeError(message("unknown EER method", expected=" | ".join(EER_METHODS),
                                   got=repr(method)))
 

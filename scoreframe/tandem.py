@@ -1,0 +1,95 @@
+"""The tandem t-DCF of a countermeasure (CM) system in front of an ASV system, from one table.
+
+Results layer: the two systems' rows of a SASV trial table (``system``, ``model``, ``segment``,
+``score``, ``trial_type``) are joined on ``(model, segment)``; the ASV scores are split by
+``trial_type`` and the CM scores into bona fide (target + non-target) and spoof; the kernel is
+:func:`scoreframe.spoof.t_dcf`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from scoreframe.class_scores import trial_type_problem
+from scoreframe.errors import AlignmentError, ValidationError, message
+from scoreframe.frames import Data, as_lazy
+
+__all__ = ["tandem_t_dcf"]
+
+
+def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
+                 variant: str = "2021", **costs: Any) -> dict[str, Any]:
+    """Minimum normalized t-DCF of system ``cm`` in tandem with system ``asv``.
+
+    Parameters
+    ----------
+    data
+        A SASV trial table with ``system``, ``model``, ``segment``, ``score`` and
+        ``trial_type`` (``target`` / ``nontarget`` / ``spoof``).
+    asv, cm
+        Names of the ASV and CM systems.
+    variant, costs
+        Passed to :func:`scoreframe.spoof.t_dcf` (``"2021"`` or ``"2019"``, priors, costs).
+
+    Returns
+    -------
+    dict
+        The keys of :func:`scoreframe.spoof.t_dcf`, plus ``asv_system``, ``cm_system``,
+        ``variant`` and ``n_trials`` (trials scored by both systems).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> rows = [("asv", f"t{i}", s, c) for i, (s, c) in enumerate(
+    ...     [(3.0, "target"), (2.5, "target"), (0.0, "nontarget"), (0.5, "nontarget"),
+    ...      (2.0, "spoof"), (1.0, "spoof")])]
+    >>> rows += [("cm", f"t{i}", s, c) for i, (s, c) in enumerate(
+    ...     [(2.0, "target"), (1.5, "target"), (1.8, "nontarget"), (1.0, "nontarget"),
+    ...      (-1.0, "spoof"), (0.2, "spoof")])]
+    >>> df = pl.DataFrame(rows, schema=["system", "model", "score", "trial_type"], orient="row")
+    >>> out = tandem_t_dcf(df.with_columns(segment=pl.col("model")), asv="asv", cm="cm")
+    >>> out["n_trials"], out["variant"], 0.0 <= out["min_t_dcf"] <= 1.0
+    (6, '2021', True)
+    """
+    from scoreframe.spoof import t_dcf
+
+    lf = as_lazy(data, where=where)
+    names = lf.collect_schema().names()
+    need = ["system", "model", "segment", "score", "trial_type"]
+    missing = [c for c in need if c not in names]
+    if missing:
+        raise ValidationError(message("the tandem t-DCF needs a SASV trial table",
+                                      expected=", ".join(need),
+                                      got=f"missing {', '.join(missing)}"))
+    sel = lf.select("system", "model", "segment", pl.col("score").cast(pl.Float64),
+                    pl.col("trial_type").cast(pl.String))
+    a = sel.filter(pl.col("system") == asv).drop("system").collect()
+    c = sel.filter(pl.col("system") == cm).drop("system").collect()
+    for name, part in ((asv, a), (cm, c)):
+        if part.height == 0:
+            systems = sel.select("system").unique().collect()["system"].sort().to_list()
+            raise ValidationError(message(f"no trials of system `{name}`",
+                                          expected=" | ".join(map(str, systems)), got=name))
+        problem = trial_type_problem(part["trial_type"])
+        if problem:
+            raise ValidationError(problem)
+    j = a.join(c, on=["model", "segment"], how="inner", suffix="_cm")
+    if j.height == 0:
+        raise AlignmentError(message("the ASV and CM systems share no trial",
+                                     expected="rows with the same (model, segment)",
+                                     got=f"{a.height} ASV and {c.height} CM rows"))
+    if (j["trial_type"] != j["trial_type_cm"]).any():
+        raise AlignmentError(message("ASV and CM rows disagree on `trial_type`",
+                                     got=f"{int((j['trial_type'] != j['trial_type_cm']).sum())}"
+                                         " trial(s)"))
+
+    def scores(col: str, *types: str) -> Any:
+        return j.filter(pl.col("trial_type").is_in(list(types)))[col].to_numpy()
+
+    res = t_dcf(scores("score", "target"), scores("score", "nontarget"),
+                scores("score", "spoof"), scores("score_cm", "target", "nontarget"),
+                scores("score_cm", "spoof"), variant=variant, **costs)  # type: ignore[arg-type]
+    return {**res, "asv_system": asv, "cm_system": cm, "variant": variant,
+            "n_trials": j.height}
