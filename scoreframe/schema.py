@@ -97,29 +97,33 @@ def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
     return exprs
 
 
-def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, kind: Kind,
-                   where: str, duplicates: bool, trial_id: Sequence[str] | None,
+def _label_expr(frame: pl.DataFrame | pl.LazyFrame, dtype: pl.DataType) -> pl.Expr:
+    """Label normalization; for an eager string column, computed once per distinct spelling."""
+    if isinstance(frame, pl.DataFrame) and (dtype == pl.String or isinstance(
+            dtype, (pl.Categorical, pl.Enum))):
+        distinct = frame.get_column("label").cast(pl.String).unique()
+        mapped = pl.DataFrame({"label": distinct}).select(
+            normalize_label(pl.String).alias("label"))["label"]
+        return pl.col("label").cast(pl.String).replace_strict(
+            distinct, mapped, default=None, return_dtype=pl.Boolean)
+    return normalize_label(dtype).alias("label")
+
+
+def _data_problems(lf: pl.LazyFrame, stats: dict[str, int], schema: pl.Schema, kind: Kind,
+                   where: str, original: pl.LazyFrame, ids: list[str] | None,
                    line_column: str | None = None) -> None:
-    """Run one aggregate pass and raise on the first problem found."""
+    """Raise on the first problem the aggregate ``stats`` show (rows located on demand)."""
     unit = "line" if line_column else "row"
-    aggs = [pl.len().alias("rows")]
-    if "score" in schema:
-        aggs.append(pl.col("score").is_nan().sum().alias("nan"))
-        aggs.append(pl.col("score").is_null().sum().alias("null_score"))
-    if "label" in schema:
-        bad = pl.col("__label_new").is_null() & pl.col("__label_old").is_not_null()
-        aggs.append(bad.sum().alias("bad_label"))
-    for c in ("model", "segment"):
-        aggs.append(pl.col(c).is_null().sum().alias(f"null_{c}"))
-    stats = _stats_with_labels(lf, original, schema, aggs)
     if stats["rows"] == 0:
         raise SchemaError(message(f"no {kind} rows", where=where, expected="at least one row",
                                   got="an empty table"))
     for c in ("model", "segment"):
-        if stats[f"null_{c}"]:
+        if stats.get(f"null_{c}"):
+            rows = _first_rows(lf, pl.col(c).is_null(), line_column)
             raise SchemaError(message(f"column `{c}` has missing values", where=where,
                                       expected="an identifier on every row",
-                                      got=f"{stats[f'null_{c}']} null(s)"))
+                                      got=f"{stats[f'null_{c}']} null(s), first at {unit}(s) "
+                                          f"{rows}"))
     if stats.get("null_score"):
         rows = _first_rows(lf, pl.col("score").is_null(), line_column)
         raise SchemaError(message("column `score` has missing values", where=where,
@@ -146,8 +150,8 @@ def _data_problems(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema, 
             expected="bool, 1/0, target/nontarget or true/false (any case)",
             got=f"{stats['bad_label']} bad value(s), e.g. {shown}",
             hint="Map those values explicitly before importing."))
-    if duplicates:
-        ids = list(trial_id) if trial_id else id_columns(schema)
+    if ids and stats.get("distinct_ids", stats["rows"]) < stats["rows"]:
+        # distinct hashes prove distinct trials; equal hashes need the exact check
         check_duplicates(lf, ids, where=where, line_column=line_column)
 
 
@@ -186,20 +190,6 @@ def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
             got=f"{dup.height} duplicated trial(s), e.g. {ex}",
             hint="Add the distinguishing column (e.g. `system` or a condition) to the "
                  "trial id, or deduplicate the input."))
-
-
-def _stats_with_labels(lf: pl.LazyFrame, original: pl.LazyFrame, schema: pl.Schema,
-                       aggs: list[pl.Expr]) -> dict[str, int]:
-    if "label" in schema:
-        both = original.with_columns(
-            normalize_label(schema["label"]).alias("__label_new"),
-            pl.col("label").alias("__label_old"))
-        if "score" in schema and schema["score"] != pl.Float64:
-            both = both.with_columns(pl.col("score").cast(pl.Float64))
-        row = both.select(aggs).collect().row(0, named=True)
-    else:
-        row = lf.select(aggs).collect().row(0, named=True)
-    return {k: int(v or 0) for k, v in row.items()}
 
 
 def _first_rows(lf: pl.LazyFrame, cond: pl.Expr, line_column: str | None = None,
@@ -252,7 +242,40 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     lf = data.lazy() if isinstance(data, pl.DataFrame) else data
     schema = lf.collect_schema()
     exprs = _cast_plan(schema, kind, where)
-    out = lf.with_columns(exprs) if exprs else lf
-    if check_data:
-        _data_problems(out, lf, schema, kind, where, duplicates, trial_id, line_column)
+    if "label" in schema and schema["label"] != pl.Boolean:
+        exprs = [e for e in exprs if e.meta.output_name() != "label"]
+        exprs.append(_label_expr(data, schema["label"]))
+    if not check_data:
+        out = lf.with_columns(exprs) if exprs else lf
+        return out.drop(line_column) if line_column else out
+    ids: list[str] | None = None
+    if duplicates:
+        ids = list(trial_id) if trial_id else id_columns(schema)
+        missing = [c for c in ids if c not in schema]
+        if missing:
+            raise SchemaError(message("trial id column(s) not found", where=where,
+                                      expected=", ".join(ids), got=", ".join(schema.names())))
+    # one pass: normalized columns, plus whether each label was given (to tell bad from null)
+    had = [pl.col("label").is_not_null().alias("__had_label")] if "label" in schema else []
+    full = lf.with_columns(*exprs, *had)
+    aggs = [pl.len().alias("rows")]
+    if "score" in schema:
+        aggs += [pl.col("score").is_nan().sum().alias("nan"),
+                 pl.col("score").is_null().sum().alias("null_score")]
+    if "label" in schema:
+        aggs.append((pl.col("label").is_null() & pl.col("__had_label")).sum()
+                    .alias("bad_label"))
+    aggs += [pl.col(c).is_null().sum().alias(f"null_{c}") for c in ("model", "segment")
+             if c in schema]
+    if ids:
+        aggs.append(pl.struct(ids).hash().n_unique().alias("distinct_ids"))
+    if isinstance(data, pl.DataFrame):
+        frame = full.collect()
+        row = frame.select(aggs).row(0, named=True)
+        out = frame.drop("__had_label", strict=False).lazy()
+    else:
+        row = full.select(aggs).collect().row(0, named=True)
+        out = lf.with_columns(exprs) if exprs else lf
+    stats = {k: int(v or 0) for k, v in row.items()}
+    _data_problems(out, stats, schema, kind, where, lf, ids, line_column)
     return out.drop(line_column) if line_column else out

@@ -20,14 +20,14 @@ import gzip
 import zlib
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from scoreframe.errors import FormatError, message
 
-__all__ = ["CONTROL_CHARS", "count_fields", "first_bad_line", "read_lines", "read_source"]
+__all__ = ["byte_array", "check_control_bytes", "count_fields", "first_bad_line", "read_lines",
+           "read_source", "single_spaced", "utf8_or_format_error"]
 
-#: Control characters refused inside a line (tab is allowed; CR/LF end lines).
-CONTROL_CHARS = r"[\x00-\x08\x0b-\x1f\x7f]"
 _SEP = "\x1f"  # a control character: any line holding one is refused anyway
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -78,6 +78,62 @@ def _utf8_error(src: bytes | Path, path: Path) -> FormatError:
                                hint="Re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)."))
 
 
+def byte_array(src: bytes | Path) -> np.ndarray:
+    """The file's bytes as a read-only uint8 array (memory-mapped for a file)."""
+    if isinstance(src, bytes):
+        return np.frombuffer(src, dtype=np.uint8)
+    if src.stat().st_size == 0:
+        return np.zeros(0, dtype=np.uint8)
+    return np.memmap(src, dtype=np.uint8, mode="r")
+
+
+_CONTROL = np.zeros(256, dtype=bool)
+_CONTROL[[*range(0, 9), *range(11, 13), *range(14, 32), 127]] = True
+
+
+def check_control_bytes(arr: np.ndarray, path: Path) -> None:
+    """Refuse control bytes (and a CR not ending a line), naming the first line holding one.
+
+    A few counting passes over the bytes in the common case; positions only on the error path.
+    """
+    n_low = int(np.count_nonzero(arr < 32))
+    n_cr = int(np.count_nonzero(arr == 13))
+    ok = n_low == int(np.count_nonzero(arr == 10)) + int(np.count_nonzero(arr == 9)) + n_cr
+    ok = ok and not np.count_nonzero(arr == 127)
+    lone_cr = np.zeros(0, dtype=np.int64)
+    if n_cr:
+        cr = np.flatnonzero(arr == 13)
+        lone_cr = cr[(cr + 1 >= arr.size) | (arr[np.minimum(cr + 1, arr.size - 1)] != 10)]
+    if ok and not lone_cr.size:
+        return
+    mask = _CONTROL[arr]
+    mask[lone_cr] = True
+    pos = int(np.argmax(mask))
+    line = int(np.count_nonzero(arr[:pos] == 10)) + 1
+    raise FormatError(message("control character in a line", where=f"`{path}` line {line}",
+                              expected="printable text, fields separated by the format's "
+                                       "separator",
+                              got=f"byte 0x{int(arr[pos]):02x}",
+                              hint="The file is binary or corrupt; identifiers cannot "
+                                   "hold control characters."))
+
+
+def single_spaced(arr: np.ndarray) -> bool:
+    """True when fields are separated by exactly one space.
+
+    No tab, CR, blank line, or leading, trailing or repeated space: then a plain CSV parse with
+    separator ``' '`` is exact. Call after :func:`check_control_bytes` (the only bytes up to
+    0x20 left are tab, LF, CR and space).
+    """
+    if not arr.size:
+        return True
+    if arr[0] <= 32 or arr[-1] == 32 or np.count_nonzero(arr == 9) or np.count_nonzero(
+            arr == 13):
+        return False
+    ws = arr <= 32
+    return not bool((ws[:-1] & ws[1:]).any())
+
+
 def read_lines(path: str | Path, *, src: bytes | Path | None = None) -> pl.DataFrame:
     r"""The file's lines as columns ``line`` (String; null for an empty line) and ``lineno``.
 
@@ -94,27 +150,23 @@ def read_lines(path: str | Path, *, src: bytes | Path | None = None) -> pl.DataF
     """
     path = Path(path)
     src = read_source(path) if src is None else src
+    check_control_bytes(byte_array(src), path)
     try:
         raw = pl.read_csv(src, has_header=False, separator=_SEP, quote_char=None,
-                          schema={"line": pl.String, "rest": pl.String}, comment_prefix=None,
-                          raise_if_empty=False, truncate_ragged_lines=True,
-                          missing_columns="insert")
+                          schema={"line": pl.String}, comment_prefix=None,
+                          raise_if_empty=False)
     except pl.exceptions.ComputeError as exc:
-        if "utf-8" in str(exc).lower() or "utf8" in str(exc).lower():
-            raise _utf8_error(src, path) from None
-        raise FormatError(message("cannot read text", where=f"`{path}`",
-                                  got=str(exc).splitlines()[0])) from None
-    lines = raw.with_row_index("lineno", offset=1)
-    bad = first_bad_line(lines, pl.col("rest").is_not_null()
-                         | pl.col("line").str.contains(CONTROL_CHARS))
-    if bad is not None:
-        raise FormatError(message("control character in a line", where=f"`{path}` line {bad}",
-                                  expected="printable text, fields separated by the format's "
-                                           "separator",
-                                  got="a control byte (NUL, ESC, \\x1f, ...)",
-                                  hint="The file is binary or corrupt; identifiers cannot "
-                                       "hold control characters."))
-    return lines.select("line", pl.col("lineno").cast(pl.Int64))
+        raise utf8_or_format_error(exc, src, path) from None
+    return raw.with_row_index("lineno", offset=1).select(
+        "line", pl.col("lineno").cast(pl.Int64))
+
+
+def utf8_or_format_error(exc: Exception, src: bytes | Path, path: Path) -> FormatError:
+    """The FormatError for a polars CSV error: invalid UTF-8 located by line, or the cause."""
+    if "utf-8" in str(exc).lower() or "utf8" in str(exc).lower():
+        return _utf8_error(src, path)
+    return FormatError(message("cannot read text", where=f"`{path}`",
+                               got=str(exc).splitlines()[0]))
 
 
 def first_bad_line(lines: pl.DataFrame, cond: pl.Expr) -> int | None:

@@ -21,7 +21,16 @@ import polars as pl
 
 from scoreframe.errors import FormatError, message
 from scoreframe.io.atomic import atomic_output
-from scoreframe.io.lines import count_fields, first_bad_line, read_lines
+from scoreframe.io.lines import (
+    byte_array,
+    check_control_bytes,
+    count_fields,
+    first_bad_line,
+    read_lines,
+    read_source,
+    single_spaced,
+    utf8_or_format_error,
+)
 from scoreframe.schema import Kind, validate_trials
 
 __all__ = [
@@ -78,7 +87,53 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     path = Path(path)
     fields = _FIELDS[kind]
     where = f"`{path}`"
-    lines = read_lines(path).filter(pl.col("line").str.strip_chars(" \t") != "")
+    src = read_source(path)
+    arr = byte_array(src)
+    check_control_bytes(arr, path)
+    df = _single_spaced(src, path, fields) if single_spaced(arr) else None
+    if df is None:
+        df = _split_lines(path, src, fields, kind, fmt)
+    del arr
+    if kind == "scores":
+        raw = pl.col("score")
+        df = df.with_columns(raw.cast(pl.Float64, strict=False).alias("__score"))
+        ln = first_bad_line(df, pl.col("__score").is_null())
+        if ln is not None:
+            raw_value = df.filter(pl.col("lineno") == ln)["score"][0]
+            raise FormatError(message(f"bad score in {fmt} scores", where=f"{where} line {ln}",
+                                      expected="a number", got=repr(raw_value)))
+        df = df.with_columns(pl.col("__score").alias("score")).drop("__score")
+    if not validate:
+        return validate_trials(df, kind=kind, where=where, check_data=False).drop(
+            "lineno").collect()
+    return validate_trials(df, kind=kind, where=where, line_column="lineno").collect()
+
+
+def _single_spaced(src: bytes | Path, path: Path,
+                   fields: tuple[str, ...]) -> pl.DataFrame | None:
+    """Parse a file with single-space separators directly.
+
+    None when a row is ragged: the line-by-line path then names it.
+    """
+    try:
+        df = pl.read_csv(src, separator=" ", has_header=False, quote_char=None,
+                         schema=dict.fromkeys(fields, pl.String), comment_prefix=None,
+                         raise_if_empty=False, truncate_ragged_lines=False)
+    except (pl.exceptions.ComputeError, pl.exceptions.SchemaError,
+            pl.exceptions.ShapeError) as exc:
+        if "utf" in str(exc).lower():
+            raise utf8_or_format_error(exc, src, path) from None
+        return None  # ragged (too many fields somewhere, or too few on the first line)
+    if df.select(pl.col(fields[-1]).is_null().any()).item():
+        return None  # too few fields on some line
+    return df.with_row_index("lineno", offset=1).with_columns(pl.col("lineno").cast(pl.Int64))
+
+
+def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: Kind,
+                 fmt: str) -> pl.DataFrame:
+    """Tokenize line by line (any run of spaces and tabs separates), checking field counts."""
+    where = f"`{path}`"
+    lines = read_lines(path, src=src).filter(pl.col("line").str.strip_chars(" \t") != "")
     line = pl.col("line")
     messy = lines.select((line.str.contains("\t", literal=True)
                           | line.str.contains("  ", literal=True)
@@ -97,22 +152,9 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
             expected=f"{len(fields)} fields ({' '.join(fields)})",
             got=f"{len(got)} field(s): {first['line']!r}"
                 + (f" ({bad.height} bad lines in all)" if bad.height > 1 else "")))
-    df = (lines.select(line.str.split_exact(" ", len(fields) - 1)
-                       .struct.rename_fields(list(fields)), "lineno")
-          .unnest("line"))
-    if kind == "scores":
-        raw = pl.col("score")
-        df = df.with_columns(raw.cast(pl.Float64, strict=False).alias("__score"))
-        ln = first_bad_line(df, pl.col("__score").is_null())
-        if ln is not None:
-            raw_value = df.filter(pl.col("lineno") == ln)["score"][0]
-            raise FormatError(message(f"bad score in {fmt} scores", where=f"{where} line {ln}",
-                                      expected="a number", got=repr(raw_value)))
-        df = df.with_columns(pl.col("__score").alias("score")).drop("__score")
-    if not validate:
-        return validate_trials(df, kind=kind, where=where, check_data=False).drop(
-            "lineno").collect()
-    return validate_trials(df, kind=kind, where=where, line_column="lineno").collect()
+    return (lines.select(line.str.split_exact(" ", len(fields) - 1)
+                         .struct.rename_fields(list(fields)), "lineno")
+            .unnest("line"))
 
 
 def read_key_txt(path: str | Path) -> pl.DataFrame:
