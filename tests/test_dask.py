@@ -7,12 +7,16 @@ import socket
 import sys
 import time
 
+import numpy as np
+import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 pytest.importorskip("dask.distributed",
                     reason="dask.distributed is not installed (pip install 'scoreframe[dask]')")
 import psutil  # a dependency of distributed  # noqa: E402
 
+from scoreframe import evaluate  # noqa: E402
 from scoreframe.errors import DegenerateError, EngineError, ScoreframeError  # noqa: E402
 from scoreframe.stats.dask import DaskExecutor  # noqa: E402
 
@@ -72,6 +76,7 @@ def test_connect_to_running_scheduler(executor):
     assert [v for v, _ in executor.map(square_and_pid, [7])] == [49]
 
 
+@pytest.mark.slow  # starts its own cluster
 def test_local_cluster_closed_on_exception_no_leftover_processes():
     before = children()
     with pytest.raises(RuntimeError, match="boom"):  # noqa: PT012
@@ -112,3 +117,51 @@ def test_missing_dask_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # import raises ImportError
     with pytest.raises(EngineError, match=r"pip install 'scoreframe\[dask\]'"):
         DaskExecutor(workers=1)
+
+
+@pytest.fixture(scope="module")
+def multi_file(tmp_path_factory):
+    """A plain directory of 4 Parquet files: heavy ties, +-inf, 3 conditions, id columns."""
+    root = tmp_path_factory.mktemp("dask_ds") / "ds"
+    root.mkdir()
+    rng = np.random.default_rng(12)
+    for k in range(4):
+        n = 4_000 + 500 * k
+        label = rng.random(n) < 0.2
+        score = np.round(rng.standard_normal(n) + 1.5 * label, 1)  # heavy ties
+        score[rng.random(n) < 0.002] = np.inf
+        score[rng.random(n) < 0.002] = -np.inf
+        pl.DataFrame({
+            "model": [f"m{k}_{i // 50}" for i in range(n)],
+            "segment": [f"s{i}" for i in range(n)],
+            "score": score, "label": label,
+            "condition": rng.choice(["a", "b", "c"], n),
+        }).write_parquet(root / f"part-{k}.parquet")
+    return root
+
+
+@pytest.mark.slow  # two local clusters start (~10 s on a quiet machine)
+def test_dask_engine_identical_to_local_engine(multi_file, executor, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path))
+    kw = {"by": "condition", "p_target": [0.01, 0.5]}
+    memory = evaluate(multi_file, **kw)  # in memory
+    ooc = evaluate(multi_file, memory_limit="64KiB", **kw)  # local out of core, many ranges
+    on_dask = evaluate(multi_file, engine="dask", workers=2, memory_limit="64KiB", **kw)
+    remote = evaluate(multi_file, engine="dask", scheduler=executor.address, **kw)
+    assert on_dask.equals(ooc)  # same ranges, same tasks: bit for bit
+    for res in (ooc, on_dask, remote):
+        assert res.select("condition", "n_tar", "n_non").equals(
+            memory.select("condition", "n_tar", "n_non"))
+        assert_frame_equal(res, memory, rel_tol=1e-12, abs_tol=0.0)
+    assert memory.height == 4 and memory["n_tar"].sum() > 0  # a, b, c and the pooled row
+    assert list(tmp_path.iterdir()) == []  # no spill directory survives
+
+
+def test_dask_engine_finds_duplicates(multi_file, executor, tmp_path):
+    ds = tmp_path / "dup"
+    ds.mkdir()
+    for f in multi_file.iterdir():
+        (ds / f.name).write_bytes(f.read_bytes())
+    (ds / "again.parquet").write_bytes((multi_file / "part-0.parquet").read_bytes())
+    with pytest.raises(ScoreframeError, match="duplicate"):
+        evaluate(ds, by="condition", engine="dask", scheduler=executor.address)
