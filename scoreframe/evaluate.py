@@ -33,8 +33,9 @@ from scoreframe.stats.groups import POOLED
 from scoreframe.stats.reduce import check_counts, sorted_groups
 from scoreframe.stats.summary import EqStats, ScoreStats
 
-__all__ = ["DegenerateGroupWarning", "OperatingPoints", "evaluate", "explode_dcf",
-           "group_columns", "group_statistics", "grouped_scores", "results_frame"]
+__all__ = ["DegenerateGroupWarning", "OperatingPoints", "attach_intervals", "evaluate",
+           "explode_dcf", "group_columns", "group_statistics", "grouped_scores",
+           "results_frame"]
 
 Data = pl.DataFrame | pl.LazyFrame | str | Path
 
@@ -180,7 +181,10 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
              memory_limit: int | float | str | None = None, workers: int | None = None,
              scheduler: str | None = None, validate: bool = True,
              trial_id: Sequence[str] | str | None = None, spoof: bool = False,
-             forensic: bool = False, progress: Callable[[int, int], None] | None = None,
+             forensic: bool = False, bootstrap: int = 0, ci: float = 0.95,
+             resample: str | Sequence[str] = "trial", seed: int = 0,
+             interval: str = "percentile",
+             progress: Callable[[int, int], None] | None = None,
              on_group: Callable[[dict[str, object], GroupStats], None] | None = None
              ) -> pl.DataFrame:
     """Evaluate binary scores per condition: EER, Cllr, minCllr, PRBEP, actual/min DCF.
@@ -230,6 +234,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     forensic
         Add ``auc``, ``rmep``, ``rmed``, ``elub_lower_log10``, ``elub_upper_log10`` per group
         (scores taken as natural-log llrs; with ``spoof``, spoofs count as non-targets).
+    bootstrap, ci, resample, seed, interval
+        With ``bootstrap=B`` replicates, add confidence intervals (:mod:`scoreframe.bootstrap`):
+        ``eer_lo``/``eer_hi`` (ROCCH EER), ``cllr_*``, ``min_cllr_*`` and, in each ``dcf``
+        struct, ``act_dcf_norm_lo/_hi`` and ``min_dcf_norm_lo/_hi``. ``resample="trial"``
+        or id columns resampled independently (``["model", "segment"]``: the two-way
+        "subjects" bootstrap for evaluations that reuse speakers); percentile intervals, or
+        ``interval="bca"``; the same ``seed`` gives the same intervals on any engine, number
+        of workers or split of the data.
     progress
         Optional callable ``progress(done, total)``.
     on_group
@@ -270,9 +282,54 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         extras = family_values(as_lazy(data, where=where), [u.unit for u in stats.units],
                                stats.row_cols, system, families=families,
                                where=source_name(data))
-    return results_frame(stats, ops, eer_method=eer_method,
-                         metrics=declared(family=["binary", *families]), extras=extras,
-                         on_group=on_group)
+    res = results_frame(stats, ops, eer_method=eer_method,
+                        metrics=declared(family=["binary", *families]), extras=extras,
+                        on_group=on_group)
+    if bootstrap:
+        from scoreframe.bootstrap import bootstrap_evaluate
+
+        reps = bootstrap_evaluate(data, by=by, where=where, p_target=ops.p_target,
+                                  c_miss=c_miss, c_fa=c_fa, bootstrap=bootstrap, ci=ci,
+                                  resample=resample, seed=seed, interval=interval,  # type: ignore[arg-type]
+                                  pooled=pooled, workers=workers)
+        res = attach_intervals(res, reps, eer=eer_method == "rocch")
+    return res
+
+
+INTERVAL_METRICS = ("eer", "cllr", "min_cllr")
+INTERVAL_DCF = ("act_dcf_norm", "min_dcf_norm")
+
+
+def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: bool = True
+                     ) -> pl.DataFrame:
+    """Add the ``*_lo``/``*_hi`` columns of a bootstrap frame to evaluate's results.
+
+    Rows are matched on the group columns; ``eer=False`` leaves the EER without an interval
+    (the bootstrap's EER is the ROCCH EER).
+    """
+    keys = group_columns(results)
+    names = [m for m in INTERVAL_METRICS if eer or m != "eer"]
+    cols = [f"{m}_{e}" for m in names for e in ("lo", "hi")]
+    lookup = {tuple(r[k] for k in keys): r for r in intervals.iter_rows(named=True)}
+    rows = []
+    for r in results.iter_rows(named=True):
+        b = lookup.get(tuple(r[k] for k in keys))
+        out = dict(r)
+        for c in cols:
+            out[c] = None if b is None else b[c]
+        dcf_b = {} if b is None else {d["p_target"]: d for d in b["dcf"]}
+        out["dcf"] = [{**d, **{f"{m}_{e}": dcf_b.get(d["p_target"], {}).get(f"{m}_{e}")
+                                for m in INTERVAL_DCF for e in ("lo", "hi")}}
+                      for d in r["dcf"]]
+        rows.append(out)
+    order = results.columns[:results.columns.index("dcf")]
+    schema = {c: results.schema[c] for c in order} | {c: pl.Float64 for c in cols}
+    base = pl.from_dicts([{c: r[c] for c in schema} for r in rows], schema=schema)
+    front = [c for c in order]
+    for m in reversed(names):  # each interval right after its value
+        i = front.index(m) + 1
+        front[i:i] = [f"{m}_lo", f"{m}_hi"]
+    return base.select(front).with_columns(pl.Series("dcf", [r["dcf"] for r in rows]))
 
 
 def _as_lazy(data: Data, where: str | None) -> pl.LazyFrame:

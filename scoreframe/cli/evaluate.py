@@ -7,7 +7,7 @@ import json
 
 import polars as pl
 
-from scoreframe.checks import check_positive_int
+from scoreframe.checks import check_positive_int, check_probability
 from scoreframe.cli.console import console, emit_frame, fmt, json_safe, progress, write_text_output
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
@@ -58,6 +58,17 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     e.add_argument("--no-validate", dest="validate", action="store_false",
                    help="skip the duplicate-trial check (null/NaN scores and unknown labels "
                         "are always errors)")
+    b = p.add_argument_group("confidence intervals")
+    b.add_argument("--bootstrap", type=int, default=0, metavar="B",
+                   help="bootstrap replicates for confidence intervals (0: none)")
+    b.add_argument("--ci", type=float, default=0.95, help="nominal coverage of the intervals")
+    b.add_argument("--resample", nargs="+", default=["trial"], metavar="UNIT",
+                   help="what to resample: trial, or id columns resampled independently "
+                        "(model segment: the two-way bootstrap for evaluations that reuse "
+                        "speakers)")
+    b.add_argument("--seed", type=int, default=0, help="seed of the replicates")
+    b.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
+                   help="percentile or bias-corrected and accelerated (BCa) intervals")
     s = p.add_argument_group("anti-spoofing and forensic metrics")
     s.add_argument("--spoof", action="store_true",
                    help="add a-DCF (a-DCF1 defaults), SASV-EER, SV-EER, SPF-EER and n_spoof "
@@ -83,7 +94,18 @@ def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
     return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or [],
             "engine": a.engine, "memory_limit": a.memory_limit, "workers": a.workers,
             "scheduler": a.scheduler, "validate": a.validate,
-            "trial_id": trial_id or None, "spoof": a.spoof, "forensic": a.forensic}
+            "trial_id": trial_id or None, "spoof": a.spoof, "forensic": a.forensic,
+            **interval_kwargs(a)}
+
+
+def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
+    """The bootstrap options (checked) as keyword arguments of ``evaluate``."""
+    if a.bootstrap:
+        check_positive_int(a.bootstrap, name="--bootstrap", minimum=2)
+    check_probability(a.ci, name="--ci")
+    resample = a.resample[0] if a.resample == ["trial"] else list(a.resample)
+    return {"bootstrap": a.bootstrap, "ci": a.ci, "resample": resample, "seed": a.seed,
+            "interval": a.interval}
 # --- end of the evaluate option group -----------------------------------------------------------
 
 
@@ -114,6 +136,22 @@ def percent(v: object) -> str:
     return "" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]
 
 
+def with_interval(row: dict[str, object], c: str) -> str:
+    """A table cell: the value (in % for rates), and ``[lo, hi]`` when an interval exists.
+
+    Examples
+    --------
+    >>> with_interval({"eer": 0.1, "eer_lo": 0.08, "eer_hi": 0.125}, "eer")
+    '10.00 [8.00, 12.50]'
+    """
+    show = percent if c in PERCENT else fmt
+    text = show(row[c])
+    lo, hi = row.get(f"{c}_lo"), row.get(f"{c}_hi")
+    if lo is not None and hi is not None and row[c] is not None:
+        text += f" [{show(lo)}, {show(hi)}]"
+    return text
+
+
 def print_results(res: pl.DataFrame, *, title: str = "") -> None:
     """Print the per-condition table: one row per group and operating point (EER in %)."""
     from rich.table import Table
@@ -133,7 +171,7 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
                      justify="left" if c in group_cols else "right")
     warn = False
     for row in flat.iter_rows(named=True):
-        cells = [percent(row[c]) if c in PERCENT else fmt(row[c]) for c in cols]
+        cells = [with_interval(row, c) for c in cols]
         if row.get("dr30_ok") is False:
             cells[cols.index("min_dcf_norm")] += " *"
             warn = True
