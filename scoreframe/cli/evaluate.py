@@ -7,7 +7,8 @@ import json
 
 import polars as pl
 
-from scoreframe.checks import check_positive_int, check_probability
+from scoreframe.checks import check_positive_int
+from scoreframe.cli.compare import add_interval_options, interval_kwargs
 from scoreframe.cli.console import console, emit_frame, fmt, json_safe, progress, write_text_output
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
@@ -58,17 +59,7 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     e.add_argument("--no-validate", dest="validate", action="store_false",
                    help="skip the duplicate-trial check (null/NaN scores and unknown labels "
                         "are always errors)")
-    b = p.add_argument_group("confidence intervals")
-    b.add_argument("--bootstrap", type=int, default=0, metavar="B",
-                   help="bootstrap replicates for confidence intervals (0: none)")
-    b.add_argument("--ci", type=float, default=0.95, help="nominal coverage of the intervals")
-    b.add_argument("--resample", nargs="+", default=["trial"], metavar="UNIT",
-                   help="what to resample: trial, or id columns resampled independently "
-                        "(model segment: the two-way bootstrap for evaluations that reuse "
-                        "speakers)")
-    b.add_argument("--seed", type=int, default=0, help="seed of the replicates")
-    b.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
-                   help="percentile or bias-corrected and accelerated (BCa) intervals")
+    add_interval_options(p)
     s = p.add_argument_group("anti-spoofing and forensic metrics")
     s.add_argument("--spoof", action="store_true",
                    help="add a-DCF (a-DCF1 defaults), SASV-EER, SV-EER, SPF-EER and n_spoof "
@@ -95,17 +86,9 @@ def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
             "engine": a.engine, "memory_limit": a.memory_limit, "workers": a.workers,
             "scheduler": a.scheduler, "validate": a.validate,
             "trial_id": trial_id or None, "spoof": a.spoof, "forensic": a.forensic,
-            **interval_kwargs(a)}
+            **{k: (v or 0) if k == "bootstrap" else v for k, v in interval_kwargs(a).items()}}
 
 
-def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
-    """The bootstrap options (checked) as keyword arguments of ``evaluate``."""
-    if a.bootstrap:
-        check_positive_int(a.bootstrap, name="--bootstrap", minimum=2)
-    check_probability(a.ci, name="--ci")
-    resample = a.resample[0] if a.resample == ["trial"] else list(a.resample)
-    return {"bootstrap": a.bootstrap, "ci": a.ci, "resample": resample, "seed": a.seed,
-            "interval": a.interval}
 # --- end of the evaluate option group -----------------------------------------------------------
 
 
