@@ -73,9 +73,10 @@ def load_dataset(path: str, fmt: str | None = None, kind: str | None = None,
     ``where`` filters the trials after the checks.
     """
     f = fmt or _format_of(path)
-    if f == "parquet" and trial_id:
-        lf = validate_trials(scan_trials(path), kind=infer_kind(
-            scan_trials(path).collect_schema().names()), where=f"`{path}`", trial_id=trial_id)
+    if f == "parquet" and trial_id:  # scan_trials has no trial_id: check on the scan
+        lf = scan_trials(path)
+        lf = validate_trials(lf, kind=infer_kind(lf.collect_schema().names()),
+                             where=f"`{path}`", trial_id=trial_id)
     elif f == "parquet":
         lf = scan_trials(path, check_data=True)
     elif f in ("csv", "tsv") and trial_id:
