@@ -27,6 +27,7 @@ from scoreframe.evaluate import explode_dcf, group_columns, group_statistics, re
 from scoreframe.frames import Data, as_lazy
 from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.metrics.registry import GroupStats
+from scoreframe.plots.save import javascript_bundle
 from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
 
 __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", "write_report"]
@@ -233,8 +234,6 @@ def render_html(report: Report, *, progress: Progress | None = None) -> str:
 
     ``progress(done, total)`` is called as each chart is built and serialized.
     """
-    import vl_convert as vlc
-
     charts = report.charts()
     sections: dict[str, list[tuple[str, dict]]] = {}
     for i, (section, name, chart) in enumerate(charts):
@@ -248,7 +247,7 @@ def render_html(report: Report, *, progress: Progress | None = None) -> str:
             div = f"chart_{len(specs)}"
             specs[div] = spec
             body.append(f"<div class='chart' id='{div}' data-name='{html.escape(name)}'></div>")
-    bundle = vlc.javascript_bundle()
+    bundle = javascript_bundle()
     n_warn = int(explode_dcf(report.summary).filter(pl.col("dr30_ok").not_()).height)
     warn = (f"<p><span class='warn'>⚠</span> {n_warn} minDCF value(s) rest on fewer than 30 "
             "misses or false alarms (Doddington's rule of 30) and are not reliable.</p>"

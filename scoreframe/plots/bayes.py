@@ -41,10 +41,10 @@ def prior_rules(p_target: Sequence[float], *, y: float) -> list[alt.Chart]:
                         "label": [f"p={p:g}" for p in p_target], "y": [y] * len(p_target)})
     rule = alt.Chart(inline_data(ops)).mark_rule(color="#333", strokeDash=[5, 3],
                                                  strokeWidth=0.8, clip=True).encode(
-        x="prior_log_odds:Q", tooltip=["label:N"])
+        x=alt.X("prior_log_odds:Q"), tooltip=[alt.Tooltip("label:N")])
     text = alt.Chart(inline_data(ops)).mark_text(align="left", dx=3, dy=6, fontSize=10,
                                                  color="#333", clip=True).encode(
-        x="prior_log_odds:Q", y="y:Q", text="label:N")
+        x=alt.X("prior_log_odds:Q"), y=alt.Y("y:Q"), text=alt.Text("label:N"))
     return [rule, text]
 
 
@@ -106,12 +106,13 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
     y = alt.Y("value:Q", title="normalized DCF", scale=alt.Scale(domain=[0, y_max], nice=False))
     lines = measures_chart(df, measures).mark_line(clip=True).encode(
         x=x, y=y, **enc, **measure_encodings(list(measures.values()), several_series=several),
-        detail=f"{SERIES}:N",
-        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("prior_log_odds:Q", format=".2f"),
+        detail=alt.Detail(f"{SERIES}:N"),
+        tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("measure:N"),
+                 alt.Tooltip("prior_log_odds:Q", format=".2f"),
                  alt.Tooltip("value:Q", format=".4f")])
     ref = pl.DataFrame({"value": [1.0]})
     layers: list[alt.Chart] = [lines, alt.Chart(inline_data(ref)).mark_rule(
-        color="#555", strokeDash=[1, 2]).encode(y="value:Q")]
+        color="#555", strokeDash=[1, 2]).encode(y=alt.Y("value:Q"))]
     if dr30 and "dr30_fa" in df.columns:
         marks = df.filter(pl.col("dr30_fa") | pl.col("dr30_miss")).with_columns(
             which=pl.when(pl.col("dr30_fa")).then(pl.lit("30 false alarms")).otherwise(
@@ -120,13 +121,13 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
             layers.append(alt.Chart(inline_data(marks.select(
                 SERIES, "prior_log_odds", "min_dcf_norm", "which"))).mark_point(
                 size=60, filled=False, strokeWidth=1.5, clip=True).encode(
-                x="prior_log_odds:Q", y="min_dcf_norm:Q",
+                x=alt.X("prior_log_odds:Q"), y=alt.Y("min_dcf_norm:Q"),
                 color=alt.Color(f"{SERIES}:N", legend=None),
                 shape=alt.Shape("which:N", scale=alt.Scale(
                     domain=["30 false alarms", "30 misses"],
                     range=["triangle-left", "triangle-right"]),
                     legend=alt.Legend(title="DR30 on minimum")),
-                tooltip=[f"{SERIES}:N", "which:N"]))
+                tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("which:N")]))
     if p_target:
         layers += prior_rules(p_target, y=y_max)
     head = alt.Title(title, subtitle="dotted line at 1: the default system (no information)")
@@ -159,12 +160,13 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
     curves = measures_chart(df, measures).mark_line(clip=True).encode(
         x=x, y=y, **series_encodings(order, style, dash=several),
         **measure_encodings(list(measures.values()), several_series=several),
-        detail=f"{SERIES}:N",
-        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("value:Q", format=".4f")])
+        detail=alt.Detail(f"{SERIES}:N"),
+        tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("measure:N"),
+                 alt.Tooltip("value:Q", format=".4f")])
     first = df.filter(pl.col(SERIES) == order[0]).select("prior_log_odds", "default")
     ref = alt.Chart(inline_data(first)).mark_line(color="#777", strokeDash=[1, 2],
                                                   strokeWidth=1.0, clip=True).encode(
-        x="prior_log_odds:Q", y="default:Q")
+        x=alt.X("prior_log_odds:Q"), y=alt.Y("default:Q"))
     head = alt.Title(title, subtitle="grey dotted: the reference (no-information) system")
     chart = alt.layer(curves, ref).properties(width=width, height=height, title=head)
     if summary is None:
@@ -182,7 +184,8 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
         fill=alt.Fill("measure:N", scale=alt.Scale(
             domain=["minCllr (discrimination)", "calibration loss"],
             range=["#4d4d4d", "#d9d9d9"]), legend=alt.Legend(title="Cllr")),
-        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("value:Q", format=".4f"),
+        tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("measure:N"),
+                 alt.Tooltip("value:Q", format=".4f"),
                  alt.Tooltip("cllr:Q", format=".4f")],
     ).properties(width=max(120, 40 * len(order)), height=height, title="Cllr decomposition")
     return alt.hconcat(chart, bars).resolve_scale(color="independent", strokeDash="independent",

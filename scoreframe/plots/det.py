@@ -160,9 +160,9 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     lines_df = df.select(SERIES, *(["curve"] if curve == "both" else []), "i", "probit_pfa",
                          "probit_pmiss")
     base = alt.Chart(inline_data(lines_df)).mark_line(clip=True, strokeWidth=1.6).encode(
-        x=x, y=y, order="i:Q", **enc,
+        x=x, y=y, order=alt.Order("i:Q"), **enc,
         **({"detail": "curve:N"} if curve == "both" else {}),
-        tooltip=[f"{SERIES}:N", alt.Tooltip("pfa:Q", format=".3%"),
+        tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("pfa:Q", format=".3%"),
                  alt.Tooltip("pmiss:Q", format=".3%")]).transform_calculate(
         pfa="cumulativeNormal(datum.probit_pfa)", pmiss="cumulativeNormal(datum.probit_pmiss)")
     if curve == "both":
@@ -177,7 +177,7 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
         diag = pl.DataFrame({"probit_pfa": [lo, hi], "probit_pmiss": [lo, hi]})
         layers.append(alt.Chart(inline_data(diag)).mark_line(
             color="#888", strokeDash=[2, 3], strokeWidth=0.8, clip=True).encode(
-            x="probit_pfa:Q", y="probit_pmiss:Q"))
+            x=alt.X("probit_pfa:Q"), y=alt.Y("probit_pmiss:Q")))
     if dr30:
         lines = df.group_by(SERIES, maintain_order=True).agg(
             pl.col("probit_dr30_pfa").first(), pl.col("probit_dr30_pmiss").first())
@@ -187,10 +187,10 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
         color = alt.Color(f"{SERIES}:N", legend=None)
         if vert.height:
             layers.append(alt.Chart(inline_data(vert)).mark_rule(**common).encode(
-                x="probit_dr30_pfa:Q", color=color))
+                x=alt.X("probit_dr30_pfa:Q"), color=color))
         if horiz.height:
             layers.append(alt.Chart(inline_data(horiz)).mark_rule(**common).encode(
-                y="probit_dr30_pmiss:Q", color=color))
+                y=alt.Y("probit_dr30_pmiss:Q"), color=color))
         if vert.height or horiz.height:
             subtitle.append("thin dashed: rule of 30 (30 false alarms / 30 misses)")
     omitted: list[str] = []
@@ -244,7 +244,8 @@ def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dic
         domain=labels, range=[POINT_SHAPES[i % len(POINT_SHAPES)] for i in range(len(labels))]),
         legend=alt.Legend(title=["DCF point, p_target", "(filled: min, open: act)"],
                           symbolFillColor="#555", symbolStrokeColor="#555"))
-    tooltip = [f"{SERIES}:N", "marker:N", alt.Tooltip("pfa:Q", format=".3%"),
+    tooltip = [alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("marker:N"),
+               alt.Tooltip("pfa:Q", format=".3%"),
                alt.Tooltip("pmiss:Q", format=".3%")]
     if "dcf_norm" in pts.columns:
         tooltip.append(alt.Tooltip("dcf_norm:Q", format=".4f", title="normalized DCF"))
@@ -255,6 +256,7 @@ def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dic
             continue
         layers.append(alt.Chart(inline_data(part)).mark_point(
             size=70, filled=filled, strokeWidth=1.8, opacity=1, clip=True).encode(
-            x="probit_pfa:Q", y="probit_pmiss:Q", color=alt.Color(f"{SERIES}:N", legend=None),
+            x=alt.X("probit_pfa:Q"), y=alt.Y("probit_pmiss:Q"),
+            color=alt.Color(f"{SERIES}:N", legend=None),
             shape=shape, tooltip=tooltip))
     return layers, omitted

@@ -55,7 +55,7 @@ def calibration_plot(maps: Any, *, styles: Mapping[str, SeriesStyle] | None = No
         x=alt.X("score:Q", title="score", scale=alt.Scale(nice=False, zero=False)),
         y=alt.Y("llr:Q", title="llr (nats)", scale=alt.Scale(domain=domain, nice=False)),
         **series_encodings(order, style, title="map"),
-        tooltip=[f"{SERIES}:N", alt.Tooltip("score:Q", format=".3f"),
+        tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("score:Q", format=".3f"),
                  alt.Tooltip("llr:Q", format=".3f")],
     ).properties(width=width, height=height, title=title)
 
@@ -66,7 +66,7 @@ def histogram_plot(hist: Any, *, series: Sequence[str] | None = None,
     df = series_labels(as_polars(hist), series)
     chart = alt.Chart(inline_data(df)).mark_rect(opacity=0.55, stroke="black",
                                              strokeWidth=0.3).encode(
-        x=alt.X("lo:Q", title="score"), x2="hi:Q", y=alt.Y("density:Q", title="density",
+        x=alt.X("lo:Q", title="score"), x2=alt.X2("hi:Q"), y=alt.Y("density:Q", title="density",
                                                           stack=None),
         fill=alt.Fill("class:N", scale=alt.Scale(domain=["target", "non-target"],
                                                  range=["#1f1f1f", "#bdbdbd"]),
@@ -98,6 +98,7 @@ def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
         y=alt.Y("value:Q", title="normalized Cavg"),
         **series_encodings(order, styles_for(order, styles), dash=several),
         **measure_encodings(list(measures.values()), several_series=several),
-        detail=f"{SERIES}:N",
-        tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("value:Q", format=".4f")],
+        detail=alt.Detail(f"{SERIES}:N"),
+        tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("measure:N"),
+                 alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=width, height=height, title=title)

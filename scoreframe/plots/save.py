@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import tempfile
 from pathlib import Path
 
 import altair as alt
@@ -9,7 +12,10 @@ import altair as alt
 from scoreframe.errors import UsageError, message
 from scoreframe.io.atomic import atomic_output
 
-__all__ = ["FORMATS", "chart_bytes", "save_chart"]
+__all__ = ["CACHE_ENV", "FORMATS", "chart_bytes", "javascript_bundle", "save_chart"]
+
+#: Environment variable naming the directory of scoreframe's on-disk cache.
+CACHE_ENV = "SCOREFRAME_CACHE_DIR"
 
 #: File suffixes :func:`save_chart` writes.
 FORMATS = (".html", ".htm", ".svg", ".png", ".pdf")
@@ -58,3 +64,41 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, overwrite: bool = 
     with atomic_output(path, overwrite=overwrite) as tmp:  # refuses an existing file first
         tmp.write_bytes(chart_bytes(chart, suffix, scale=scale))
     return path
+
+
+def _cache_dir() -> Path:
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "scoreframe"
+
+
+@functools.cache
+def javascript_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script, for offline HTML (from vl-convert).
+
+    Bundling takes seconds, so the script is kept for the process and on disk (in
+    ``$SCOREFRAME_CACHE_DIR``, else ``$XDG_CACHE_HOME/scoreframe`` or ``~/.cache/scoreframe``),
+    keyed by the vl-convert version; an unwritable cache directory only costs the time.
+    """
+    import vl_convert as vlc
+
+    path = _cache_dir() / f"vl-convert-{vlc.__version__}-bundle.js"
+    try:
+        text = path.read_text(encoding="utf-8")
+        if "vegaEmbed" in text:
+            return text
+    except OSError:
+        pass
+    text = vlc.javascript_bundle()
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+    return text

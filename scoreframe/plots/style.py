@@ -27,10 +27,10 @@ from altair.utils.schemapi import debug_mode
 from scoreframe.kernels.elementary import probit
 
 __all__ = ["COLORS", "DASHES", "DET_BOX", "DET_TICKS", "HEIGHT", "MEASURE_DASHES",
-           "MEASURE_WIDTHS", "OFF_SCALE", "SERIES", "WIDTH", "SeriesStyle", "as_polars",
-           "det_axis", "det_ticks", "group_cols", "inline_data", "legend", "long_format",
-           "measure_encodings", "measures_chart", "series_encodings", "series_labels",
-           "series_order", "series_scale", "styles_for"]
+           "MEASURE_WIDTHS", "OFF_SCALE", "SERIES", "WIDTH", "RowData", "SeriesStyle",
+           "as_polars", "det_axis", "det_ticks", "group_cols", "inline_data", "legend",
+           "long_format", "measure_encodings", "measures_chart", "series_encodings",
+           "series_labels", "series_order", "series_scale", "styles_for"]
 
 #: Standard DET ticks (probabilities); those inside the plot box are labelled, in percent.
 DET_TICKS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6,
@@ -139,6 +139,23 @@ def series_labels(df: pl.DataFrame, series: Sequence[str] | None = None) -> pl.D
                                           for c in cols], separator=" / ").alias(SERIES))
 
 
+class RowData(alt.Data):
+    """Inline rows that Altair neither deep-copies nor walks element by element.
+
+    The rows are plain JSON values (numbers, strings, None) made by :func:`inline_data`; Altair
+    would otherwise copy them on every chart operation and check each value in ``to_dict``
+    (seconds for a report's charts).
+    """
+
+    def __deepcopy__(self, memo: object = None) -> RowData:
+        return self
+
+    def to_dict(self, validate: bool = True, *, ignore: list[str] | None = None,
+                context: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``{"values": rows}``, the rows as they are (no copy, no per-value checks)."""
+        return {"values": self._kwds["values"]}
+
+
 def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
     """Inline data without Altair's row guard (rows are already at display resolution).
 
@@ -153,7 +170,7 @@ def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
             exprs.append(col.round_sig_figs(digits).alias(c))
     clean = df.with_columns(exprs) if exprs else df
     with debug_mode(False):  # the rows are plain numbers and strings: skip per-row validation
-        return alt.Data(values=clean.to_dicts())
+        return RowData(values=clean.to_dicts())
 
 
 def series_order(df: pl.DataFrame, by: str | None) -> list[str]:
