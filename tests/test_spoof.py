@@ -269,6 +269,11 @@ def test_a_dcf_without_spoof_cost_is_normalized_dcf(t, n, s, costs):
     r = spoof.a_dcf(t, n, s, p_target=pt, p_nontarget=pn, p_spoof=1 - pt - pn, c_miss=cm,
                     c_fa_nontarget=cn, c_fa_spoof=0.0)
     p_eff = cm * pt / (cm * pt + cn * pn)
+    # the per-trial minimum of the normalized DCF at p_eff (targets first at ties) ...
+    per_trial = min((p_eff * pm + (1 - p_eff) * pf) / min(p_eff, 1 - p_eff)
+                    for pm, pf, _ in twin_det(t, n))
+    assert r["min_a_dcf"] == pytest.approx(per_trial, rel=1e-12, abs=1e-14)
+    # ... equals the minimum over real thresholds, i.e. scoreframe's ROCCH minDCF
     assert r["min_a_dcf"] == pytest.approx(sf.min_dcf(t, n, p_target=p_eff), rel=1e-12,
                                            abs=1e-14)
 
