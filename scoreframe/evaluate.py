@@ -56,7 +56,7 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
                      engine: str = "local", memory_limit: int | float | str | None = None,
                      workers: int | None = None, scheduler: str | None = None,
                      validate: bool = True, trial_id: Sequence[str] | str | None = None,
-                     metrics: Sequence[Metric] | None = None,
+                     spill_dir: str | None = None, metrics: Sequence[Metric] | None = None,
                      progress: Callable[[int, int], None] | None = None
                      ) -> tuple[Statistics, OperatingPoints]:
     """The one reduction behind :func:`evaluate`, the curves and the report.
@@ -74,7 +74,7 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
         data, by=_as_list(by), equalize_by=_as_list(equalize_by), where=where, pooled=pooled,
         request=request, p=ops.p, q=ops.q, engine=engine, memory_limit=memory_limit,
         workers=workers, scheduler=scheduler, validate=validate,
-        trial_id=_as_list(trial_id) or None, progress=progress)
+        trial_id=_as_list(trial_id) or None, spill_dir=spill_dir, progress=progress)
     return stats, ops
 
 
@@ -180,7 +180,8 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
              pooled: bool = True, engine: str = "local",
              memory_limit: int | float | str | None = None, workers: int | None = None,
              scheduler: str | None = None, validate: bool = True,
-             trial_id: Sequence[str] | str | None = None, spoof: bool = False,
+             trial_id: Sequence[str] | str | None = None, spill_dir: str | None = None,
+             spoof: bool = False,
              forensic: bool = False, bootstrap: int = 0, ci: float = 0.95,
              resample: str | Sequence[str] = "trial", seed: int = 0,
              interval: str = "percentile",
@@ -226,6 +227,9 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         errors; null labels (unknown) are left out.
     trial_id
         Columns that identify a trial (default ``model`` and ``segment``).
+    spill_dir
+        Where the out-of-core engine spills score ranges (default ``$SCOREFRAME_SPILL_DIR``
+        or the system's temp dir); on a Dask cluster, a path every worker can see.
     spoof
         Add the anti-spoofing metrics per group (needs a ``trial_type`` column with
         ``target`` / ``nontarget`` / ``spoof``): ``a_dcf``, ``a_dcf_threshold`` (a-DCF with
@@ -269,7 +273,7 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa,
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
         memory_limit=memory_limit, workers=workers, scheduler=scheduler, validate=validate,
-        trial_id=trial_id, progress=progress)
+        trial_id=trial_id, spill_dir=spill_dir, progress=progress)
     families = [f for f, on in (("spoof", spoof), ("forensic", forensic),
                                 ("asvspoof_eer", eer_method == "asvspoof")) if on]
     extras = None

@@ -56,6 +56,10 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
                         "cluster); default: the number of cores")
     e.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="address of a running Dask scheduler (with --engine dask)")
+    e.add_argument("--spill-dir", default=None, metavar="DIR",
+                   help="where the out-of-core engine spills score ranges (default: "
+                        "$SCOREFRAME_SPILL_DIR or the temp dir); on a Dask cluster, a "
+                        "directory every worker can see")
     e.add_argument("--no-validate", dest="validate", action="store_false",
                    help="skip the duplicate-trial check (null/NaN scores and unknown labels "
                         "are always errors)")
@@ -84,7 +88,7 @@ def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
     trial_id = getattr(a, "trial_id", None)
     return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or [],
             "engine": a.engine, "memory_limit": a.memory_limit, "workers": a.workers,
-            "scheduler": a.scheduler, "validate": a.validate,
+            "scheduler": a.scheduler, "validate": a.validate, "spill_dir": a.spill_dir,
             "trial_id": trial_id or None, "spoof": a.spoof, "forensic": a.forensic,
             **{k: (v or 0) if k == "bootstrap" else v for k, v in interval_kwargs(a).items()}}
 

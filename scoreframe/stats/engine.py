@@ -124,6 +124,7 @@ def compute_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Seq
                        memory_limit: int | float | str | None = None,
                        workers: int | None = None, scheduler: str | None = None,
                        validate: bool = True, trial_id: Sequence[str] | None = None,
+                       spill_dir: str | None = None,
                        progress: Callable[[int, int], None] | None = None) -> Statistics:
     """Statistics of every result unit of an evaluation (see the module docstring).
 
@@ -155,7 +156,7 @@ def compute_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Seq
             pooled=pooled, equalize=bool(equalize_by), request=request, p=p, q=q,
             engine=engine, memory_limit=limit, workers=workers or os.cpu_count() or 1,
             scheduler=scheduler, id_cols=id_cols if check_dups else [], where=where,
-            where_name=where_name, progress=progress)
+            where_name=where_name, progress=progress, spill_root=spill_dir)
     keys, base, checks = sorted_groups(lf, group_cols)
     check_counts(checks, where=where_name)
     if check_dups:
