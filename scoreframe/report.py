@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -117,7 +118,7 @@ class Report:
 
 
 def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
-                 p_target: Sequence[float] | float = (0.01,), calibration: object = None,
+                 p_target: Sequence[float] | float = (0.01,), calibration: Any = None,
                  title: str = "", progress: Progress | None = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
 
@@ -240,7 +241,8 @@ def render_html(report: Report, *, progress: Progress | None = None) -> str:
         sections.setdefault(section, []).append((name, chart.to_dict(validate=False)))
         if progress is not None:
             progress(i + 1, len(charts))
-    body, specs = [], {}
+    body: list[str] = []
+    specs: dict[str, dict[str, Any]] = {}
     for section, items in sections.items():
         body.append(f"<h2>{html.escape(section)}</h2>")
         for name, spec in items:

@@ -9,7 +9,7 @@ are clipped at the frame and leave the plot, as in the published figures.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import altair as alt
 import polars as pl
@@ -131,7 +131,8 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
     if p_target:
         layers += prior_rules(p_target, y=y_max)
     head = alt.Title(title, subtitle="dotted line at 1: the default system (no information)")
-    return alt.layer(*layers).properties(width=width, height=height, title=head)
+    return cast(alt.LayerChart, alt.layer(*layers).properties(width=width, height=height,
+                                                              title=head))
 
 
 def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = None,
@@ -168,7 +169,8 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
                                                   strokeWidth=1.0, clip=True).encode(
         x=alt.X("prior_log_odds:Q"), y=alt.Y("default:Q"))
     head = alt.Title(title, subtitle="grey dotted: the reference (no-information) system")
-    chart = alt.layer(curves, ref).properties(width=width, height=height, title=head)
+    chart = cast(alt.LayerChart, alt.layer(curves, ref).properties(width=width, height=height,
+                                                                   title=head))
     if summary is None:
         return chart
     s = series_labels(as_polars(summary), series).filter(pl.col(SERIES).is_in(order))

@@ -183,7 +183,8 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
             pl.col("probit_dr30_pfa").first(), pl.col("probit_dr30_pmiss").first())
         vert = lines.filter(pl.col("probit_dr30_pfa").is_between(xlo, xhi))
         horiz = lines.filter(pl.col("probit_dr30_pmiss").is_between(ylo, yhi))
-        common = {"strokeWidth": 0.8, "strokeDash": [4, 2], "opacity": 0.7, "clip": True}
+        common: dict[str, Any] = {"strokeWidth": 0.8, "strokeDash": [4, 2], "opacity": 0.7,
+                                  "clip": True}
         color = alt.Color(f"{SERIES}:N", legend=None)
         if vert.height:
             layers.append(alt.Chart(inline_data(vert)).mark_rule(**common).encode(
@@ -199,13 +200,13 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
                                             (xlo, xhi, ylo, yhi))
         layers += layers_pts
     if omitted:
-        lines = ["DCF points outside the box, not drawn:"]
+        note = ["DCF points outside the box, not drawn:"]
         for item in omitted:  # whole items per line, about one character per 6 px
-            if len(lines[-1]) + len(item) + 2 > max(40, width // 6):
-                lines.append(item)
+            if len(note[-1]) + len(item) + 2 > max(40, width // 6):
+                note.append(item)
             else:
-                lines[-1] += (" " if lines[-1].endswith(":") else "; ") + item
-        subtitle += lines
+                note[-1] += (" " if note[-1].endswith(":") else "; ") + item
+        subtitle += note
     head = alt.Title(title, subtitle=subtitle) if subtitle else alt.Title(title)
     return alt.layer(*layers).properties(
         width=width, height=height, title=head,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
+from importlib.metadata import version
 from pathlib import Path
 
 import altair as alt
@@ -83,14 +84,14 @@ def javascript_bundle() -> str:
     """
     import vl_convert as vlc
 
-    path = _cache_dir() / f"vl-convert-{vlc.__version__}-bundle.js"
+    path = _cache_dir() / f"vl-convert-{version('vl-convert-python')}-bundle.js"
     try:
         text = path.read_text(encoding="utf-8")
         if "vegaEmbed" in text:
             return text
     except OSError:
         pass
-    text = vlc.javascript_bundle()
+    text = vlc.javascript_bundle(None)  # type: ignore[arg-type]  # None: the whole bundle
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -110,7 +110,7 @@ def group_cols(df: pl.DataFrame, series: Sequence[str] | None) -> list[str]:
     """The columns naming a series: ``series`` if given, else the leading string columns."""
     if series is not None:
         return list(series)
-    cols = []
+    cols: list[str] = []
     for c in df.columns:
         if c in NON_GROUP or df.schema[c] not in (pl.String, pl.Categorical, pl.Enum):
             if cols or c in NON_GROUP:
