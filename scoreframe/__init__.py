@@ -1,32 +1,42 @@
 """scoreframe: evaluate, calibrate and fuse detector scores, exactly as BOSARIS, at scale.
 
 The public API: metrics on arrays (``eer``, ``min_dcf``, ``act_dcf``, ``cllr``, ``min_cllr``,
-...), per-condition evaluation of trial tables (``evaluate``), the trial data layer
+``auc``, ...), per-condition evaluation of trial tables (``evaluate``, with confidence
+intervals, ``bootstrap_evaluate``, and paired comparisons, ``compare``), anti-spoofing and
+forensic metrics (:mod:`scoreframe.spoof`, :mod:`scoreframe.forensic`), the trial data layer
 (``scan_trials``, ``write_trials``, ``align``, ``validate_trials``, ``query``), the readers
 and writers of :mod:`scoreframe.io`, calibration and fusion (``LinearCalibration``,
 ``PavCalibration``, ``LinearFusion``, ``load_model``); plots live in :mod:`scoreframe.plots`,
 reports in :mod:`scoreframe.report`, multiclass tools in :mod:`scoreframe.multiclass`.
 """
 
+from scoreframe import forensic, spoof
 from scoreframe.align import AlignmentReport, align, alignment_report
 from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
 from scoreframe.calibration import LinearCalibration, PavCalibration
 from scoreframe.compare import compare
-from scoreframe.curves import ape_curve, det_curve, nber_curve
+from scoreframe.curves import ape_curve, dcf_points, det_curve, nber_curve
 from scoreframe.errors import (
     AlignmentError,
     DegenerateError,
+    DegenerateGroupWarning,
+    EngineError,
     FormatError,
+    NotFittedError,
     SchemaError,
     ScoreframeError,
+    ScoreframeWarning,
+    UsageError,
+    ValidationError,
 )
-from scoreframe.evaluate import DegenerateGroupWarning, evaluate, explode_dcf
+from scoreframe.evaluate import evaluate, explode_dcf
 from scoreframe.fusion import LinearFusion
 from scoreframe.io import read_any, read_trials, scan_trials, write_any, write_trials
 from scoreframe.kernels.elementary import effective_prior, logit, probit, sigmoid
 from scoreframe.metrics import (
     act_dcf,
     area_under_rocch,
+    auc,
     cllr,
     cross_entropy,
     eer,
@@ -42,33 +52,42 @@ from scoreframe.models import load_model
 from scoreframe.schema import validate_trials
 from scoreframe.sql import connect, query
 from scoreframe.synth import synth_chunks
+from scoreframe.tandem import tandem_t_dcf
 
 __all__ = [
     "AlignmentError",
     "AlignmentReport",
     "DegenerateError",
     "DegenerateGroupWarning",
+    "EngineError",
     "FormatError",
     "LinearCalibration",
     "LinearFusion",
+    "NotFittedError",
     "PavCalibration",
     "SchemaError",
     "ScoreframeError",
+    "ScoreframeWarning",
+    "UsageError",
+    "ValidationError",
     "act_dcf",
     "align",
     "ape_curve",
     "alignment_report",
     "area_under_rocch",
+    "auc",
     "bootstrap_evaluate",
     "cllr",
     "compare",
     "connect",
     "cross_entropy",
+    "dcf_points",
     "det_curve",
     "eer",
     "effective_prior",
     "evaluate",
     "explode_dcf",
+    "forensic",
     "load_model",
     "logit",
     "min_cllr",
@@ -84,7 +103,9 @@ __all__ = [
     "scan_trials",
     "sigmoid",
     "sorted_scores",
+    "spoof",
     "synth_chunks",
+    "tandem_t_dcf",
     "trials_needed",
     "uer",
     "validate_trials",

@@ -5,6 +5,7 @@ BOSARIS-style scalar API, :mod:`scoreframe.metrics.scalar`); :mod:`scoreframe.me
 declares every per-group metric of ``evaluate`` once (:mod:`scoreframe.metrics.binary`).
 """
 
+from scoreframe.forensic import auc
 from scoreframe.metrics import binary as binary  # registers the binary metrics
 from scoreframe.metrics import families as families  # registers --spoof / --forensic metrics
 from scoreframe.metrics.registry import (
@@ -41,6 +42,7 @@ __all__ = [
     "OperatingPoints",
     "act_dcf",
     "area_under_rocch",
+    "auc",
     "check_scores",
     "cllr",
     "cross_entropy",
