@@ -90,9 +90,11 @@ def _newton_finish(problem: SmoothProblem, x: F64) -> tuple[F64, int]:
         if gnorm == 0.0:
             break
         try:
-            step = linalg.solve(problem.hessian(x), -g, assume_a="sym")
-        except (linalg.LinAlgError, ValueError):
-            break
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", linalg.LinAlgWarning)
+                step = linalg.solve(problem.hessian(x), -g, assume_a="sym")
+        except (linalg.LinAlgError, linalg.LinAlgWarning, ValueError):
+            break  # singular or ill-conditioned: Newton steps would not be reliable
         if not np.all(np.isfinite(step)):
             break
         x_new = x + step
@@ -162,7 +164,7 @@ def minimize_newton(problem: SmoothProblem, x0: F64, *, max_iter: int = 100,
     n_iter = int(res.nit)
     gnorm = float(np.linalg.norm(problem.jac(x)))
     n_newton = 0
-    if finish and gnorm < finish_below:
+    if finish and gnorm < finish_below and n_iter < max_iter:  # not a diverging run
         with np.errstate(all="ignore"):
             x, n_newton = _newton_finish(problem, x)
         gnorm = float(np.linalg.norm(problem.jac(x)))
