@@ -28,6 +28,7 @@ import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -176,8 +177,9 @@ def _multiplicities(plan: _Plan, rows: np.ndarray, kind: str, seed: int,
     return out
 
 
-def _run_chunk(plan: _Plan, rows: np.ndarray, p: F64, q: F64, kind: str, seed: int,
-               jack: dict | None) -> list[dict[str, F64] | None]:
+def _run_chunk(plan: _Plan, p: F64, q: F64, kind: str, seed: int, jack: dict | None,
+               rows: np.ndarray) -> list[dict[str, F64] | None]:
+    """One task: the metrics of replicates ``rows`` for every group (module level, picklable)."""
     mults = _multiplicities(plan, rows, kind, seed, jack)
     results: list[dict[str, F64] | None] = []
     pooled_w = (np.zeros((rows.shape[0], plan.pooled_table.n))
@@ -237,7 +239,7 @@ def replicate_values(groups: Sequence[SortedGroup], *, options: IntervalOptions,
     chunk = int(min(256, max(1, options.memory_limit // (per_row * max(ex.workers, 1))),
                     max(1, CACHE_BYTES // (8 * max(largest, 1)))))
     chunks = [rows[i:i + chunk] for i in range(0, rows.shape[0], chunk)]
-    parts = ex.map(lambda r: _run_chunk(plan, r, p, q, kind, options.seed, jack), chunks)
+    parts = ex.map(partial(_run_chunk, plan, p, q, kind, options.seed, jack), chunks)
     out: list[dict[str, F64] | None] = []
     for i in range(len(parts[0])):
         if parts[0][i] is None:

@@ -358,3 +358,17 @@ def test_join_intervals_into_evaluate_results() -> None:
                                   ivf["min_dcf_norm_hi"].to_numpy())
     np.testing.assert_allclose(flat["min_dcf_norm"].to_numpy(), ivf["min_dcf_norm"].to_numpy(),
                                rtol=1e-12)  # evaluate's values beside the bounds
+
+
+@pytest.mark.slow  # starts a 2-process LocalCluster (~30 s on a busy machine)
+def test_dask_engine_gives_the_same_intervals() -> None:
+    pytest.importorskip("distributed")
+    from scoreframe.stats.dask import DaskExecutor
+
+    df = _trials(300, seed=13, ties=False, inf=False)
+    kw = {"by": "cond", "p_target": 0.2, "bootstrap": 30, "seed": 4,
+          "resample": ["model", "segment"]}
+    local = bootstrap_evaluate(df, executor=LocalExecutor(workers=1), **kw)
+    with DaskExecutor(workers=2) as ex:
+        remote = bootstrap_evaluate(df, executor=ex, memory_limit=1 << 16, **kw)
+    assert local.equals(remote)
