@@ -365,3 +365,17 @@ def test_evaluate_table_lists_each_column_once(ds, capsys):
     header = next(line for line in capsys.readouterr().out.splitlines() if "n_tar" in line)
     names = [c.strip() for c in re.split(r"[┃│|]", header) if c.strip()]
     assert len(names) == len(set(names)) and "eq_eer (%)" in names and "eer (%)" in names
+
+
+def test_report_export_refuses_to_overwrite_its_charts(ds, tmp_path, capsys):
+    charts = tmp_path / "charts"
+    assert main(["report", str(ds), "-o", str(tmp_path / "r.html"), "--export-dir",
+                 str(charts), "--export-format", "svg"]) == 0
+    first = {p.name: p.read_bytes() for p in charts.iterdir()}
+    assert first and all(n.endswith(".svg") for n in first)
+    err = user_error(["report", str(ds), "-o", str(tmp_path / "r2.html"), "--export-dir",
+                      str(charts), "--export-format", "svg"], capsys, tmp_path)
+    assert "already holds charts" in err
+    assert main(["report", str(ds), "-o", str(tmp_path / "r.html"), "--export-dir",
+                 str(charts), "--export-format", "svg", "--overwrite"]) == 0
+    assert set(p.name for p in charts.iterdir()) == set(first)
