@@ -30,8 +30,8 @@ from scoreframe.stats.summary import (
     reduce_sorted,
 )
 
-__all__ = ["Checks", "UnitStats", "check_counts", "check_duplicates", "label_columns",
-           "merge_sorted", "sorted_groups", "unit_statistics"]
+__all__ = ["Checks", "UnitStats", "check_counts", "check_duplicates", "check_trials",
+           "label_columns", "merge_sorted", "sorted_groups", "unit_statistics"]
 
 
 @dataclass
@@ -99,6 +99,40 @@ def check_duplicates(lf: pl.LazyFrame, id_cols: Sequence[str], *, where: str) ->
             hint="A duplicated trial would be counted twice. Remove the duplicates, name the "
                  "columns that identify a trial (trial_id=), or pass validate=False "
                  "(--no-validate) if they are intended."))
+
+
+def check_trials(lf: pl.LazyFrame, *, where: str, validate: bool = True,
+                 trial_id: Sequence[str] | None = None) -> pl.LazyFrame:
+    """The data checks of ``evaluate`` for any other path that reads trials (one pass).
+
+    Raises on null/NaN scores, labels outside the accepted spellings, an empty selection and
+    (unless ``validate=False``) duplicated trials by their id columns (``system``, ``model``,
+    ``segment``, or ``trial_id``); returns the trials with ``label`` as Boolean.
+
+    >>> import polars as pl
+    >>> lf = pl.LazyFrame({"score": [1.0, 2.0], "label": ["target", "nontarget"]})
+    >>> check_trials(lf, where="the example").collect()["label"].to_list()
+    [True, False]
+    """
+    schema = lf.collect_schema()
+    if "score" not in schema:
+        raise ValidationError(message("column `score` not found", where=where,
+                                      expected="a trial table with scores and labels",
+                                      got=", ".join(schema.names())))
+    label, bad = label_columns(schema)
+    score = pl.col("score").cast(pl.Float64)
+    row = lf.select(pl.len().alias("rows"), score.is_null().sum().alias("null_score"),
+                    score.is_nan().sum().alias("nan_score"),
+                    label.is_null().sum().alias("unknown_label"),
+                    bad.sum().alias("bad_label")).collect(engine="streaming").row(0, named=True)
+    check_counts(Checks(**{k: int(v or 0) for k, v in row.items()}), where=where)
+    if validate:
+        names = schema.names()
+        ids = list(trial_id) if trial_id else [c for c in ("model", "segment") if c in names]
+        if len(ids) >= 2 or trial_id:
+            check_duplicates(lf, [*(["system"] if "system" in names else []), *ids],
+                             where=where)
+    return lf.with_columns(label)
 
 
 def sorted_groups(lf: pl.LazyFrame, group_cols: Sequence[str]
