@@ -379,3 +379,30 @@ def test_report_export_refuses_to_overwrite_its_charts(ds, tmp_path, capsys):
     assert main(["report", str(ds), "-o", str(tmp_path / "r.html"), "--export-dir",
                  str(charts), "--export-format", "svg", "--overwrite"]) == 0
     assert set(p.name for p in charts.iterdir()) == set(first)
+
+
+def test_multiclass_calibration_keeps_to_its_system(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    n, k = 300, 3
+    y = rng.integers(0, k, n)
+    classes = ("c0", "c1", "c2")
+    frames = []
+    for system, gain in (("s1", 1.0), ("s2", 3.0)):
+        ll = rng.normal(0, 1, (n, k))
+        ll[np.arange(n), y] += 2.0
+        frames.append(pl.DataFrame({"system": system,
+                                    "segment": [f"t{i}" for i in range(n) for _ in range(k)],
+                                    "class": list(classes) * n, "score": gain * ll.ravel()}))
+    frames[0].write_parquet(tmp_path / "s1.parquet")
+    pl.concat(frames).write_parquet(tmp_path / "both.parquet")
+    pl.DataFrame({"segment": [f"t{i}" for i in range(n)],
+                  "class": [classes[j] for j in y]}).write_parquet(tmp_path / "truth.parquet")
+    model = tmp_path / "m.json"
+    assert main(["multiclass", "calibrate", "train", str(tmp_path / "s1.parquet"), "--truth",
+                 str(tmp_path / "truth.parquet"), "-o", str(model)]) == 0
+    argv = ["multiclass", "calibrate", "apply", str(model), str(tmp_path / "both.parquet"),
+            "-o", str(tmp_path / "out.parquet")]
+    err = user_error(argv, capsys, tmp_path)
+    assert "s1" in err and "--allow-other-system" in err
+    assert main([*argv, "--allow-other-system"]) == 0
+    assert set(pl.read_parquet(tmp_path / "out.parquet")["system"]) == {"s1", "s2"}
