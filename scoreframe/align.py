@@ -9,6 +9,7 @@ The default is an error; ``missing="drop"`` or ``missing=<float>`` (BOSARIS
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import polars as pl
 
@@ -151,7 +152,7 @@ def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame,
                 "scores do not align with the key", got=rep.describe(),
                 hint="Choose a policy: missing='drop' or a fill value (CLI --missing), "
                      "extra='drop' (CLI --extra drop); duplicates must be fixed."))
-    how = "inner" if missing == "drop" else "left"
+    how: Literal["inner", "left"] = "inner" if missing == "drop" else "left"
     score_cols = [c for c in scores.collect_schema().names()
                   if c not in expected.collect_schema().names() or c in on]
     out = expected.join(scores.select(score_cols), on=on, how=how)

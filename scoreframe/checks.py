@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -98,7 +99,7 @@ def check_positive_int(value: object, *, name: str, minimum: int = 1,
     """
     ok = isinstance(value, int | np.integer) and not isinstance(value, bool)
     if ok:
-        v = int(value)  # type: ignore[arg-type]
+        v = int(cast("int | np.integer", value))
         ok = v >= minimum and (maximum is None or v <= maximum)
     if not ok:
         rng = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
