@@ -16,23 +16,31 @@ import polars as pl
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.io.parquet import apply_where, scan_trials
 
-__all__ = ["Data", "as_lazy", "is_frame_like"]
+__all__ = ["ARROW_DATASETS", "ARROW_TYPES", "Data", "as_lazy", "is_frame_like"]
+
+#: pyarrow in-memory frames.
+ARROW_TYPES = ("Table", "RecordBatch")
+#: pyarrow datasets, scanned lazily (``pyarrow.dataset.dataset(...)``); not frame-like.
+ARROW_DATASETS = ("FileSystemDataset", "InMemoryDataset", "UnionDataset")
 
 #: Anything :func:`as_lazy` accepts.
 Data: TypeAlias = "pl.DataFrame | pl.LazyFrame | str | Path | Any"
 
 
 def is_frame_like(data: object) -> bool:
-    """True for Polars/pandas DataFrames, LazyFrames and pyarrow Tables."""
+    """True for Polars/pandas DataFrames, LazyFrames and pyarrow Tables (in-memory frames)."""
     if isinstance(data, pl.DataFrame | pl.LazyFrame):
         return True
     mod = type(data).__module__
     return (mod.startswith("pandas") and type(data).__name__ == "DataFrame") or (
-        mod.startswith("pyarrow") and type(data).__name__ in ("Table", "RecordBatch"))
+        mod.startswith("pyarrow") and type(data).__name__ in ARROW_TYPES)
 
 
 def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     """Trials as a LazyFrame, with an optional SQL ``where`` predicate applied.
+
+    A pandas DataFrame keeps a named (non-default) index as columns, e.g. a ``model, segment``
+    MultiIndex; a pyarrow dataset (``pyarrow.dataset.dataset(...)``) is scanned lazily.
 
     Examples
     --------
@@ -48,12 +56,15 @@ def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
         return apply_where(data.lazy(), where)
     mod = type(data).__module__
     name = type(data).__name__
-    if mod.startswith("pyarrow") and name in ("Table", "RecordBatch"):
+    if mod.startswith("pyarrow") and name in ARROW_DATASETS:
+        return apply_where(pl.scan_pyarrow_dataset(data), where)
+    if mod.startswith("pyarrow") and name in ARROW_TYPES:
         frame = pl.from_arrow(data)
-        assert isinstance(frame, pl.DataFrame)  # a Table/RecordBatch gives a DataFrame
+        if isinstance(frame, pl.Series):  # not for a Table or RecordBatch; keeps type checkers calm
+            frame = frame.to_frame()
         return apply_where(frame.lazy(), where)
     if mod.startswith("pandas") and name == "DataFrame":
-        return apply_where(pl.from_pandas(data).lazy(), where)
+        return apply_where(pl.from_pandas(data, include_index=True).lazy(), where)
     raise ScoreframeError(message(
         "unsupported trial data", expected="a path, a polars DataFrame/LazyFrame, a pandas "
-        "DataFrame or a pyarrow Table", got=type(data).__name__))
+        "DataFrame, a pyarrow Table or dataset", got=type(data).__name__))
