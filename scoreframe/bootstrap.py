@@ -226,6 +226,13 @@ def replicate_values(groups: Sequence[SortedGroup], *, options: IntervalOptions,
     executor's workers; results are independent of both.
     """
     p, q, thr = options.operating_points()
+    for g in groups:
+        missing = [c for c in options.resample if c not in g.units]
+        if missing:
+            raise ScoreframeError(message(
+                "a group has no units for the resampling column(s) "
+                + ", ".join(f"`{c}`" for c in missing),
+                expected=", ".join(options.resample), got=", ".join(g.units) or "none"))
     plan = _plan(groups, pooled, thr, options.resample)
     if rows is None:
         rows = np.arange(options.bootstrap, dtype=np.int64)
