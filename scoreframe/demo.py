@@ -83,14 +83,6 @@ def _json_safe(v: object) -> object:
     return v
 
 
-def _fit_line(model: object) -> str:
-    tr = model.training_  # type: ignore[attr-defined]
-    state = "converged" if tr.get("converged") else "NOT converged"
-    return (f"{tr['n_tar']} targets, {tr['n_non']} non-targets; objective "
-            f"{tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
-            f"({tr['n_iter']} iterations, {state})")
-
-
 def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
              p_target: Sequence[float] = P_TARGETS,
              progress: Callable[[int, int], None] | None = None) -> Iterator[DemoStep]:
@@ -157,7 +149,7 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     table = before_after({"before": raw_stages(fused), "after": fused}, p_target=p,
                          set_name="eval")
     yield DemoStep("3/5 fusion of the 3 systems, trained on the dev half (even models), "
-                   "applied to eval", lines=(f"  {_fit_line(fuser)}",), table=table,
+                   "applied to eval", lines=(f"  {fuser!r}",), table=table,
                    kind="before_after", paths=(fusion_path, fused_path),
                    table_title="demo: fusion, before (each system) / after (fused) on eval")
 
@@ -169,8 +161,8 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     table = before_after({"before": raw_stages(calibrated), "after": calibrated}, p_target=p,
                          set_name="eval")
     yield DemoStep("4/5 linear calibration of sys1, trained on dev, applied to eval",
-                   lines=(f"  llr = {cal.scale_:.6g} * score + {cal.offset_:.6g}; "
-                          f"{_fit_line(cal)}",
+                   lines=(f"  llr = {cal.scale_:.6g} * score + {cal.offset_:.6g}",
+                          f"  {cal!r}",
                           f"models written to {fusion_path} and {cal_path}"),
                    table=table, kind="before_after", paths=(cal_path,),
                    table_title="demo: calibration of sys1 on eval")
