@@ -26,7 +26,13 @@ from scoreframe.io.multiclass import (
     read_multiclass_scores,
     read_multiclass_truth,
 )
-from scoreframe.io.parquet import read_trials, scan_trials, write_trials
+from scoreframe.io.parquet import (
+    dataset_validated,
+    read_trials,
+    scan_trials,
+    validation_mark,
+    write_trials,
+)
 from scoreframe.io.tables import (
     read_nist_key,
     read_nist_scores,
@@ -48,6 +54,7 @@ from scoreframe.schema import Kind
 
 __all__ = [
     "FORMATS",
+    "dataset_validated",
     "guess_format",
     "read_any",
     "read_bosaris_hdf5",
@@ -65,6 +72,7 @@ __all__ = [
     "read_table",
     "read_trials",
     "scan_trials",
+    "validation_mark",
     "write_all",
     "write_any",
     "write_bosaris_hdf5",
