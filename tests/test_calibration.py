@@ -243,6 +243,30 @@ def test_pav_raw_variant_has_infinite_ends():
     assert np.all(mapped[1:] >= mapped[:-1])
 
 
+@pytest.mark.parametrize("variant", ["raw", "bosaris"])
+def test_pav_calibration_equals_scipy_isotonic_regression(variant):
+    """Training llrs = logit of SciPy's isotonic regression of the labels - the prior log-odds.
+
+    Continuous scores (no ties, which SciPy would not pool); the BOSARIS variant adds its two
+    dummy trials (a target at -1e6, a non-target at +1e6) to the regression.
+    """
+    rng = np.random.default_rng(11)
+    tar, non = rng.normal(1.0, 1.0, 300), rng.normal(-1.0, 1.5, 700)
+    s = np.r_[tar, non]
+    y = np.r_[np.ones(tar.size), np.zeros(non.size)]
+    if variant == "bosaris":
+        s, y = np.r_[s, -1e6, 1e6], np.r_[y, 1.0, 0.0]
+    order = np.argsort(s)
+    p = np.empty_like(y)
+    p[order] = optimize.isotonic_regression(y[order]).x
+    n_t, n_n = y.sum(), (1 - y).sum()
+    with np.errstate(divide="ignore"):
+        llr = np.log(p) - np.log1p(-p) - math.log(n_t / n_n)
+    pav = PavCalibration(variant=variant).fit(trials(tar, non))
+    keep = slice(0, tar.size + non.size)  # the real trials
+    assert_close(pav(s[keep]), llr[keep], rtol=1e-12, atol=1e-12)
+
+
 # --- fusion (BOSARIS train_linear_fuser; tests/data/bosaris/fusion) -------------------------------
 def fusion_frame(split: str) -> pl.DataFrame:
     t = np.loadtxt(BOSARIS / "fusion" / f"{split}_tar.txt")
