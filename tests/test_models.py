@@ -10,6 +10,8 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import assert_close
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scoreframe.errors import FormatError
 from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
@@ -192,3 +194,44 @@ def test_missing_file_and_directory(tmp_path):
         load_model(tmp_path / "absent.json")
     with pytest.raises(FormatError, match="directory"):
         load_model(tmp_path)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-10**400, max_value=10**400)
+    | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=4),
+    max_leaves=8)
+
+
+def _paths(node: object, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix] if prefix else []
+    items = node.items() if isinstance(node, dict) else enumerate(node) \
+        if isinstance(node, list) else ()
+    for k, v in items:
+        out += _paths(v, (*prefix, k))
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_documents_load_or_raise_format_error(docs, data):
+    """Any value anywhere in a valid document: it loads (and applies) or is a FormatError."""
+    method = data.draw(st.sampled_from(sorted(docs)))
+    doc = copy.deepcopy(docs[method])
+    path = data.draw(st.sampled_from(_paths(doc)))
+    node = doc
+    for k in path[:-1]:
+        node = node[k]
+    if data.draw(st.booleans()):
+        node[path[-1]] = data.draw(JSON)
+    elif isinstance(node, dict):
+        del node[path[-1]]
+    try:
+        model = load_model(doc)
+    except FormatError as exc:
+        assert "\n" not in str(exc)
+        return
+    if method in ("linear", "pav"):
+        out = model(np.array([-2.0, 0.0, 3.0]))
+        assert out.shape == (3,) and not np.isnan(out).any()

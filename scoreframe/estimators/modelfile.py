@@ -105,6 +105,19 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _non_finite(node: Any, path: str = "") -> tuple[str, float] | None:
+    """The path and value of the first NaN or infinite float in a parsed document."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return path or "document", node
+    items = node.items() if isinstance(node, dict) else enumerate(node) \
+        if isinstance(node, list) else ()
+    for k, v in items:
+        found = _non_finite(v, f"{path}.{k}" if path else str(k))
+        if found is not None:
+            return found
+    return None
+
+
 def read_document(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """Parse a model file (or take a parsed document) and check its header.
 
@@ -132,6 +145,14 @@ def read_document(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any
         except (ValueError, RecursionError) as exc:
             raise FormatError(message("model file is not valid JSON", where=where,
                                       got=str(exc)[:80])) from None
+    try:
+        bad = _non_finite(doc)
+    except RecursionError:
+        raise FormatError(message("model document nested too deeply", where=where)) from None
+    if bad is not None:
+        path, value = bad
+        raise FormatError(message(f"bad field `{path}`", where=where,
+                                  expected="a finite number", got=repr(value)))
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise FormatError(message("not a scoreframe model file", where=where,
                                   expected=f'a JSON object with "format": "{FORMAT}"'))
