@@ -257,7 +257,7 @@ def long_format(df: pl.DataFrame, measures: dict[str, str]) -> pl.DataFrame:
 #: Dashes of the measures of one series when a chart has a single series.
 MEASURE_DASHES = ((1, 0), (6, 3), (2, 2), (8, 3, 2, 3), (1, 3))
 #: Widths of the measures (first = the system's actual curve, drawn boldest).
-MEASURE_WIDTHS = (2.4, 1.2, 1.0, 1.0, 1.0)
+MEASURE_WIDTHS = (2.4, 1.3, 0.7, 1.0, 1.0)
 
 
 def measure_encodings(measures: Sequence[str], *, several_series: bool,
@@ -273,6 +273,9 @@ def measure_encodings(measures: Sequence[str], *, several_series: bool,
     enc: dict[str, Any] = {"strokeWidth": alt.StrokeWidth(
         "measure:N", sort=list(measures), legend=lg,
         scale=alt.Scale(domain=list(measures), range=widths))}
+    if several_series and len(measures) > 2:  # a third measure also fades
+        enc["opacity"] = alt.Opacity("measure:N", sort=list(measures), legend=lg, scale=alt.Scale(
+            domain=list(measures), range=[1.0, 0.9, *[0.55] * (len(measures) - 2)]))
     if not several_series:
         enc["strokeDash"] = alt.StrokeDash("measure:N", sort=list(measures), legend=lg,
                                            scale=alt.Scale(domain=list(measures), range=[
