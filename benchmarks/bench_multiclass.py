@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import subprocess
 import sys
 import time
@@ -161,8 +162,10 @@ def main() -> None:
     if a.worker:
         print(json.dumps(worker(a.worker, a.quick)))
         return
+    load = [os.getloadavg()[0]]
     after = run(Path(a.after), a.quick)
     before = run(Path(a.before), a.quick) if a.before else None
+    load.append(os.getloadavg()[0])
     from bench_evaluate import machine
 
     text = "\n".join([
@@ -174,6 +177,9 @@ def main() -> None:
         f"{' --before DIR' if before else ''}{' --quick' if a.quick else ''}` "
         f"({datetime.date.today()}). Times in seconds, best of up to 3 runs, each copy of the "
         "package in its own process on the same frames in memory."
+        + f" Load average (1 min) at the start and end of the run: {load[0]:.1f}, "
+        f"{load[1]:.1f} on {os.cpu_count()} cores: with other jobs running, absolute times are "
+        "inflated; before and after ran in the same run and compare."
         + (" *Before* = the package as of commit 18d1e6e (min Cavg re-sorted the N*K detection "
            "llrs once per prior, the pivot sorted three times per group); *after* = one sort of "
            "the detection llrs per group for every prior (actual and minimum Cavg from integer "
