@@ -508,4 +508,4 @@ def _report_duplicates(lf: pl.LazyFrame, ids: list[str], cand: np.ndarray, where
 
     h = pl.Series("h", cand, dtype=pl.UInt64)
     sub = lf.filter(pl.struct(ids).hash(seed=7).is_in(h.implode()))
-    check_duplicates(sub, ids, where=where)
+    check_duplicates(sub, ids, where=where)  # exact comparison of the candidates
