@@ -21,8 +21,8 @@ from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
 from scoreframe.io.atomic import atomic_output
 from scoreframe.schema import Kind, check_duplicates, id_columns, validate_trials
 
-__all__ = ["MARK_KEY", "apply_where", "dataset_validated", "infer_kind", "read_trials",
-           "scan_trials", "unreadable_parquet", "validation_mark", "write_trials"]
+__all__ = ["MARK_KEY", "apply_where", "check_footers", "dataset_validated", "infer_kind",
+           "read_trials", "scan_trials", "unreadable_parquet", "validation_mark", "write_trials"]
 
 #: Parquet key-value metadata key of the validation record written by :func:`write_trials`.
 MARK_KEY = "scoreframe"
@@ -89,6 +89,7 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     """
     path = Path(source)
     src, hive = _parquet_source(path)
+    footers = check_footers(_parquet_files(path))
     try:
         lf = pl.scan_parquet(src, hive_partitioning=hive or None)
         names = lf.collect_schema().names()
@@ -97,7 +98,7 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
                                   got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
                                   )) from None
     if check_data:
-        mark = validation_mark(path) if not hive or path.is_dir() else None
+        mark = _mark_of(list(footers))
         ids = mark.get("id_columns") if mark else None
         if isinstance(ids, list) and set(ids) <= set(id_columns(names)):
             check_data = False  # written by a validating write_trials: already checked
@@ -175,15 +176,24 @@ def validation_mark(source: str | Path) -> dict[str, object] | None:
     >>> validation_mark(f)["id_columns"]
     ['model', 'segment']
     """
-    files = _parquet_files(source)
-    if not files:
+    return _mark_of([_footer(f) for f in _parquet_files(source)])
+
+
+def _footer(f: Path) -> pq.FileMetaData | None:
+    try:
+        return pq.read_metadata(f)
+    except (OSError, pa.ArrowException):
+        return None
+
+
+def _mark_of(footers: list[pq.FileMetaData | None]) -> dict[str, object] | None:
+    if not footers:
         return None
     marks: list[dict[str, object]] = []
-    for f in files:
+    for md in footers:
         try:
-            meta = pq.read_metadata(f).metadata or {}
-            mark = json.loads(meta[MARK_KEY.encode()])
-        except (OSError, KeyError, ValueError, pa.ArrowException):
+            mark = json.loads(((md.metadata if md is not None else None) or {})[MARK_KEY.encode()])
+        except (KeyError, ValueError):
             return None
         if not isinstance(mark, dict) or mark.get("validated") is not True:
             return None
@@ -191,6 +201,37 @@ def validation_mark(source: str | Path) -> dict[str, object] | None:
     if len({m.get("write_id") for m in marks}) != 1:
         return None
     return marks[0]
+
+
+def check_footers(files: Sequence[Path]) -> list[pq.FileMetaData]:
+    """Read every file's footer and check that its column chunks lie inside the file.
+
+    A damaged footer can make the Parquet engine abort the process instead of raising; this
+    check (footers only, no data) turns it into a :class:`FormatError` naming the file first.
+    """
+    out = []
+    for f in files:
+        try:
+            md = pq.read_metadata(f)
+            size = f.stat().st_size
+            for g in range(md.num_row_groups):
+                group = md.row_group(g)
+                for c in range(group.num_columns):
+                    col = group.column(c)
+                    offsets = [x for x in (col.dictionary_page_offset, col.data_page_offset)
+                               if x]
+                    start = min(offsets) if offsets else -1
+                    if start < 4 or start + col.total_compressed_size > size - 8:
+                        raise FormatError(message(
+                            "cannot read parquet: column chunk outside the file",
+                            where=f"`{f}` row group {g} column {col.path_in_schema!r}",
+                            expected=f"bytes within the file ({size})",
+                            got=f"offset {start} + {col.total_compressed_size} bytes"))
+        except (OSError, pa.ArrowException) as exc:
+            raise FormatError(message("cannot read parquet", where=f"`{f}`",
+                                      got=str(exc).splitlines()[0][:200])) from None
+        out.append(md)
+    return out
 
 
 def dataset_validated(source: str | Path) -> bool:
