@@ -50,12 +50,6 @@ def fit_multiclass(ws: list[np.ndarray], y: np.ndarray, prior: Sequence[float] |
                               ) from None
 
 
-def _fit_groups(ws: list[np.ndarray], y: np.ndarray, prior: Sequence[float] | None,
-                max_iter: int) -> MulticlassFit:
-    """The old private name of :func:`fit_multiclass` (for callers not yet updated)."""
-    return fit_multiclass(ws, y, prior, max_iter=max_iter)
-
-
 def check_prior(prior: Sequence[float] | None) -> list[float] | None:
     """A class prior: non-negative numbers summing to 1 (None: flat).
 
