@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import BOSARIS, assert_close, load_case
+from conftest import BOSARIS, assert_close
 
 from scoreframe import metrics
 from scoreframe.kernels import elementary as el
@@ -104,18 +104,38 @@ def test_misc_elementary():
 
 
 def test_misc_pavx():
-    from scipy.optimize import isotonic_regression
+    """scoreframe's PAV blocks of a 0/1 sequence against BOSARIS ``pavx`` (ghat and widths).
 
+    The input is the label sequence in score order: trial ``i`` gets score ``i``.
+    """
     e = json.loads((BOSARIS / "misc" / "expected.json").read_text())
-    r = isotonic_regression(np.array(e["pavx_input"], dtype=float))
-    assert_close(r.x, e["pavx_ghat"])
-    assert np.diff(r.blocks).tolist() == e["pavx_width"]
+    lab = np.array(e["pavx_input"], dtype=bool)
+    pos = np.arange(lab.shape[0], dtype=float)
+    b = metrics.sorted_scores(pos[lab], pos[~lab]).blocks
+    assert b.size.tolist() == e["pavx_width"]
+    assert_close(np.repeat(b.n_tar / b.size, b.size), e["pavx_ghat"])
 
 
-@pytest.mark.parametrize("name", ["gauss_small", "ties"])
-def test_fast_path_matches_subsampled_llrs_sizes(name):
-    tar, non, e = load_case(name)
-    assert e["n_tar"] == len(tar) and e["n_non"] == len(non)
+def _sum_close(x, expected, what):
+    """A sum of n llrs: each within 1e-15 absolute (as in test_opt_loglr), plus the
+    recursive-summation bound n * eps * sum|x|."""
+    n = x.shape[0]
+    bound = n * np.finfo(float).eps * np.abs(x).sum() + n * 1e-15
+    assert abs(x.sum() - expected) <= bound, (what, x.sum(), expected, bound)
+
+
+def test_opt_loglr_aggregates(case):
+    """Counts of infinite llrs and sums over all trials of BOSARIS ``opt_loglr`` (raw, laplace)."""
+    _, tar, non, e = case
+    o = e["opt_loglr"]
+    tl, nl = metrics.pav_llrs(tar, non, laplace=False, ramp=True)
+    assert (int(np.isinf(tl).sum()), int(np.isinf(nl).sum())) == (o["raw_n_tar_inf"],
+                                                                   o["raw_n_non_inf"])
+    _sum_close(tl[np.isfinite(tl)], o["raw_tar_finite_sum"], "raw tar")
+    _sum_close(nl[np.isfinite(nl)], o["raw_non_finite_sum"], "raw non")
+    lt, ln = metrics.pav_llrs(tar, non, laplace=True, ramp=True)
+    _sum_close(lt, o["laplace_tar_sum"], "laplace tar")
+    _sum_close(ln, o["laplace_non_sum"], "laplace non")
 
 
 @pytest.mark.parametrize("system", [0, 1, 2])
