@@ -406,3 +406,14 @@ def test_multiclass_calibration_keeps_to_its_system(tmp_path, capsys):
     assert "s1" in err and "--allow-other-system" in err
     assert main([*argv, "--allow-other-system"]) == 0
     assert set(pl.read_parquet(tmp_path / "out.parquet")["system"]) == {"s1", "s2"}
+
+
+def test_evaluate_takes_the_same_trial_id_as_info(capsys):
+    stats = json.loads((RU2009 / "stats.json").read_text())
+    assert "duplicate trials" in user_error(["evaluate", str(RU2009)], capsys, RU2009)
+    assert main(["evaluate", str(RU2009), "--trial-id", "model,mcond,segment", "--by",
+                 "gender", "--format", "json"]) == 0
+    groups = {g["gender"]: g for g in json.loads(capsys.readouterr().out)["groups"]}
+    for row in stats["by_gender"]:
+        assert (groups[row["gender"]]["n_tar"], groups[row["gender"]]["n_non"]) == (
+            row["targets"], row["nontargets"])

@@ -172,7 +172,7 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
 def cmd_evaluate(a: argparse.Namespace) -> int:
     """Run ``scoreframe evaluate``."""
     check_output_format(a, machine=("json", "csv", "parquet"))
-    source = dataset_source(a)
+    source = dataset_source(a, library_trial_id=True)
     res = run_evaluate(source, by=a.by, where=a.where, p_target=a.p_target,
                        c_miss=a.c_miss, c_fa=a.c_fa, **evaluate_kwargs(a))
     tandem = None

@@ -93,16 +93,18 @@ def reading_kwargs(a: object) -> dict[str, object]:
             "trial_id": getattr(a, "trial_id", None) or None}
 
 
-def dataset_source(a: object) -> str | pl.LazyFrame:
+def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.LazyFrame:
     """The ``DATASET`` of a command, ready for the library.
 
     A Parquet path is passed as is (the library scans it and prunes partitions); any other
-    file, or a ``--trial-id``, goes through :func:`load_dataset` with the reading options
-    (``--from``, ``--columns``, ``--trial-id``) into a checked LazyFrame.
+    file goes through :func:`load_dataset` with the reading options (``--from``,
+    ``--columns``, ``--trial-id``) into a checked LazyFrame. With ``--trial-id`` a Parquet
+    path is also checked here, unless the library function takes ``trial_id`` itself
+    (``library_trial_id=True``, e.g. :func:`scoreframe.evaluate.evaluate`).
     """
     path = a.dataset  # type: ignore[attr-defined]
     kw = reading_kwargs(a)
-    if (kw["fmt"] or _format_of(path)) == "parquet" and not kw["trial_id"]:
+    if (kw["fmt"] or _format_of(path)) == "parquet" and (library_trial_id or not kw["trial_id"]):
         return path
     return load_dataset(path, **kw)  # type: ignore[arg-type]
 
