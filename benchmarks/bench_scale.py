@@ -380,11 +380,13 @@ def main() -> None:
     state = json.loads(state_file.read_text()) if state_file.exists() else {}
     if not a.report_only:
         scale = 0.01 if a.quick else 1.0
-        state.update({"machine": machine(), "quick": a.quick})
         for p in a.parts.split(","):
             print(f"part {p} ({time.strftime('%H:%M:%S')})", flush=True)
-            state[p] = PARTS[p](scale, a.memory_limit)
-            state[p]["date"] = time.strftime("%Y-%m-%d %H:%M")
+            result = PARTS[p](scale, a.memory_limit)
+            result["date"] = time.strftime("%Y-%m-%d %H:%M")
+            # re-read before writing: parts may run in two processes at once
+            state = json.loads(state_file.read_text()) if state_file.exists() else {}
+            state.update({"machine": machine(), "quick": a.quick, p: result})
             state_file.write_text(json.dumps(state, indent=1, default=str))
     text = report(state)
     if not a.quick:
