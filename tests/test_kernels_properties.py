@@ -10,7 +10,8 @@ from scipy.optimize import isotonic_regression
 
 from scoreframe import metrics
 from scoreframe.errors import DegenerateError, ScoreframeError
-from scoreframe.kernels import sort_scores
+from scoreframe.kernels import pav_blocks, sort_scores
+from scoreframe.kernels import sorted_scores as sorted_scores_module
 from scoreframe.kernels.elementary import sigmoid
 
 # small integer-valued scores make ties frequent
@@ -165,8 +166,20 @@ def test_infinite_llrs_and_degenerate_input():
         metrics.min_dcf([1.0], [0.0], p_target=1.5)
 
 
-def test_sorted_scores_shared_between_metrics():
+def test_sorted_scores_shared_between_metrics(monkeypatch):
+    calls = []
+
+    def counting(s):
+        calls.append(s)
+        return pav_blocks(s)
+
+    monkeypatch.setattr(sorted_scores_module, "pav_blocks", counting)
     s = metrics.sorted_scores([3.0, 1.0], [0.0, 2.0])
-    assert metrics.eer(s) == metrics.eer([3.0, 1.0], [0.0, 2.0])
-    assert s.blocks is s.blocks  # computed once
+    # sorted n t n t: blocks (0t,1n) (1t,1n) (1t,0n); ROCCH (0,1) (0,.5) (.5,0) (1,0)
+    assert metrics.eer(s) == pytest.approx(0.25, abs=1e-15)
+    assert metrics.eer([3.0, 1.0], [0.0, 2.0]) == pytest.approx(0.25, abs=1e-15)
+    assert metrics.prbep(s) == pytest.approx(0.5, abs=1e-15)
+    assert metrics.min_dcf(s, p_target=0.5, normalize=False) == pytest.approx(0.25, abs=1e-15)
+    metrics.min_cllr(s)
+    assert len([c for c in calls if c is s]) == 1  # PAV ran once for four metrics of `s`
     assert sort_scores([2.0, 1.0], [0.0]).tar.tolist() == [1.0, 2.0]
