@@ -374,10 +374,13 @@ def main() -> None:
     ap.add_argument("--report-only", action="store_true", help="rewrite RESULTS.md from "
                     "the kept measurements")
     ap.add_argument("--output", default=str(HERE / "RESULTS.md"))
+    ap.add_argument("--state", type=Path, help="where the measurements are kept (default "
+                    "benchmarks/data/scale.json)")
+    ap.add_argument("--merge", type=Path, nargs="*", default=[], help="further state files "
+                    "whose parts go into the report (parts run by another process)")
     a = ap.parse_args()
     DATA.mkdir(parents=True, exist_ok=True)
-    state_file = STATE.with_name("scale_quick.json") if a.quick else STATE
-    state = json.loads(state_file.read_text()) if state_file.exists() else {}
+    state_file = a.state or (STATE.with_name("scale_quick.json") if a.quick else STATE)
     if not a.report_only:
         scale = 0.01 if a.quick else 1.0
         for p in a.parts.split(","):
@@ -388,6 +391,9 @@ def main() -> None:
             state = json.loads(state_file.read_text()) if state_file.exists() else {}
             state.update({"machine": machine(), "quick": a.quick, p: result})
             state_file.write_text(json.dumps(state, indent=1, default=str))
+    state = json.loads(state_file.read_text()) if state_file.exists() else {}
+    for other in a.merge:
+        state.update({k: v for k, v in json.loads(other.read_text()).items() if k in PARTS})
     text = report(state)
     if not a.quick:
         write_section(a.output, "scale", text)
