@@ -43,8 +43,13 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     src, hive = _source(dataset)
     con = duckdb.connect()
     esc = src.replace("'", "''")
-    con.execute(f"create view {name} as select * from read_parquet('{esc}', "
-                f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
+    try:
+        con.execute(f"create view {name} as select * from read_parquet('{esc}', "
+                    f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
+    except duckdb.Error as exc:
+        con.close()
+        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
+                                  got=str(exc).splitlines()[0])) from None
     return con
 
 
@@ -54,6 +59,7 @@ def query(sql: str, dataset: str | Path) -> pl.DataFrame:
     try:
         return con.sql(sql).pl()
     except duckdb.Error as exc:
-        raise ScoreframeError(message("SQL query failed", got=str(exc).splitlines()[0])) from None
+        raise ScoreframeError(message("SQL query failed", where=f"`{dataset}`",
+                                      got=str(exc).splitlines()[0])) from None
     finally:
         con.close()

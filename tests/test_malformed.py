@@ -25,8 +25,10 @@ import pytest
 
 from scoreframe import io as sio
 from scoreframe.errors import ScoreframeError
+from scoreframe.sql import query
 
 Build = Callable[[Path], None]
+QUERIES = Path(__file__).parents[1] / "queries"
 
 
 @dataclass(frozen=True)
@@ -262,6 +264,9 @@ CASES = [
          r"no trials rows", None, ("evaluate", "{}")),
     Case("parquet-missing-segment", "t.parquet",
          parquet(pl.DataFrame(TRIALS).drop("segment")), trials, r"`segment`", None),
+    Case("sql-not-parquet", "t.parquet", text("not parquet at all\n"),
+         lambda p: query("select count(*) from trials", p), r"cannot read parquet", None,
+         ("query", str(QUERIES / "per_gender_counts.sql"), "{}")),
     Case("table-parquet-truncated", "t.parquet", truncated(parquet(pl.DataFrame(TRIALS))),
          table, r"cannot read parquet"),
     # BOSARIS HDF5 key / ndx / scores
