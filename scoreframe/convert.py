@@ -91,6 +91,7 @@ def convert_trials(data: pl.LazyFrame | pl.DataFrame, output: str | Path, *,
                    to: str | None = None, key_out: str | Path | None = None,
                    scores_out: str | Path | None = None, partition_by: Sequence[str] = (),
                    overwrite: bool = False, inputs: Sequence[str | Path] = (),
+                   trial_id: Sequence[str] | None = None,
                    progress: Callable[[int], None] | None = None) -> ConvertResult:
     """Write a trial table in another format, all outputs or none.
 
@@ -111,6 +112,9 @@ def convert_trials(data: pl.LazyFrame | pl.DataFrame, output: str | Path, *,
         anything is read or written.
     inputs
         Input paths: an output equal to, inside or containing one is refused.
+    trial_id
+        Parquet: the columns that identify a trial, for the duplicate check of what is
+        written (recorded in the dataset, which later reads do not check again).
     progress
         Optional ``progress(rows_written)`` (Parquet output).
 
@@ -139,7 +143,7 @@ def convert_trials(data: pl.LazyFrame | pl.DataFrame, output: str | Path, *,
                 progress(n)
 
         write_trials(lf, output, partition_by=tuple(partition_by), overwrite=overwrite,
-                     progress=count)
+                     trial_id=trial_id, progress=count)
         return ConvertResult(written[0], kind, tuple(paths))
     df = lf.collect()
     if fmt in PAIRED_FORMATS and "system" in names and df["system"].n_unique() > 1:

@@ -417,3 +417,17 @@ def test_evaluate_takes_the_same_trial_id_as_info(capsys):
     for row in stats["by_gender"]:
         assert (groups[row["gender"]]["n_tar"], groups[row["gender"]]["n_non"]) == (
             row["targets"], row["nontargets"])
+
+
+def test_convert_with_trial_id_records_it_for_later_reads(tmp_path, capsys):
+    copy = tmp_path / "ru"
+    assert "duplicate trials" in user_error(["convert", str(RU2009), "-o", str(copy)], capsys,
+                                            tmp_path)
+    assert main(["convert", str(RU2009), "--trial-id", "model,mcond,segment", "-o",
+                 str(copy)]) == 0
+    capsys.readouterr()
+    assert main(["info", str(copy), "--trial-id", "model,mcond,segment"]) == 0
+    assert main(["evaluate", str(copy), "--format", "json"]) == 0  # checked when written
+    out = capsys.readouterr().out
+    stats = json.loads((RU2009 / "stats.json").read_text())
+    assert json.loads(out[out.index("{"):])["groups"][0]["n_tar"] == stats["targets"]

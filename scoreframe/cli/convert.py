@@ -68,7 +68,7 @@ def cmd_convert(a: argparse.Namespace) -> int:
         task = prog.add_task("writing rows", total=None)
         res = convert_trials(lf, a.output, to=a.to, key_out=a.key_out,
                              scores_out=a.scores_out, partition_by=a.partition_by or (),
-                             overwrite=a.overwrite, inputs=inputs,
+                             overwrite=a.overwrite, inputs=inputs, trial_id=trial_id,
                              progress=lambda n: prog.update(task, completed=n))
     print(f"wrote {res.rows} {res.kind} rows to {', '.join(str(p) for p in res.paths)}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import inspect
 from pathlib import Path
 
 from scoreframe.cli.console import progress
@@ -61,10 +62,17 @@ def cmd_report(a: argparse.Namespace) -> int:
     if cal is not None and a.allow_other_system:
         cal = copy.copy(cal)  # the library's check skips a model that names no system
         cal.system_ = None
+    extra: dict[str, object] = {}
+    if a.trial_id:
+        if "trial_id" not in inspect.signature(build_report).parameters:
+            raise UsageError(message("report does not take --trial-id yet",
+                                     hint="Write a checked copy first: scoreframe convert "
+                                          "DATASET --trial-id COLS -o copy, then report it."))
+        extra["trial_id"] = a.trial_id
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
-        rep = build_report(dataset_source(a), by=a.by, where=a.where, p_target=a.p_target,
-                           calibration=cal,
+        rep = build_report(dataset_source(a, library_trial_id=True), by=a.by, where=a.where,
+                           p_target=a.p_target, calibration=cal, **extra,  # type: ignore[arg-type]
                            title=a.title or f"scoreframe report: {Path(a.dataset).name}",
                            progress=lambda d, t: prog.update(task, completed=d, total=t))
         chart_task = prog.add_task("rendering charts", total=None)
