@@ -574,3 +574,23 @@ def test_alignment_errors_name_both_files(tmp_path):
     tr.with_columns(pl.lit("zzz").alias("class")).write_csv(tmp_path / "z.tsv", separator="\t")
     with pytest.raises(ValidationError, match=r"outside the scored classes in `.*z\.tsv`"):
         evaluate_multiclass(tmp_path / "s.tsv", tmp_path / "z.tsv")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.integers(0, 40))
+def test_min_cavg_properties(seed, k, extra):
+    """Min Cavg depends only on the order of the scores (a strictly increasing map and a
+    permutation of the trials keep it exactly), never exceeds the actual Cavg, and is 0 on
+    separable scores."""
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.arange(k), rng.integers(0, k, extra)]
+    s = km.detection_llrs(rng.normal(0, 1, (y.size, k)) + 2.0 * np.eye(k)[y])
+    ps = [0.05, 0.3, 0.5, 0.9]
+    c = km.cavg_curve(s, y, ps)
+    assert np.all(c.minimum <= c.actual)
+    assert np.array_equal(km.cavg_curve(np.exp(s / 4) * 3 - 1, y, ps, minimum=True).minimum,
+                          c.minimum)
+    perm = rng.permutation(y.size)
+    assert np.array_equal(km.cavg_curve(s[perm], y[perm], ps).minimum, c.minimum)
+    sep = np.where(np.eye(k, dtype=bool)[y], 5.0, -5.0)
+    assert np.all(km.cavg_curve(sep, y, ps).minimum == 0.0)
