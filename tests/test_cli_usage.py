@@ -431,3 +431,16 @@ def test_convert_with_trial_id_records_it_for_later_reads(tmp_path, capsys):
     out = capsys.readouterr().out
     stats = json.loads((RU2009 / "stats.json").read_text())
     assert json.loads(out[out.index("{"):])["groups"][0]["n_tar"] == stats["targets"]
+
+
+def test_report_with_trial_id(tmp_path, capsys):
+    import inspect
+
+    from scoreframe.report import build_report
+
+    argv = ["report", str(RU2009), "--trial-id", "model,mcond,segment", "-o",
+            str(tmp_path / "r.html")]
+    if "trial_id" in inspect.signature(build_report).parameters:
+        assert main(argv) == 0 and (tmp_path / "r.html").stat().st_size > 0
+    else:
+        assert "does not take --trial-id" in user_error(argv, capsys, tmp_path)
