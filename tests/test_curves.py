@@ -37,7 +37,19 @@ def test_steppy_roc_matches_bosaris(case):
     pm, pf = kc.steppy_roc(sort_scores(tar, non))
     assert_close(pm, st["pmiss"])
     assert_close(pf, st["pfa"])
-    assert e["det"]["dr30_pfa"] == pytest.approx(30 / len(non))
+
+
+def test_det_frame_rule_of_30_matches_bosaris(case):
+    """Doddington's rule-of-30 lines of the DET frame against BOSARIS (rates and probits)."""
+    _, tar, non, e = case
+    d = det_curve(_frame(tar, non)).row(0, named=True)
+    assert_close(d["dr30_pfa"], e["det"]["dr30_pfa"])
+    assert_close(d["dr30_pmiss"], e["det"]["dr30_pmiss"])
+    for ax in ("pfa", "pmiss"):
+        if e["det"][f"dr30_{ax}"] <= 1:
+            assert_close(d[f"probit_dr30_{ax}"], e["det"][f"dr30_{ax}_probit"])
+        else:  # fewer than 30 trials: BOSARIS gives NaN; scoreframe clips to +inf (off chart)
+            assert d[f"probit_dr30_{ax}"] == np.inf
 
 
 def test_nber_matches_norm_dcf_plot(case):
