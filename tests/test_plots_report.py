@@ -401,8 +401,14 @@ def test_charts_display_offline_in_notebooks():
         alt.renderers.enable("mimetype")
         plots.enable_offline_display()  # a renderer the user chose is left alone
         assert alt.renderers.active == "mimetype"
+        plots.enable_offline_display(interactive=True)  # asked for: the spec rides along
+        bundle = charts()["ape"]._repr_mimebundle_()
+        assert bundle["text/plain"] == "<chart: Applied probability of error>"
+        spec = next(v for k, v in bundle.items() if "vegalite" in k)
+        assert spec["hconcat"][0]["layer"][0]["mark"]["type"] == "line"
     finally:
         plots.enable_offline_display(force=True)
+    assert set(charts()["ape"]._repr_mimebundle_()) == {"image/svg+xml", "text/plain"}
 
 
 def test_report_content(report_file):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import altair as alt
+from altair.vegalite.v6.display import VEGALITE_MIME_TYPE
 
 __all__ = ["RENDERER", "disable_offline_display", "enable_offline_display",
            "offline_renderer"]
@@ -22,15 +23,19 @@ __all__ = ["RENDERER", "disable_offline_display", "enable_offline_display",
 RENDERER = "scoreframe"
 
 
-def offline_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
+def offline_renderer(spec: dict[str, Any], *, interactive: bool = False,
+                     **metadata: Any) -> dict[str, Any]:
     """MIME bundle of a Vega-Lite spec: inline SVG (no script, no network) and a text stand-in.
+
+    With ``interactive=True`` the Vega-Lite spec is added under Altair's Vega-Lite MIME type,
+    for front ends that render it with a bundled Vega (tooltips); the others show the SVG.
 
     Examples
     --------
     >>> spec = alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q").to_dict()
     >>> bundle = offline_renderer(spec)
-    >>> bundle["image/svg+xml"].startswith("<svg"), "http" in bundle["text/plain"]
-    (True, False)
+    >>> bundle["image/svg+xml"].startswith("<svg"), bundle["text/plain"]
+    (True, '<chart: untitled>')
     """
     del metadata
     import vl_convert as vlc
@@ -38,16 +43,27 @@ def offline_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
     title = spec.get("title")
     if isinstance(title, dict):
         title = title.get("text")
-    return {"image/svg+xml": vlc.vegalite_to_svg(spec),
-            "text/plain": f"<chart: {title or spec.get('mark', 'layered')}>"}
+    if title is None:  # a concatenation: the first view's title
+        views = spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [{}]
+        title = views[0].get("title")
+        title = title.get("text") if isinstance(title, dict) else title
+    bundle: dict[str, Any] = {"image/svg+xml": vlc.vegalite_to_svg(spec),
+                              "text/plain": f"<chart: {title or 'untitled'}>"}
+    if interactive:
+        bundle[VEGALITE_MIME_TYPE] = spec
+    return bundle
 
 
-def enable_offline_display(*, force: bool = False) -> None:
-    """Register the offline renderer and enable it (if Altair's default is active, or ``force``)."""
+def enable_offline_display(*, force: bool = False, interactive: bool = False) -> None:
+    """Register the offline renderer and enable it (if Altair's default is active, or ``force``).
+
+    ``interactive`` also attaches the Vega-Lite spec to every output (see
+    :func:`offline_renderer`); outputs then grow by the size of the spec.
+    """
     if RENDERER not in alt.renderers.names():
         alt.renderers.register(RENDERER, offline_renderer)
-    if force or alt.renderers.active == "default":
-        alt.renderers.enable(RENDERER)
+    if force or interactive or alt.renderers.active == "default":
+        alt.renderers.enable(RENDERER, interactive=interactive)
 
 
 def disable_offline_display() -> None:
