@@ -36,6 +36,7 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "scores": ("model", "segment", "score"),
     "ndx": ("model", "segment"),
 }
+_KEY_ENUM = pl.Enum(["nontarget", "target"])  # physical 0 / 1
 _TRUE = ("target", "1", "true")
 _FALSE = ("nontarget", "0", "false")
 
@@ -99,6 +100,13 @@ def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
 
 def _label_expr(frame: pl.DataFrame | pl.LazyFrame, dtype: pl.DataType) -> pl.Expr:
     """Label normalization; for an eager string column, computed once per distinct spelling."""
+    if isinstance(frame, pl.DataFrame) and dtype == pl.String:
+        try:  # the usual spellings exactly: one hash lookup per row
+            codes = frame.get_column("label").cast(_KEY_ENUM).to_physical()
+        except pl.exceptions.InvalidOperationError:
+            pass
+        else:
+            return pl.lit(codes.cast(pl.Boolean)).alias("label")
     if isinstance(frame, pl.DataFrame) and (dtype == pl.String or isinstance(
             dtype, (pl.Categorical, pl.Enum))):
         distinct = frame.get_column("label").cast(pl.String).unique()

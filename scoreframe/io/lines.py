@@ -26,7 +26,7 @@ import polars as pl
 from scoreframe.errors import FormatError, message
 
 __all__ = ["byte_array", "check_control_bytes", "count_fields", "first_bad_line", "read_lines",
-           "read_source", "single_spaced", "utf8_or_format_error"]
+           "read_source", "utf8_or_format_error"]
 
 _SEP = "\x1f"  # a control character: any line holding one is refused anyway
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -91,21 +91,23 @@ _CONTROL = np.zeros(256, dtype=bool)
 _CONTROL[[*range(0, 9), *range(11, 13), *range(14, 32), 127]] = True
 
 
-def check_control_bytes(arr: np.ndarray, path: Path) -> None:
+def check_control_bytes(arr: np.ndarray, path: Path) -> tuple[int, int]:
     """Refuse control bytes (and a CR not ending a line), naming the first line holding one.
 
     A few counting passes over the bytes in the common case; positions only on the error path.
+    Returns the numbers of tabs and of carriage returns.
     """
     n_low = int(np.count_nonzero(arr < 32))
     n_cr = int(np.count_nonzero(arr == 13))
-    ok = n_low == int(np.count_nonzero(arr == 10)) + int(np.count_nonzero(arr == 9)) + n_cr
+    n_tab = int(np.count_nonzero(arr == 9))
+    ok = n_low == int(np.count_nonzero(arr == 10)) + n_tab + n_cr
     ok = ok and not np.count_nonzero(arr == 127)
     lone_cr = np.zeros(0, dtype=np.int64)
     if n_cr:
         cr = np.flatnonzero(arr == 13)
         lone_cr = cr[(cr + 1 >= arr.size) | (arr[np.minimum(cr + 1, arr.size - 1)] != 10)]
     if ok and not lone_cr.size:
-        return
+        return n_tab, n_cr
     mask = _CONTROL[arr]
     mask[lone_cr] = True
     pos = int(np.argmax(mask))
@@ -116,22 +118,6 @@ def check_control_bytes(arr: np.ndarray, path: Path) -> None:
                               got=f"byte 0x{int(arr[pos]):02x}",
                               hint="The file is binary or corrupt; identifiers cannot "
                                    "hold control characters."))
-
-
-def single_spaced(arr: np.ndarray) -> bool:
-    """True when fields are separated by exactly one space.
-
-    No tab, CR, blank line, or leading, trailing or repeated space: then a plain CSV parse with
-    separator ``' '`` is exact. Call after :func:`check_control_bytes` (the only bytes up to
-    0x20 left are tab, LF, CR and space).
-    """
-    if not arr.size:
-        return True
-    if arr[0] <= 32 or arr[-1] == 32 or np.count_nonzero(arr == 9) or np.count_nonzero(
-            arr == 13):
-        return False
-    ws = arr <= 32
-    return not bool((ws[:-1] & ws[1:]).any())
 
 
 def read_lines(path: str | Path, *, src: bytes | Path | None = None) -> pl.DataFrame:

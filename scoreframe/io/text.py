@@ -28,7 +28,6 @@ from scoreframe.io.lines import (
     first_bad_line,
     read_lines,
     read_source,
-    single_spaced,
     utf8_or_format_error,
 )
 from scoreframe.schema import Kind, validate_trials
@@ -88,12 +87,10 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     fields = _FIELDS[kind]
     where = f"`{path}`"
     src = read_source(path)
-    arr = byte_array(src)
-    check_control_bytes(arr, path)
-    df = _single_spaced(src, path, fields) if single_spaced(arr) else None
+    n_tab, n_cr = check_control_bytes(byte_array(src), path)
+    df = _single_spaced(src, path, fields) if not (n_tab or n_cr) else None
     if df is None:
         df = _split_lines(path, src, fields, kind, fmt)
-    del arr
     if kind == "scores":
         raw = pl.col("score")
         df = df.with_columns(raw.cast(pl.Float64, strict=False).alias("__score"))
@@ -111,9 +108,11 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
 
 def _single_spaced(src: bytes | Path, path: Path,
                    fields: tuple[str, ...]) -> pl.DataFrame | None:
-    """Parse a file with single-space separators directly.
+    """Parse a file without tabs or CRs with a single-space separator, directly.
 
-    None when a row is ragged: the line-by-line path then names it.
+    A space-separated file parses exactly this way unless a line has leading, trailing or
+    repeated spaces, is blank or is ragged: each of these gives an empty (null) field or a
+    parse error, and then None (the line-by-line path handles it and names the line).
     """
     try:
         df = pl.read_csv(src, separator=" ", has_header=False, quote_char=None,
@@ -124,8 +123,8 @@ def _single_spaced(src: bytes | Path, path: Path,
         if "utf" in str(exc).lower():
             raise utf8_or_format_error(exc, src, path) from None
         return None  # ragged (too many fields somewhere, or too few on the first line)
-    if df.select(pl.col(fields[-1]).is_null().any()).item():
-        return None  # too few fields on some line
+    if df.select(pl.any_horizontal(pl.all().is_null().any())).item():
+        return None  # an empty field (repeated, leading space), a short row or a blank line
     return df.with_row_index("lineno", offset=1).with_columns(pl.col("lineno").cast(pl.Int64))
 
 
