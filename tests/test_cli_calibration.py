@@ -184,3 +184,15 @@ def test_a_calibration_is_applied_to_its_own_system_unless_asked(splits, tmp_pat
     assert main(["report", str(splits / "eval.parquet"), "--calibration", str(model), "-o",
                  str(tmp_path / "r.html"), "--allow-other-system"]) == 0
     assert (tmp_path / "r.html").stat().st_size > 0
+
+
+def test_calibrate_train_records_system_and_where(splits, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["calibrate", "train", str(splits / "dev.parquet"), "--system", "sys2",
+                 "--where", "channel = 'tel'", "-o", str(model)]) == 0
+    doc = json.loads(model.read_text())
+    assert doc["system"] == "sys2" and doc["where"] == "channel = 'tel'"
+    dev = scan_trials(splits / "dev.parquet").filter(
+        pl.col("system") == "sys2", pl.col("channel") == "tel").collect()
+    n_tar = int(dev["label"].sum())
+    assert f"{n_tar} targets, {dev.height - n_tar} non-targets" in capsys.readouterr().out

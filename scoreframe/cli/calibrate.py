@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import polars as pl
+
 from scoreframe.cli.before_after import fit_summary, report_sets
 from scoreframe.cli.inputs import (
     guard_outputs,
@@ -30,14 +32,17 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
     else:
         model = PavCalibration(variant=a.variant, eps=a.eps)
     guard_outputs([a.dev], [a.output], overwrite=a.overwrite)
-    dev = load_dataset(a.dev, where=a.where)
-    model.fit(dev)
+    dev = load_dataset(a.dev)
+    model.fit(dev, where=a.where, system=a.system)  # the model records both
+    if a.system is not None:
+        dev = dev.filter(pl.col("system") == a.system)
     model.save(a.output, overwrite=a.overwrite)
     print(f"{a.method} calibration: {fit_summary(model)}")
     if a.method == "linear":
         print(f"  llr = {model.scale_:.6g} * score + {model.offset_:.6g}")
     print(f"model written to {a.output}")
-    report_sets([(Path(a.dev).name, model.transform(dev))], a.report_p_target or [a.p_target],
+    report_sets([(Path(a.dev).name, model.transform(dev, where=a.where))],
+                a.report_p_target or [a.p_target],
                 "calibration on the training set")
     return 0
 
@@ -47,7 +52,7 @@ def cmd_calibrate_apply(a: argparse.Namespace) -> int:
     guard_outputs([a.eval, a.model], [a.output], overwrite=a.overwrite)
     scored_format(a.output)
     model = load_model_kind(a.model, ("linear", "pav"))
-    out = model.transform(load_dataset(a.eval, where=a.where), **other_system(a))
+    out = model.transform(load_dataset(a.eval), where=a.where, **other_system(a))
     written = write_scored(out, a.output, a.overwrite, [a.eval, a.model])
     print(f"calibrated scores written to {a.output} (score = llr, input kept as score_raw)")
     p = a.report_p_target or [model.p_target if model.method == "linear" else 0.5]
@@ -67,7 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help_text="train on labelled dev trials; write MODEL.json",
                      parents=[where_option(), report_p,
                               output_options(required=True, help_text="MODEL.json")])
-    ct.add_argument("dev", metavar="DEV", help="labelled trials of one system")
+    ct.add_argument("dev", metavar="DEV", help="labelled trials (of one system, or select one)")
+    ct.add_argument("--system", help="train on this system of a multi-system dataset")
     ct.add_argument("--method", choices=("linear", "pav"), default="linear",
                     help="calibration map")
     ct.add_argument("--p-target", type=float, default=0.5, help="training prior")

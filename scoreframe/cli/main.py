@@ -7,6 +7,7 @@ turns user errors into one line on stderr with exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -110,6 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # `scoreframe ... | head`: stop quietly, as other tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except (ScoreframeError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         print(f"scoreframe: error: {one_line(exc)}", file=sys.stderr)
         return 2
