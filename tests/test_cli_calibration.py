@@ -196,3 +196,13 @@ def test_calibrate_train_records_system_and_where(splits, tmp_path, capsys):
         pl.col("system") == "sys2", pl.col("channel") == "tel").collect()
     n_tar = int(dev["label"].sum())
     assert f"{n_tar} targets, {dev.height - n_tar} non-targets" in capsys.readouterr().out
+
+
+def test_fuse_train_records_where(splits, tmp_path):
+    model = tmp_path / "f.json"
+    assert main(["fuse", "train", str(splits / "dev.parquet"), "--where", "gender = 'f'",
+                 "-o", str(model)]) == 0
+    doc = json.loads(model.read_text())
+    assert doc["where"] == "gender = 'f'"
+    assert doc["training"]["n_tar"] == int(scan_trials(splits / "dev.parquet").filter(
+        pl.col("system") == "sys1", pl.col("gender") == "f").collect()["label"].sum())

@@ -24,12 +24,11 @@ from scoreframe.errors import UsageError
 __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
 
 
-def fusion_inputs(tokens: list[str], where: str | None
-                  ) -> pl.LazyFrame | dict[str, pl.LazyFrame]:
+def fusion_inputs(tokens: list[str]) -> pl.LazyFrame | dict[str, pl.LazyFrame]:
     """One dataset with a system column, or one dataset per system (``NAME=PATH``)."""
     if len(tokens) == 1 and "=" not in tokens[0]:
-        return load_dataset(tokens[0], where=where)
-    return {n: load_dataset(p, where=where) for n, p in named_paths(tokens)}
+        return load_dataset(tokens[0])
+    return {n: load_dataset(p) for n, p in named_paths(tokens)}
 
 
 def input_paths(tokens: list[str]) -> list[str]:
@@ -45,18 +44,20 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
                          missing=parse_missing(a.missing))
     guard_outputs([*input_paths(a.dev), a.quality_model, a.quality_segment], [a.output],
                   overwrite=a.overwrite)
-    data = fusion_inputs(a.dev, a.where)
+    data = fusion_inputs(a.dev)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
     if (qm is None) != (qs is None):
         raise UsageError("give both --quality-model and --quality-segment, or neither")
-    model.fit(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
+    model.fit(data, where=a.where, quality_model=qm,  # type: ignore[arg-type]
+              quality_segment=qs)
     model.save(a.output, overwrite=a.overwrite)
     print(f"linear fusion of {len(model.weights_)} systems: {fit_summary(model)}")
     terms = " + ".join(f"{w:.6g} * {s}" for s, w in model.weights_.items())
     print(f"  llr = {terms} + {model.offset_:.6g}"
           + (f" + quality term over {model.quality_columns_}" if model.quality_columns_ else ""))
     print(f"model written to {a.output}")
-    out = model.transform(data, quality_model=qm, quality_segment=qs)  # type: ignore[arg-type]
+    out = model.transform(data, where=a.where, quality_model=qm,  # type: ignore[arg-type]
+                          quality_segment=qs)
     report_sets([("+".join(Path(p).name for p in input_paths(a.dev)), out)],
                 a.report_p_target or [a.p_target], "fusion on the training set")
     return 0
@@ -71,7 +72,8 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     if a.missing is not None:
         model.missing = parse_missing(a.missing)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
-    out = model.transform(fusion_inputs(a.eval, a.where), quality_model=qm, quality_segment=qs)
+    out = model.transform(fusion_inputs(a.eval), where=a.where, quality_model=qm,
+                          quality_segment=qs)
     written = write_scored(out, a.output, a.overwrite, inputs)
     print(f"fused scores written to {a.output} (score = fused llr, inputs as score_raw_<system>)")
     report_sets([("+".join(Path(p).name for p in input_paths(a.eval)), written)],
