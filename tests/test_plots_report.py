@@ -21,6 +21,8 @@ import polars as pl
 import pytest
 import vl_convert as vlc
 from conftest import DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoreframe import curves, plots
 from scoreframe.calibration import LinearCalibration, PavCalibration, calibration_map
@@ -336,6 +338,44 @@ def test_display_decimation_keeps_the_visible_path():
     pts = np.c_[inside["probit_pfa"], inside["probit_pmiss"]]
     dist = np.abs(pts[:, None, :] - kept[None, :, :]).max(axis=2).min(axis=1)
     assert dist.max() <= cell * (1 + 1e-9)
+
+
+def _clipped_segments(x: np.ndarray, y: np.ndarray, box: tuple[float, ...]) -> set:
+    """The visible parts of a polyline's segments (Liang-Barsky clipping to the box)."""
+    lo_x, hi_x, lo_y, hi_y = box
+    segs = set()
+    for x0, y0, x1, y1 in zip(x[:-1], y[:-1], x[1:], y[1:], strict=True):
+        t0, t1, ok = 0.0, 1.0, True
+        for p, q in ((-(x1 - x0), x0 - lo_x), (x1 - x0, hi_x - x0), (-(y1 - y0), y0 - lo_y),
+                     (y1 - y0, hi_y - y0)):
+            if p == 0:
+                ok &= q >= 0
+            elif p < 0:
+                t0 = max(t0, q / p)
+            else:
+                t1 = min(t1, q / p)
+        if ok and t0 < t1:
+            segs.add(tuple(np.round([x0 + t0 * (x1 - x0), y0 + t0 * (y1 - y0),
+                                     x0 + t1 * (x1 - x0), y0 + t1 * (y1 - y0)], 9)))
+    return segs
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.floats(0.0, 1.5)), min_size=3, max_size=60))
+def test_decimation_outside_the_box_never_changes_what_is_visible(steps):
+    """Any DET-like staircase (pfa falls, pmiss rises): collapsing outside runs hides nothing."""
+    x, y = [2.5], [-4.0]
+    for kind, d in steps:  # 0, 1: move left; 2, 3: move up (a staircase)
+        x.append(x[-1] - d if kind < 2 else x[-1])
+        y.append(y[-1] + d if kind >= 2 else y[-1])
+    n = len(x)
+    frame = pl.DataFrame({SERIES: ["s"] * n, "curve": ["steppy"] * n, "pfa": np.arange(n) / n,
+                          "pmiss": np.arange(n) / n, "probit_pfa": x, "probit_pmiss": y})
+    box = (-1.0, 0.5, -1.0, 0.5)
+    kept = display_decimate(frame, cell=1e-9, box=box)
+    assert kept.height <= n and kept["probit_pfa"][0] == x[0] and kept["probit_pfa"][-1] == x[-1]
+    assert _clipped_segments(kept["probit_pfa"].to_numpy(), kept["probit_pmiss"].to_numpy(),
+                             box) == _clipped_segments(np.array(x), np.array(y), box)
 
 
 def test_inputs_from_pandas_and_pyarrow():

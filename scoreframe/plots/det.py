@@ -84,6 +84,7 @@ def _runs_kept(x: np.ndarray, y: np.ndarray, hull: np.ndarray, cell: float,
     same = (code[1:] == code[:-1]) & (fx[1:] == fx[:-1]) & (fy[1:] == fy[:-1])
     change[1:] = ~same
     change[:-1] |= ~same
+    change[0] = change[-1] = True  # both ends of the path, whatever their cells
     return change | (hull & (code == 0))
 
 
