@@ -34,6 +34,8 @@ from scoreframe.kernels.logreg import LinearFit, fit_linear
 from scoreframe.kernels.pav_map import apply_pav_map, pav_map
 from scoreframe.kernels.psr import BetaRule, psr_beta
 from scoreframe.kernels.sorted_scores import sort_scores
+from scoreframe.stats.engine import source_name
+from scoreframe.stats.reduce import check_trials, label_columns
 
 __all__ = ["LinearCalibration", "PavCalibration", "calibration_map", "check_system",
            "fit_report", "objective_rule", "one_system", "rule_doc", "rule_from_doc",
@@ -87,6 +89,18 @@ def training_frame(data: Data, columns: Sequence[str], *, where: str | None = No
     if missing:
         raise SchemaError(message(f"{what} data lack column(s) {missing}",
                                   expected=f"{[*columns, 'label']}", got=f"{names}"))
+    if "score" in columns:  # the checks of evaluate: labels, NaN/null scores, empty data
+        # (no duplicate check: trials may be identified by more than model and segment)
+        lf = check_trials(lf, where=source_name(data), validate=False)
+    else:
+        label_expr, bad = label_columns(lf.collect_schema())
+        n_bad = int(lf.select(bad.sum()).collect().item() or 0)
+        if n_bad:
+            raise SchemaError(message(
+                "column `label` has values outside the accepted spellings",
+                where=source_name(data), expected="bool, 1/0, target/nontarget or true/false",
+                got=f"{n_bad} trial(s) with other values"))
+        lf = lf.with_columns(label_expr)
     extra = [pl.col("system").cast(pl.String)] if "system" in names else []
     df = lf.select(*[pl.col(c).cast(pl.Float64) for c in columns], pl.col("label"),
                    *extra).collect()

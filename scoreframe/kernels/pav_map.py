@@ -14,7 +14,8 @@ numpy only (the blocks come from :mod:`scoreframe.kernels.sorted_scores`). Two v
     the highest ``+inf``. Scores inside or beyond an infinite block map to that infinity; the gap
     next to an infinite block takes the finite neighbour's value (an unseen score is never given
     infinite evidence; between a ``-inf`` and a ``+inf`` block it is 0); beyond the ends the map
-    is constant.
+    is constant. Blocks of infinite *scores* (knots at ``+-inf``): a gap with one infinite end
+    takes its finite end's value, a gap from ``-inf`` to ``+inf`` the mean of its ends.
 """
 
 from __future__ import annotations
@@ -85,17 +86,41 @@ def apply_pav_map(scores: ArrayLike, x: F64, y: F64) -> F64:
     """
     s = np.asarray(scores, dtype=np.float64)
     finite = np.isfinite(y)
-    if finite.all():
+    if finite.all() and np.isfinite(x).all():
         return np.interp(s, x, y)
-    fy = np.zeros_like(y)  # two infinite blocks only: the gap between them gets llr 0
     idx = np.flatnonzero(finite)
     if idx.size:
         fy = y.copy()
         fy[: idx[0]] = y[idx[0]]
         fy[idx[-1] + 1:] = y[idx[-1]]
-    out = np.interp(s, x, fy)
+    else:  # two infinite blocks only: the gap between them gets llr 0
+        fy = np.zeros_like(y)
+    out = _interp_infinite_knots(s, x, fy)
     if not finite[0]:  # lowest block infinite (-inf): its scores and below
         out[s <= x[1]] = y[0]
     if not finite[-1]:
         out[s >= x[-2]] = y[-1]
+    return out
+
+
+def _interp_infinite_knots(s: F64, x: F64, y: F64) -> F64:
+    """``np.interp`` when knot scores may be ``+-inf`` (blocks of infinite training scores).
+
+    A gap with one infinite end takes its finite end's value (the limit of the ramp); a gap
+    from ``-inf`` to ``+inf`` takes the mean of its two ends; scores at ``+-inf`` take the
+    value of the knot there.
+    """
+    fin = np.isfinite(x)
+    if fin.all():
+        return np.interp(s, x, y)
+    if fin.any():
+        out = np.interp(s, x[fin], y[fin])
+    else:
+        low = int(np.count_nonzero(x == -np.inf)) - 1  # last knot at -inf
+        mid = 0.5 * (y[low] + y[low + 1]) if 0 <= low < x.shape[0] - 1 else y[0]
+        out = np.full(s.shape, mid, dtype=np.float64)
+    if x[0] == -np.inf:
+        out[s == -np.inf] = y[0]
+    if x[-1] == np.inf:
+        out[s == np.inf] = y[-1]
     return out

@@ -72,7 +72,9 @@ def min_dcf(b: Blocks, p: F64, q: F64) -> tuple[F64, I64, I64]:
     """Minimum Bayes error rate at effective priors ``p`` (with ``q = 1 - p``).
 
     Returns the unnormalized ``min_b p*Pmiss_b + q*Pfa_b`` and the miss and false-alarm counts
-    at the minimizing vertex (the first one on ties, i.e. the lowest Pmiss, as BOSARIS).
+    at the minimizing vertex: the first (lowest Pmiss) among the vertices whose floating-point
+    costs are equal. Vertices whose exact costs tie may round differently; the vertex then
+    follows the rounding, as in BOSARIS (the minimum itself is the same).
     """
     n_miss, n_fa = rocch_counts(b)
     pmiss = n_miss / b.total_tar
