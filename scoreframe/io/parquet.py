@@ -21,8 +21,9 @@ from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
 from scoreframe.io.atomic import atomic_output
 from scoreframe.schema import Kind, check_duplicates, id_columns, validate_trials
 
-__all__ = ["MARK_KEY", "apply_where", "check_footers", "dataset_validated", "infer_kind",
-           "read_trials", "scan_trials", "unreadable_parquet", "validation_mark", "write_trials"]
+__all__ = ["MARK_KEY", "apply_where", "dataset_validated", "infer_kind",
+           "read_footers", "read_trials", "scan_trials", "unreadable_parquet", "validation_mark",
+           "write_trials"]
 
 #: Parquet key-value metadata key of the validation record written by :func:`write_trials`.
 MARK_KEY = "scoreframe"
@@ -89,7 +90,7 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     """
     path = Path(source)
     src, hive = _parquet_source(path)
-    footers = check_footers(_parquet_files(path))
+    footers = read_footers(_parquet_files(path))
     try:
         lf = pl.scan_parquet(src, hive_partitioning=hive or None)
         names = lf.collect_schema().names()
@@ -179,20 +180,20 @@ def validation_mark(source: str | Path) -> dict[str, object] | None:
     return _mark_of([_footer(f) for f in _parquet_files(source)])
 
 
-def _footer(f: Path) -> pq.FileMetaData | None:
+def _footer(f: Path) -> dict[str, str] | None:
     try:
-        return pq.read_metadata(f)
-    except (OSError, pa.ArrowException):
+        return pl.read_parquet_metadata(f)
+    except (pl.exceptions.PolarsError, OSError, pl.exceptions.PanicException):
         return None
 
 
-def _mark_of(footers: list[pq.FileMetaData | None]) -> dict[str, object] | None:
+def _mark_of(footers: Sequence[dict[str, str] | None]) -> dict[str, object] | None:
     if not footers:
         return None
     marks: list[dict[str, object]] = []
-    for md in footers:
+    for meta in footers:
         try:
-            mark = json.loads(((md.metadata if md is not None else None) or {})[MARK_KEY.encode()])
+            mark = json.loads((meta or {})[MARK_KEY])
         except (KeyError, ValueError):
             return None
         if not isinstance(mark, dict) or mark.get("validated") is not True:
@@ -203,34 +204,19 @@ def _mark_of(footers: list[pq.FileMetaData | None]) -> dict[str, object] | None:
     return marks[0]
 
 
-def check_footers(files: Sequence[Path]) -> list[pq.FileMetaData]:
-    """Read every file's footer and check that its column chunks lie inside the file.
+def read_footers(files: Sequence[Path]) -> list[dict[str, str]]:
+    """Every file's key-value metadata (footers only); an unreadable footer is a FormatError.
 
-    A damaged footer can make the Parquet engine abort the process instead of raising; this
-    check (footers only, no data) turns it into a :class:`FormatError` naming the file first.
+    Reading the footers first names a damaged file before any data are scanned.
     """
     out = []
     for f in files:
         try:
-            md = pq.read_metadata(f)
-            size = f.stat().st_size
-            for g in range(md.num_row_groups):
-                group = md.row_group(g)
-                for c in range(group.num_columns):
-                    col = group.column(c)
-                    offsets = [x for x in (col.dictionary_page_offset, col.data_page_offset)
-                               if x]
-                    start = min(offsets) if offsets else -1
-                    if start < 4 or start + col.total_compressed_size > size - 8:
-                        raise FormatError(message(
-                            "cannot read parquet: column chunk outside the file",
-                            where=f"`{f}` row group {g} column {col.path_in_schema!r}",
-                            expected=f"bytes within the file ({size})",
-                            got=f"offset {start} + {col.total_compressed_size} bytes"))
-        except (OSError, pa.ArrowException) as exc:
+            out.append(pl.read_parquet_metadata(f))
+        except (pl.exceptions.PolarsError, OSError, pl.exceptions.PanicException) as exc:
             raise FormatError(message("cannot read parquet", where=f"`{f}`",
-                                      got=str(exc).splitlines()[0][:200])) from None
-        out.append(md)
+                                      got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                                      )) from None
     return out
 
 
