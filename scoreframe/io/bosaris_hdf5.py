@@ -24,7 +24,10 @@ naming the file and the dataset.
 from __future__ import annotations
 
 import logging
+import os
 import warnings
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import h5py
@@ -273,26 +276,41 @@ def _name_array(names: pl.Series) -> np.ndarray:
 
 def _write_sparse(datasets: list[tuple[h5py.Dataset, np.ndarray]], mi: np.ndarray,
                   si: np.ndarray) -> None:
-    """Fill chunked matrices chunk by chunk; chunks with no trial are left unwritten."""
+    """Fill chunked deflate matrices chunk by chunk; chunks with no trial are never written.
+
+    Each chunk is built and compressed with :mod:`zlib` (the deflate filter's own format) on a
+    thread pool -- zlib releases the GIL -- and stored with HDF5's direct chunk write, so memory
+    holds a few chunks at a time whatever the dense size.
+    """
     cr, cc = datasets[0][0].chunks
     n_cols = datasets[0][0].shape[1]
     n_chunk_cols = -(-n_cols // cc)
     chunk = (mi // cr) * n_chunk_cols + si // cc
     order = np.argsort(chunk, kind="stable")
     chunk = chunk[order]
-    starts = np.flatnonzero(np.r_[True, chunk[1:] != chunk[:-1]]) if chunk.size else []
-    ends = np.r_[starts[1:], chunk.size] if chunk.size else []
-    n_rows = datasets[0][0].shape[0]
-    for s, e in zip(starts, ends, strict=True):
+    if not chunk.size:
+        return
+    starts = np.flatnonzero(np.r_[True, chunk[1:] != chunk[:-1]])
+    ends = np.r_[starts[1:], chunk.size]
+
+    def build(k: int) -> tuple[tuple[int, int], list[bytes]]:
+        s, e = int(starts[k]), int(ends[k])
         c = int(chunk[s])
         r0, c0 = (c // n_chunk_cols) * cr, (c % n_chunk_cols) * cc
-        r1, c1 = min(r0 + cr, n_rows), min(c0 + cc, n_cols)
         sel = order[s:e]
         li, lj = mi[sel] - r0, si[sel] - c0
+        out = []
         for ds, values in datasets:
-            buf = np.zeros((r1 - r0, c1 - c0), dtype=ds.dtype)
+            buf = np.zeros((cr, cc), dtype=ds.dtype)  # edge chunks are stored full size
             buf[li, lj] = values[sel]
-            ds[r0:r1, c0:c1] = buf
+            out.append(zlib.compress(buf.tobytes(), _COMPRESSION_LEVEL))
+        return (r0, c0), out
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for offset, blobs in pool.map(build, range(starts.size), chunksize=16):
+            for (ds, _), blob in zip(datasets, blobs, strict=True):
+                ds.id.write_direct_chunk(offset, blob)
 
 
 def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
