@@ -278,12 +278,12 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                                 ("asvspoof_eer", eer_method == "asvspoof")) if on]
     extras = None
     if families:
-        from scoreframe.frames import as_lazy
+        from scoreframe.frames import scan_raw
         from scoreframe.metrics.families import family_values
         from scoreframe.stats.engine import source_name
 
         system = [c for c in stats.row_cols if c == "system"]
-        extras = family_values(as_lazy(data, where=where), [u.unit for u in stats.units],
+        extras = family_values(scan_raw(data, where=where), [u.unit for u in stats.units],
                                stats.row_cols, system, families=families,
                                where=source_name(data))
     res = results_frame(stats, ops, eer_method=eer_method,

@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 
 import polars as pl
 
-from scoreframe.errors import ScoreframeError, message
+from scoreframe.errors import FormatError, ScoreframeError, message
 from scoreframe.io.parquet import apply_where, scan_trials
 
 __all__ = ["ARROW_DATASETS", "ARROW_TYPES", "Data", "as_lazy", "is_frame_like"]
@@ -68,3 +68,33 @@ def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     raise ScoreframeError(message(
         "unsupported trial data", expected="a path, a polars DataFrame/LazyFrame, a pandas "
         "DataFrame, a pyarrow Table or dataset", got=type(data).__name__))
+
+
+def scan_raw(data: Data, *, where: str | None = None) -> pl.LazyFrame:
+    """Like :func:`as_lazy`, but a Parquet path is scanned as stored: labels are not normalized.
+
+    The statistics layer uses it so that labels outside the accepted spellings are counted
+    (and rejected) in its one pass instead of becoming unknown (null) labels at the scan;
+    column types are checked there too. Other inputs are as in :func:`as_lazy`.
+    """
+    if not isinstance(data, str | Path):
+        return as_lazy(data, where=where)
+    path = Path(data)
+    if path.is_dir():
+        if not any(path.rglob("*.parquet")):
+            raise FormatError(message("no parquet files", where=f"directory `{path}`",
+                                      expected="a Parquet dataset"))
+        src: str | Path = str(path / "**" / "*.parquet")
+        hive = True
+    elif path.exists() or any(ch in str(path) for ch in "*?["):
+        src, hive = path, False
+    else:
+        raise FormatError(message(f"no such file or directory `{path}`"))
+    try:
+        lf = pl.scan_parquet(src, hive_partitioning=hive or None)
+        lf.collect_schema()
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise FormatError(message("cannot read parquet", where=f"`{path}`",
+                                  got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                                  )) from None
+    return apply_where(lf, where)

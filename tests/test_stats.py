@@ -356,6 +356,27 @@ def test_errors_name_the_dataset(tmp_path):
         evaluate(p)
 
 
+@pytest.mark.parametrize("limit", ["1GB", "2KiB"])
+def test_errors_name_the_file_and_row_in_a_directory(tmp_path, limit):
+    d = tmp_path / "ds"
+    d.mkdir()
+    small().with_columns(pl.col("label").cast(pl.String)).write_parquet(d / "a.parquet")
+    small().with_columns(pl.Series("label", ["target", "nontarget", "true", "??"])) \
+        .with_columns(model=pl.lit("z")).write_parquet(d / "b.parquet")
+    with pytest.raises(ValidationError, match=r"first in file `.*b\.parquet`, row 4"):
+        evaluate(d, memory_limit=limit)
+
+
+@pytest.mark.parametrize("limit", ["1GB", "2KiB"])
+def test_files_that_disagree_on_types_are_a_clear_error(tmp_path, limit):
+    d = tmp_path / "ds"
+    d.mkdir()
+    small().write_parquet(d / "a.parquet")
+    small().with_columns(pl.col("label").cast(pl.String)).write_parquet(d / "b.parquet")
+    with pytest.raises(ScoreframeError, match="ds"):
+        evaluate(d, memory_limit=limit)
+
+
 @pytest.mark.parametrize("limit", ["2GB", "2KiB"])
 def test_zero_rows_is_an_error(limit):
     with pytest.raises(DegenerateError, match="nothing to evaluate"):

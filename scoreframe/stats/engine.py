@@ -24,8 +24,8 @@ import numpy as np
 import polars as pl
 
 from scoreframe.checks import check_choice
-from scoreframe.errors import ScoreframeError, message
-from scoreframe.frames import as_lazy, is_frame_like
+from scoreframe.errors import FormatError, ScoreframeError, message
+from scoreframe.frames import as_lazy, is_frame_like, scan_raw
 from scoreframe.stats.groups import plan_units
 from scoreframe.stats.reduce import (
     Checks,
@@ -38,7 +38,7 @@ from scoreframe.stats.reduce import (
 from scoreframe.stats.summary import Request
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINES", "Statistics", "compute_statistics",
-           "parse_memory", "source_name"]
+           "parse_memory", "reduce_statistics", "source_name"]
 
 ENGINES = ("local", "dask")
 #: Default memory budget of the local engine (bytes): in memory below, out of core above.
@@ -118,7 +118,22 @@ def _row_estimate(data: object, lf: pl.LazyFrame) -> int:
     return int(lf.select(pl.len()).collect(engine="streaming").item())
 
 
-def compute_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequence[str] = (),
+def compute_statistics(data: object, **kw: Any) -> Statistics:
+    """Statistics of every result unit of an evaluation (see :func:`reduce_statistics`).
+
+    Errors of the dataframe engine while reading (files that disagree on column types, a
+    corrupt page) become a :class:`~scoreframe.errors.FormatError` naming the data.
+    """
+    try:
+        return reduce_statistics(data, **kw)
+    except pl.exceptions.PolarsError as exc:
+        raise FormatError(message("cannot read the trials", where=source_name(data),
+                                  got=str(exc).strip().splitlines()[0][:300],
+                                  hint="Check that every file has the same columns and "
+                                       "types.")) from None
+
+
+def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequence[str] = (),
                        where: str | None = None, pooled: bool = True, request: Request,
                        p: np.ndarray, q: np.ndarray, engine: str = "local",
                        memory_limit: int | float | str | None = None,
@@ -133,7 +148,7 @@ def compute_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Seq
     check_choice(engine, name="engine", choices=ENGINES)
     limit = parse_memory(memory_limit)
     where_name = source_name(data)
-    lf = as_lazy(data, where=where)  # type: ignore[arg-type]
+    lf = scan_raw(data, where=where)  # labels as stored: checked in the pass
     names = lf.collect_schema().names()
     by_cols = list(by)
     system_cols = ["system"] if "system" in names and "system" not in by_cols else []
@@ -158,7 +173,7 @@ def compute_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Seq
             scheduler=scheduler, id_cols=id_cols if check_dups else [], where=where,
             where_name=where_name, progress=progress, spill_root=spill_dir)
     keys, base, checks = sorted_groups(lf, group_cols)
-    check_counts(checks, where=where_name)
+    check_counts(checks, where=where_name, source=data, where_sql=where)
     if check_dups:
         check_duplicates(lf, id_cols, where=where_name)
     units = plan_units(keys, row_cols=row_cols, system_cols=system_cols, pooled=pooled)

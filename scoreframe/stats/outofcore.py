@@ -446,7 +446,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         for part in parts:
             checks.add(part.checks)
             counts += part.counts
-        check_counts(checks, where=where_name)
+        check_counts(checks, where=where_name, source=data, where_sql=where)
         if id_cols:
             cands = executor.map(duplicate_task, [(spill, i) for i in range(1 << hash_bits)])
             cand = np.concatenate(cands) if cands else np.empty(0, np.uint64)

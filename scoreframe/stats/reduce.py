@@ -63,23 +63,63 @@ def label_columns(schema: pl.Schema) -> tuple[pl.Expr, pl.Expr]:
     return lab.alias("label"), (pl.col("label").is_not_null() & lab.is_null())
 
 
-def check_counts(checks: Checks, *, where: str) -> None:
-    """Raise on null/NaN scores, unrecognized labels or an empty selection (``where`` names it)."""
+def check_counts(checks: Checks, *, where: str, source: object = None,
+                 where_sql: str | None = None) -> None:
+    """Raise on null/NaN scores, unrecognized labels or an empty selection (``where`` names it).
+
+    When ``source`` is a path, the message also names the first file and row with the problem
+    (found by a scan that runs only when there is an error).
+    """
     if checks.bad_label:
         raise ValidationError(message(
-            "column `label` has values outside the accepted spellings", where=where,
+            "column `label` has values outside the accepted spellings",
+            where=where + first_location(source, "label", where_sql),
             expected="bool, 1/0, target/nontarget or true/false",
             got=f"{checks.bad_label} trial(s) with other values",
             hint="Map those labels explicitly (or filter them out with --where)."))
     if checks.null_score or checks.nan_score:
         raise ValidationError(message(
-            "column `score` has missing values", where=where, expected="a number for every trial",
+            "column `score` has missing values",
+            where=where + first_location(source, "score", where_sql),
+            expected="a number for every trial",
             got=f"{checks.null_score} null and {checks.nan_score} NaN score(s)",
             hint="NaN and null scores are rejected at the boundary: drop or repair those "
                  "trials first."))
     if checks.rows == 0:
         raise DegenerateError(message("nothing to evaluate", where=where,
                                       got="no trials (after the --where selection)"))
+
+
+def first_location(source: object, column: str, where_sql: str | None = None) -> str:
+    """``" (first in file F, row R)"`` for the first bad ``score`` or ``label`` of a dataset path.
+
+    Rows are 1-based within the file. Empty when ``source`` is not a path or nothing is found.
+    """
+    from pathlib import Path
+
+    if not isinstance(source, str | Path):
+        return ""
+    p = Path(source)
+    files = sorted(p.rglob("*.parquet")) if p.is_dir() else [p] if p.is_file() else []
+    for f in files:
+        try:
+            lf = pl.scan_parquet(f).with_row_index("__row")
+            schema = lf.collect_schema()
+            if column not in schema:
+                continue
+            if column == "score":
+                sc = pl.col("score").cast(pl.Float64)
+                bad = sc.is_null() | sc.is_nan()
+            else:
+                bad = label_columns(schema)[1]
+            if where_sql:
+                lf = lf.filter(pl.sql_expr(where_sql))
+            hit = lf.filter(bad).select("__row").head(1).collect()
+        except Exception:  # noqa: BLE001 - locating is best effort; the error stands anyway
+            continue
+        if hit.height:
+            return f" (first in file `{f}`, row {int(hit.item()) + 1})"
+    return ""
 
 
 def check_duplicates(lf: pl.LazyFrame, id_cols: Sequence[str], *, where: str) -> None:
