@@ -18,7 +18,6 @@ import polars as pl
 
 from scoreframe.checks import check_choice
 from scoreframe.errors import DegenerateError, DegenerateGroupWarning, message
-from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.metrics import binary as _binary_declarations  # noqa: F401 - registers metrics
 from scoreframe.metrics.registry import (
     EER_METHODS,
@@ -30,11 +29,10 @@ from scoreframe.metrics.registry import (
 )
 from scoreframe.stats.engine import Statistics, compute_statistics
 from scoreframe.stats.groups import POOLED
-from scoreframe.stats.reduce import check_counts, sorted_groups
 from scoreframe.stats.summary import EqStats, ScoreStats
 
 __all__ = ["DegenerateGroupWarning", "OperatingPoints", "attach_intervals", "evaluate",
-           "explode_dcf", "group_columns", "group_statistics", "grouped_scores",
+           "explode_dcf", "group_columns", "group_statistics",
            "results_frame"]
 
 Data = pl.DataFrame | pl.LazyFrame | str | Path
@@ -334,26 +332,6 @@ def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: boo
         i = front.index(m) + 1
         front[i:i] = [f"{m}_lo", f"{m}_hi"]
     return base.select(front).with_columns(pl.Series("dcf", [r["dcf"] for r in rows]))
-
-
-def _as_lazy(data: Data, where: str | None) -> pl.LazyFrame:
-    """Deprecated shim for modules not yet on :func:`scoreframe.frames.as_lazy`."""
-    from scoreframe.frames import as_lazy
-
-    return as_lazy(data, where=where)
-
-
-def grouped_scores(lf: pl.LazyFrame, by: Sequence[str]
-                   ) -> tuple[pl.DataFrame, list[SortedScores], int]:
-    """Sorted scores per group in memory: keys, one :class:`SortedScores` each, unknown labels.
-
-    A convenience for views and tests that draw every trial (histograms, small data sets);
-    evaluation itself goes through the statistics layer.
-    """
-    keys, groups, checks = sorted_groups(lf, list(by))
-    check_counts(checks, where="the data given")
-    frame = pl.DataFrame(keys, schema={c: pl.String for c in by}) if by else pl.DataFrame()
-    return frame, groups, checks.unknown_label
 
 
 def group_columns(results: pl.DataFrame) -> list[str]:
