@@ -594,3 +594,19 @@ def test_min_cavg_properties(seed, k, extra):
     assert np.array_equal(km.cavg_curve(s[perm], y[perm], ps).minimum, c.minimum)
     sep = np.where(np.eye(k, dtype=bool)[y], 5.0, -5.0)
     assert np.all(km.cavg_curve(sep, y, ps).minimum == 0.0)
+
+
+def test_cavg_at_many_priors_sorts_once(monkeypatch):
+    calls = []
+    real = np.argsort
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(km.np, "argsort", counting)
+    monkeypatch.setattr(km.np, "sort", lambda *a, **k: pytest.fail("np.sort in cavg_curve"))
+    monkeypatch.setattr(km.np, "unique", lambda *a, **k: pytest.fail("np.unique in cavg_curve"))
+    s = km.detection_llrs(W_M)
+    c = km.cavg_curve(s, Y_M, np.linspace(0.05, 0.95, 81))
+    assert len(calls) == 1 and c.minimum.shape == (81,)

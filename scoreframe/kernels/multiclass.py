@@ -284,7 +284,10 @@ def cavg_curve(s: F64, y: I64, p_targets: F64 | list[float] | float, *,
         run_non = np.logical_or.reduceat(~tar, start)
         # a minimum sits where the run below has a non-target and the run above a target
         cand = np.r_[start, total][np.r_[True, run_non] & np.r_[run_tar, True]]
-    pos = np.unique(np.r_[cand, act_pos])
+    mark = np.zeros(total + 1, dtype=bool)
+    mark[cand] = True
+    mark[act_pos] = True
+    pos = np.flatnonzero(mark)  # the positions needed, in order, without another sort
     miss, fa = _counts_at(pos, code, k, n)
     exact = _ExactCavg(n)
     ai = np.searchsorted(pos, act_pos)
