@@ -610,3 +610,22 @@ def test_cavg_at_many_priors_sorts_once(monkeypatch):
     s = km.detection_llrs(W_M)
     c = km.cavg_curve(s, Y_M, np.linspace(0.05, 0.95, 81))
     assert len(calls) == 1 and c.minimum.shape == (81,)
+
+
+def test_pivot_sorts_once_per_system(monkeypatch):
+    rng = np.random.default_rng(4)
+    sc_a, tr = long(rng.normal(0, 1, (30, 3)), np.arange(30) % 3, prefix="s")
+    sc_b, _ = long(rng.normal(0, 1, (30, 3)), np.arange(30) % 3, prefix="s")
+    sc = pl.concat([sc_a.with_columns(system=pl.lit("a")), sc_b.with_columns(system=pl.lit("b"))])
+    tr = tr.with_columns(cond=pl.Series(["x", "y", "z"] * 10))
+    sc, tr = read_scores(sc), read_truth(tr)
+    calls = []
+    real = pl.DataFrame.sort
+
+    def counting(self, *args, **kwargs):
+        calls.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "sort", counting)
+    groups = score_matrices(sc, tr, by=["cond"])
+    assert len(groups) == 6 and len(calls) == 2  # two systems x three conditions, two sorts
