@@ -245,7 +245,7 @@ CASES = [
          ("info", "{}")),
     Case("parquet-string-score", "t.parquet",
          parquet(pl.DataFrame({**TRIALS, "score": ["1", "2"]})), trials,
-         r"`score` must be numeric", None, ("evaluate", "{}")),
+         r"`score` must be numeric", None, CONVERT),
     Case("parquet-nan-score", "t.parquet",
          parquet(pl.DataFrame({**TRIALS, "score": [0.5, float("nan")]})), trials,
          r"NaN.*row\(s\) 1", None, ("evaluate", "{}")),
@@ -260,6 +260,16 @@ CASES = [
     Case("parquet-bad-label", "t.parquet",
          parquet(pl.DataFrame({**TRIALS, "label": ["target", "tar"]})), trials,
          r"'tar' \(row 1\)", None, CONVERT),
+    Case("parquet-bad-label-evaluate", "t.parquet",
+         parquet(pl.DataFrame({**TRIALS, "label": ["target", "tar"]})), trials,
+         r"'tar' \(row 1\)", None, ("evaluate", "{}")),
+    Case("parquet-bad-label-report", "t.parquet",
+         parquet(pl.DataFrame({**TRIALS, "label": ["target", "tar"]})), trials,
+         r"'tar' \(row 1\)", None, ("report", "{}", "-o", "{outdir}/r.html")),
+    Case("csv-short-row-report", "t.csv", text(CSV_H + "m1,s1,0.5,1\nm1,-0.4,0\n"), table,
+         r"expected 4 fields.*got 3", 3, ("report", "{}", "-o", "{outdir}/r.html")),
+    Case("key-short-row-info", "key.txt", text("m1 s1 target\nm1 s2\n"), key_txt,
+         r"ragged.*expected 3 fields", 2, ("info", "{}")),
     Case("parquet-zero-rows", "t.parquet", parquet(pl.DataFrame(TRIALS).head(0)), trials,
          r"no trials rows", None, ("evaluate", "{}")),
     Case("parquet-missing-segment", "t.parquet",
@@ -379,7 +389,8 @@ print(json.dumps(out))
 
 
 def _argv(case: Case, path: Path, out: Path) -> list[str]:
-    return [a.replace("{out}", str(out)).replace("{}", str(path)) for a in case.cli]
+    return [a.replace("{outdir}", str(out.parent)).replace("{out}", str(out))
+            .replace("{}", str(path)) for a in case.cli]
 
 
 @pytest.fixture(scope="module")
