@@ -138,11 +138,7 @@ def _read_long(f: h5py.File, kind: Kind, shape: tuple[int, int],
             return tar_ds[a:b] != 0, non_ds[a:b] != 0
         first = tar_ds
     elif kind == "key":
-        tm_ds = _matrix(f, "trial_mask", shape, where, kinds="iubf")
-        def masks(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-            block = tm_ds[a:b]
-            return block > 0.5, block < -0.5
-        first = tm_ds
+        first = _matrix(f, "trial_mask", shape, where, kinds="iubf")
     elif kind == "ndx":
         first = _matrix(f, "trial_mask", shape, where, kinds="iubf")
     elif kind == "scores":
@@ -155,13 +151,19 @@ def _read_long(f: h5py.File, kind: Kind, shape: tuple[int, int],
     jj: list[np.ndarray] = []
     values: list[np.ndarray] = []
     for a, b in _row_blocks(first, n_rows, n_cols):
-        if kind == "key":
+        if kind == "key" and "target_mask" in f:
             tar, non = masks(a, b)
             if (tar & non).any():
                 raise FormatError(message("a trial is both target and non-target",
                                           where=where, got=f"{int((tar & non).sum())} trial(s)"))
             i, j = np.nonzero(tar | non)
             values.append(tar[i, j])
+        elif kind == "key":
+            block = first[a:b]
+            if block.dtype.kind == "f":  # BOSARIS: target > 0.5, non-target < -0.5
+                block = np.where(block > 0.5, 1, np.where(block < -0.5, -1, 0)).astype(np.int8)
+            i, j = np.nonzero(block)
+            values.append(block[i, j] > 0)
         elif kind == "ndx":
             i, j = np.nonzero(first[a:b])
         else:
