@@ -35,6 +35,7 @@ from scoreframe.estimators.calibration import (
 from scoreframe.frames import Data, as_lazy, is_frame_like
 from scoreframe.kernels.logreg import fit_linear
 from scoreframe.kernels.psr import BetaRule
+from scoreframe.systems import pick_systems
 
 __all__ = ["KEY", "LinearFusion", "Systems", "check_missing", "check_wide", "finish_wide",
            "fusion_table", "pick_systems", "split_systems", "system_name"]
@@ -110,20 +111,6 @@ def check_missing(missing: object) -> str | float:
         return float(missing)
     raise AlignmentError(message("bad `missing` policy", expected="error | drop | a number",
                                  got=repr(missing)[:40]))
-
-
-def pick_systems(frames: dict[str, Any], systems: Sequence[str] | None) -> dict[str, Any]:
-    """The frames of ``systems`` (a fitted model's), in its order; at least two of them."""
-    if systems is not None:
-        absent = [s for s in systems if s not in frames]
-        if absent:
-            raise ScoreframeError(message("the data lack systems the model fuses",
-                                          expected=f"{list(systems)}", got=f"{sorted(frames)}"))
-        frames = {s: frames[s] for s in systems}
-    if len(frames) < 2:
-        raise ScoreframeError(message("fusion needs at least two systems",
-                                      got=f"{list(frames) or 'none'}"))
-    return frames
 
 
 def _quality(table: Data | None, side: str) -> tuple[pl.LazyFrame, list[str]] | None:

@@ -23,10 +23,11 @@ from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
 from scoreframe.estimators import modelfile as mf
 from scoreframe.estimators.base import Estimator
 from scoreframe.estimators.calibration import check_system, one_system
-from scoreframe.estimators.fusion import pick_systems, system_name
+from scoreframe.estimators.fusion import system_name
 from scoreframe.frames import is_frame_like
 from scoreframe.kernels.logreg import MulticlassFit, fit_affine
 from scoreframe.multiclass.data import Data, read_scores, read_truth, score_matrices
+from scoreframe.systems import pick_systems
 
 __all__ = ["MulticlassCalibration", "MulticlassFusion", "check_prior", "fit_multiclass"]
 
