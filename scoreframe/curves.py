@@ -186,7 +186,7 @@ def dcf_points(data: Data, *, by: Sequence[str] | str | None = None, where: str 
     >>> import polars as pl
     >>> df = pl.DataFrame({"score": [3.0, 1.0, 2.0, 0.0], "label": [True, True, False, False]})
     >>> dcf_points(df, p_target=0.5).select("kind", "pmiss", "pfa").rows()
-    [('act', 0.0, 0.5), ('min', 0.0, 0.5)]
+    [('act', 0.0, 1.0), ('min', 0.0, 0.5)]
     """
     groups, by_cols = _curves(data, by, where, p_target=p_target, c_miss=c_miss, c_fa=c_fa,
                               **kw)
