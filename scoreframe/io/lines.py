@@ -25,8 +25,8 @@ import polars as pl
 
 from scoreframe.errors import FormatError, message
 
-__all__ = ["byte_array", "check_control_bytes", "count_fields", "first_bad_line", "read_lines",
-           "read_source", "utf8_or_format_error"]
+__all__ = ["byte_array", "check_control_bytes", "count_fields", "field_counts", "first_bad_line",
+           "read_lines", "read_source", "utf8_or_format_error"]
 
 _SEP = "\x1f"  # a control character: any line holding one is refused anyway
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -173,3 +173,33 @@ def count_fields(line: pl.Expr, separator: str, *, quoted: bool = False) -> pl.E
     if quoted:
         line = line.str.replace_all(r'"(?:[^"]|"")*"', "")
     return line.str.count_matches(separator, literal=True) + 1
+
+
+def field_counts(arr: np.ndarray, separator: str) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+    r"""Fields per line of an unquoted delimited file, from its bytes.
+
+    Returns a frame ``lineno, n, blank`` (``n`` = separators + 1; ``blank`` for an empty line,
+    a lone CR included) and each line's start and end byte offsets (end excludes LF and CR).
+
+    Examples
+    --------
+    >>> arr = np.frombuffer(b"a,b,c\r\n\nx,y\n", dtype=np.uint8)
+    >>> counts, starts, ends = field_counts(arr, ",")
+    >>> counts.rows()
+    [(1, 3, False), (2, 1, True), (3, 2, False)]
+    """
+    nl = np.flatnonzero(arr == 10)
+    starts = np.r_[0, nl + 1]
+    starts = starts[starts < arr.size]
+    ends = np.r_[nl, arr.size][: starts.size]
+    cr = (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13)
+    ends = ends - cr
+    empty = ends == starts
+    if starts.size:
+        seps = np.add.reduceat((arr == ord(separator)).view(np.uint8), starts, dtype=np.int64)
+        seps[empty] = 0  # reduceat gives the next line's first byte for an empty segment
+    else:
+        seps = np.zeros(0, dtype=np.int64)
+    counts = pl.DataFrame({"lineno": np.arange(1, starts.size + 1, dtype=np.int64),
+                           "n": seps + 1, "blank": empty})
+    return counts, starts, ends

@@ -14,11 +14,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from scoreframe.errors import FormatError, message
 from scoreframe.io.atomic import atomic_output
-from scoreframe.io.lines import count_fields, first_bad_line, read_lines, read_source
+from scoreframe.io.lines import (
+    byte_array,
+    check_control_bytes,
+    count_fields,
+    field_counts,
+    first_bad_line,
+    read_lines,
+    read_source,
+    utf8_or_format_error,
+)
 from scoreframe.io.parquet import infer_kind
 from scoreframe.schema import Kind, validate_trials
 
@@ -40,33 +50,44 @@ def _read_delimited(path: Path, separator: str) -> pl.DataFrame:
     """
     src = read_source(path, what="table")
     where = f"`{path}`"
-    lines = read_lines(path, src=src)
-    if not lines.height or lines["line"][0] is None:
-        raise FormatError(message("no header line", where=f"{where} line 1",
-                                  expected="a header naming the columns",
-                                  got="an empty file" if not lines.height else "an empty line"))
-    line = pl.col("line")
-    quoted = bool(lines.select(line.str.contains('"', literal=True).any()).item())
-    if quoted:
+    arr = byte_array(src)
+    quoted = bool(np.count_nonzero(arr == ord('"')))
+    if quoted:  # quoted separators: count fields on the lines, quotes removed
+        lines = read_lines(path, src=src)
+        line = pl.col("line")
         odd = first_bad_line(lines, line.str.count_matches('"', literal=True) % 2 == 1)
         if odd is not None:
             raise FormatError(message("unbalanced quote", where=f"{where} line {odd}",
                                       expected="quoted fields closed on the same line",
                                       got="an odd number of `\"`"))
-    counted = lines.with_columns(count_fields(line, separator, quoted=quoted).alias("n"))
+        counted = lines.select("lineno", count_fields(line, separator, quoted=True).alias("n"),
+                               line.is_null().alias("blank"))
+        texts = lines["line"]
+
+        def text(lineno: int) -> str:
+            return str(texts[lineno - 1])
+    else:  # fields counted from the bytes: no pass over the lines as strings
+        check_control_bytes(arr, path)
+        counted, starts, ends = field_counts(arr, separator)
+
+        def text(lineno: int) -> str:
+            raw = bytes(arr[starts[lineno - 1]:ends[lineno - 1]])
+            return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    if not counted.height or counted["blank"][0]:
+        raise FormatError(message("no header line", where=f"{where} line 1",
+                                  expected="a header naming the columns",
+                                  got="an empty file" if not counted.height else "an empty line"))
     expected = int(counted["n"][0])
-    blank = line.is_null()
-    bad = counted.filter(~blank & (pl.col("n") != expected))
+    bad = counted.filter(~pl.col("blank") & (pl.col("n") != expected))
     if bad.height:
         first = bad.row(0, named=True)
         raise FormatError(message(
             "row with the wrong number of fields", where=f"{where} line {first['lineno']}",
             expected=f"{expected} fields, as in the header",
-            got=f"{first['n']} field(s): {first['line'][:80]!r}"
+            got=f"{first['n']} field(s): {text(first['lineno'])[:80]!r}"
                 + (f" ({bad.height} bad rows in all)" if bad.height > 1 else ""),
             hint="Rows are never padded or shifted: fix or remove the row."))
-    header = [h.strip().strip('"') for h in str(lines["line"][0]).split(separator)] if (
-        not quoted) else None
+    header = [h.strip().strip('"') for h in text(1).split(separator)] if not quoted else None
     if header is not None and len(set(header)) != len(header):
         dups = sorted({h for h in header if header.count(h) > 1})
         raise FormatError(message("duplicate column names", where=f"{where} line 1",
@@ -85,6 +106,8 @@ def _read_delimited(path: Path, separator: str) -> pl.DataFrame:
                              truncate_ragged_lines=False)
     except (pl.exceptions.ComputeError, pl.exceptions.NoDataError,
             pl.exceptions.ShapeError, pl.exceptions.SchemaError) as exc:
+        if "utf" in str(exc).lower():
+            raise utf8_or_format_error(exc, src, path) from None
         raise FormatError(message("cannot parse table", where=where,
                                   got=str(exc).splitlines()[0])) from None
     body = counted.slice(1)
@@ -93,8 +116,8 @@ def _read_delimited(path: Path, separator: str) -> pl.DataFrame:
                                   expected=f"{body.height} data rows",
                                   got=f"{df.height} rows (a quoted field spanning lines?)"))
     df = df.with_columns(body["lineno"].alias("__line"))
-    if body.select(blank.any()).item():
-        df = df.filter(~body["line"].is_null())
+    if body["blank"].any():
+        df = df.filter(~body["blank"])
     return df
 
 
