@@ -195,11 +195,8 @@ def field_counts(arr: np.ndarray, separator: str) -> tuple[pl.DataFrame, np.ndar
     cr = (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13)
     ends = ends - cr
     empty = ends == starts
-    if starts.size:
-        seps = np.add.reduceat((arr == ord(separator)).view(np.uint8), starts, dtype=np.int64)
-        seps[empty] = 0  # reduceat gives the next line's first byte for an empty segment
-    else:
-        seps = np.zeros(0, dtype=np.int64)
+    where_sep = np.flatnonzero(arr == ord(separator))
+    seps = np.diff(np.searchsorted(where_sep, np.r_[starts, arr.size]))
     counts = pl.DataFrame({"lineno": np.arange(1, starts.size + 1, dtype=np.int64),
                            "n": seps + 1, "blank": empty})
     return counts, starts, ends
