@@ -33,9 +33,9 @@ from scoreframe.frames import Data, as_lazy
 from scoreframe.kernels.logreg import LinearFit, fit_linear
 from scoreframe.kernels.pav_map import apply_pav_map, pav_map
 from scoreframe.kernels.psr import BetaRule, psr_beta
-from scoreframe.kernels.sorted_scores import sort_scores
-from scoreframe.stats.engine import source_name
+from scoreframe.stats.engine import compute_statistics, source_name
 from scoreframe.stats.reduce import check_trials, label_columns
+from scoreframe.stats.summary import Request, ScoreStats
 
 __all__ = ["LinearCalibration", "PavCalibration", "calibration_map", "check_system",
            "fit_report", "objective_rule", "one_system", "rule_doc", "rule_from_doc",
@@ -168,6 +168,38 @@ def check_system(lf: pl.LazyFrame, model_system: str | None, *, allow_other_syst
             got=f"trials of system(s) {other[:8]}",
             hint=f"Select system {model_system!r} (where=\"system = '{model_system}'\"), or "
                  f"pass allow_other_system=True (CLI: --allow-other-system) to apply it anyway."))
+
+
+def training_statistics(data: Data, *, where: str | None = None, system: str | None = None
+                        ) -> tuple[ScoreStats, str | None]:
+    """The statistics-layer summary (PAV blocks, counts) of one system's training trials.
+
+    The same reduction as ``evaluate`` (in memory or out of core, with its data checks), so a
+    PAV calibration trains on datasets of any size. Several systems without ``system=`` is an
+    error naming them. Returns the statistics and the system's name (None without a column).
+    """
+    names = as_lazy(data).collect_schema().names()
+    if system is not None and "system" not in names:
+        raise SchemaError(message(f"cannot select system {system!r}",
+                                  got="data without a `system` column"))
+    w = where
+    if system is not None:
+        cond = "system = '" + str(system).replace("'", "''") + "'"
+        w = cond if not where else f"({where}) AND {cond}"
+    stats = compute_statistics(data, where=w, pooled=False, request=Request(),
+                               p=np.array([0.5]), q=np.array([0.5]), validate=False)
+    systems = [str(u.unit.key.get("system")) for u in stats.units]
+    if len(stats.units) > 1:
+        shown = ", ".join(repr(x) for x in systems[:8]) + (" ..." if len(systems) > 8 else "")
+        raise ScoreframeError(message(
+            "calibration trains one system at a time", got=f"{len(systems)} systems: {shown}",
+            hint=f"Select one with system={systems[0]!r} (or where=\"system = '{systems[0]}'\"; "
+                 f"CLI: --where), or fuse them."))
+    st = stats.units[0].stats
+    if st.n_tar == 0 or st.n_non == 0:
+        raise DegenerateError(message("training needs targets and non-targets",
+                                      got=f"{st.n_tar} targets, {st.n_non} non-targets"))
+    return st, (systems[0] if "system" in names else None)
 
 
 def _tar_non(df: pl.DataFrame, column: str) -> tuple[F64, F64]:
@@ -392,13 +424,14 @@ class PavCalibration(_Calibrator):
 
     def fit(self, data: Data, *, where: str | None = None, system: str | None = None) -> Self:
         """Train on labelled trials (``score``, ``label``) of one system."""
-        tar, non = self._training_data(data, where=where, system=system)
+        stats, self.system_ = training_statistics(data, where=where, system=system)
+        self.where_ = where
         try:
-            self.knots_score_, self.knots_llr_ = pav_map(sort_scores(tar, non), eps=self.eps,
+            self.knots_score_, self.knots_llr_ = pav_map(stats.blocks, eps=self.eps,
                                                          variant=self.variant)
         except ValueError as exc:
             raise ScoreframeError(str(exc)) from None
-        self.training_ = {"n_tar": int(tar.size), "n_non": int(non.size),
+        self.training_ = {"n_tar": stats.n_tar, "n_non": stats.n_non,
                           "n_blocks": int(self.knots_score_.size // 2)}
         return self
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.kernels.sorted_scores import Blocks, SortedScores, concat_blocks
 
 __all__ = ["DUMMY_SCORE", "apply_pav_map", "pav_map"]
 
@@ -33,39 +33,46 @@ F64 = NDArray[np.float64]
 DUMMY_SCORE = 1e6
 
 
-def pav_map(s: SortedScores, *, eps: float = 0.0, variant: str = "bosaris") -> tuple[F64, F64]:
-    """Knots ``(scores, llrs)`` of the PAV calibration map trained on sorted scores.
+def pav_map(s: SortedScores | Blocks, *, eps: float = 0.0, variant: str = "bosaris"
+            ) -> tuple[F64, F64]:
+    """Knots ``(scores, llrs)`` of the PAV calibration map trained on sorted scores or blocks.
+
+    From :class:`Blocks` (the statistics layer's PAV blocks, possibly merged out of core) the
+    map is the same: BOSARIS' two dummy trials are added as one-trial blocks merged exactly
+    at both ends.
 
     Examples
     --------
     >>> from scoreframe.kernels.sorted_scores import sort_scores
-    >>> x, y = pav_map(sort_scores([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4]))
+    >>> s = sort_scores([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4])
+    >>> x, y = pav_map(s)
     >>> x.tolist()
     [-1000000.0, -1.0, 1.0, 4.0, 5.0, 1000000.0]
     >>> [round(v, 6) for v in y.tolist()]
     [-0.538997, -0.538997, 0.154151, 0.154151, 0.847298, 0.847298]
+    >>> bool(np.array_equal(pav_map(s.blocks)[1], y))
+    True
     """
     if variant not in ("bosaris", "raw"):
         raise ValueError(f"unknown PAV map variant {variant!r}: expected 'bosaris' or 'raw'")
     if not np.isfinite(eps) or eps < 0:
         raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
-    n_tar, n_non = s.n_tar, s.n_non
+    b = s.blocks if isinstance(s, SortedScores) else s
+    n_tar, n_non = b.total_tar, b.total_non
     if variant == "bosaris":
-        lo = min(s.tar[0] if n_tar else 0.0, s.non[0] if n_non else 0.0)
-        hi = max(s.tar[-1] if n_tar else 0.0, s.non[-1] if n_non else 0.0)
+        lo = float(b.lo[0]) if b.lo.shape[0] else 0.0
+        hi = float(b.hi[-1]) if b.hi.shape[0] else 0.0
         if lo < -DUMMY_SCORE or hi >= DUMMY_SCORE:
             raise ValueError(f"PAV calibration ('bosaris' variant) needs training scores in "
                              f"[-1e6, 1e6), got range [{lo:g}, {hi:g}]; use variant='raw' or "
                              f"rescale the scores")
-        s = SortedScores(np.concatenate([[-DUMMY_SCORE], s.tar]),
-                         np.concatenate([s.non, [DUMMY_SCORE]]))
+        b = concat_blocks(concat_blocks(_one(True, -DUMMY_SCORE), b), _one(False, DUMMY_SCORE))
         prior_log_odds = np.log(n_tar + 1.0) - np.log(n_non + 1.0)
     else:
         if n_tar == 0 or n_non == 0:
             raise ValueError(f"the raw PAV map needs targets and non-targets, got {n_tar} and "
                              f"{n_non}")
         prior_log_odds = np.log(float(n_tar)) - np.log(float(n_non))
-    b = s.blocks
     with np.errstate(divide="ignore"):
         llr = np.log(b.n_tar.astype(np.float64)) - np.log(b.n_non.astype(np.float64)) \
             - prior_log_odds
@@ -74,6 +81,14 @@ def pav_map(s: SortedScores, *, eps: float = 0.0, variant: str = "bosaris") -> t
     x[0::2], x[1::2] = b.lo, b.hi
     y[0::2], y[1::2] = llr - eps, llr + eps
     return x, y
+
+
+def _one(target: bool, score: float) -> Blocks:
+    """A block of one trial (BOSARIS' dummy target at -1e6 or non-target at +1e6)."""
+    one, zero = np.array([1], np.int64), np.array([0], np.int64)
+    at = np.array([score])
+    return Blocks(one if target else zero, zero if target else one, zero, at, at,
+                  np.array([1.0 if target else 0.0]), np.array([1.0 if target else 0.0]))
 
 
 def apply_pav_map(scores: ArrayLike, x: F64, y: F64) -> F64:
