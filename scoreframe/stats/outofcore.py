@@ -273,10 +273,16 @@ def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarra
 
 
 def _read_dir(path: Path, dtype: np.dtype) -> np.ndarray:
+    """All records of one spill directory, read straight into one array (no second copy)."""
     files = sorted(path.glob("t*.bin")) if path.is_dir() else []
-    if not files:
-        return np.empty(0, dtype=dtype)
-    return np.concatenate([np.fromfile(f, dtype=dtype) for f in files])
+    sizes = [f.stat().st_size // dtype.itemsize for f in files]
+    out = np.empty(sum(sizes), dtype=dtype)
+    pos = 0
+    for f, n in zip(files, sizes, strict=True):
+        with open(f, "rb") as fh:
+            fh.readinto(memoryview(out[pos:pos + n].view(np.uint8)))
+        pos += n
+    return out
 
 
 def reduce_task(spec: ReduceSpec) -> RangeResult:
