@@ -37,7 +37,8 @@ from pathlib import Path
 
 from scoreframe.errors import ScoreframeError, UsageError, message
 
-__all__ = ["PAUSE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs", "check_outputs", "host_tag",
+__all__ = ["PAUSE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs", "check_outputs",
+           "final_path", "host_tag",
            "is_temp_name", "remove_stale_temps"]
 
 #: Marker inside every temporary name scoreframe creates.
@@ -69,6 +70,22 @@ def is_temp_name(name: str) -> bool:
     False
     """
     return _TEMP_RE.match(name) is not None
+
+
+def final_path(path: str | Path) -> Path:
+    """The output a temporary path stands for (messages name the target, not the temporary).
+
+    Examples
+    --------
+    >>> final_path("/d/.x.h5.scoreframe-tmp-0123abcd-42-9f9f9f9f/new/x.h5").as_posix()
+    '/d/x.h5'
+    >>> final_path("/d/x.h5").as_posix()
+    '/d/x.h5'
+    """
+    p = Path(path)
+    if p.parent.name == "new" and is_temp_name(p.parent.parent.name):
+        return p.parent.parent.parent / p.name
+    return p
 
 
 def _pid_alive(pid: int) -> bool:

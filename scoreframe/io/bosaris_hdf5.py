@@ -35,7 +35,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import FormatError, ScoreframeError, ScoreframeWarning, message
-from scoreframe.io.atomic import atomic_output
+from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.schema import Kind, validate_trials
 
 __all__ = ["DEFAULT_MAX_DENSE_BYTES", "dense_bytes", "read_bosaris_hdf5", "write_bosaris_hdf5"]
@@ -352,7 +352,8 @@ def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
         raise FormatError(message("unknown BOSARIS kind", expected="key | ndx | scores",
                                   got=repr(kind)))
     path = Path(path)
-    df = validate_trials(data, kind=kind, where="the data to write").collect()
+    shown = final_path(path)
+    df = validate_trials(data, kind=kind, where=f"the data written to `{shown}`").collect()
     if kind == "key" and df["label"].null_count():
         raise FormatError(message("cannot write unknown (null) labels to a BOSARIS Key",
                                   got=f"{df['label'].null_count()} null label(s)"))
@@ -360,12 +361,12 @@ def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
     segs, si = _codes(df["segment"])
     shape = (models.len(), segs.len())
     size = dense_bytes(*shape, kind)
-    what = (f"BOSARIS HDF5 {kind} `{path}`: dense {shape[0]} models x {shape[1]} segments "
+    what = (f"BOSARIS HDF5 {kind} `{shown}`: dense {shape[0]} models x {shape[1]} segments "
             f"matrix of {_fmt_bytes(size)} ({df.height / max(1, shape[0] * shape[1]):.2%} of "
             f"cells hold trials)")
     if max_dense_bytes is not None and size > max_dense_bytes:
         raise ScoreframeError(message(
-            "dense matrix too large for a BOSARIS HDF5 file", where=f"`{path}`",
+            "dense matrix too large for a BOSARIS HDF5 file", where=f"`{shown}`",
             expected=f"at most {_fmt_bytes(max_dense_bytes)} (max_dense_bytes)",
             got=f"{shape[0]} models x {shape[1]} segments = {_fmt_bytes(size)}",
             hint="BOSARIS loads these matrices whole; split the trials (e.g. by condition), "

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
-from scoreframe.io.atomic import atomic_output
+from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.schema import Kind, check_duplicates, id_columns, validate_trials
 
 __all__ = ["MARK_KEY", "apply_where", "dataset_validated", "infer_kind",
@@ -283,7 +283,7 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
     path = Path(path)
     parts = list(partition_by)
     single = not parts and path.suffix == ".parquet"
-    where = f"the data written to `{path}`"
+    where = f"the data written to `{final_path(path)}`"
     eager = isinstance(data, pl.DataFrame)
     kind: Kind | None = None
     ids: list[str] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe.errors import FormatError, message
-from scoreframe.io.atomic import atomic_output
+from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import (
     byte_array,
     check_control_bytes,
@@ -188,6 +188,11 @@ def write_text_trials(data: pl.DataFrame, path: str | Path, kind: Kind, *,
     Rows with a null label cannot be written as a key and are an error.
     """
     fields = _FIELDS[kind]
+    missing = [c for c in fields if c not in data.columns]
+    if missing:
+        raise FormatError(message(f"cannot write a {kind} file", where=f"`{final_path(path)}`",
+                                  expected=f"columns {', '.join(fields)}",
+                                  got=f"no {', '.join(missing)}"))
     df = data.select(fields)
     if kind == "key":
         if df["label"].null_count():
