@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import FormatError, message
-from scoreframe.io.atomic import atomic_output
+from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import (
     byte_array,
     check_control_bytes,
@@ -159,8 +159,17 @@ def read_nist_scores(path: str | Path) -> pl.DataFrame:
                            line_column="__line").collect()
 
 
+def _require(data: pl.DataFrame, columns: tuple[str, ...], path: str | Path, what: str) -> None:
+    missing = [c for c in columns if c not in data.columns]
+    if missing:
+        raise FormatError(message(f"cannot write a {what} file", where=f"`{final_path(path)}`",
+                                  expected=f"columns {', '.join(columns)}",
+                                  got=f"no {', '.join(missing)}"))
+
+
 def write_nist_scores(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
     """Write ``modelid segmentid side LLR`` (side ``a`` unless a ``side`` column exists)."""
+    _require(data, ("model", "segment", "score"), path, "NIST scores")
     side = pl.col("side") if "side" in data.columns else pl.lit("a").alias("side")
     out_df = data.select(pl.col("model").alias("modelid"), pl.col("segment").alias("segmentid"),
                          side, pl.col("score").alias("LLR"))
@@ -170,6 +179,11 @@ def write_nist_scores(data: pl.DataFrame, path: str | Path, *, overwrite: bool =
 
 def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
     """Write a NIST-style key TSV (``modelid segmentid targettype`` + other columns)."""
+    _require(data, ("model", "segment", "label"), path, "NIST key")
+    if data["label"].null_count():
+        raise FormatError(message("cannot write unknown (null) labels to a NIST key",
+                                  where=f"`{final_path(path)}`",
+                                  got=f"{data['label'].null_count()} null label(s)"))
     rest = [c for c in data.columns if c not in ("model", "segment", "label", "score")]
     out_df = data.select(
         pl.col("model").alias("modelid"), pl.col("segment").alias("segmentid"),
