@@ -50,8 +50,7 @@ from scoreframe.kernels.elementary import effective_prior, operating_points
 from scoreframe.stats.executors import Executor, LocalExecutor
 
 __all__ = ["INTERVALS", "POOLED", "TRIAL", "IntervalOptions", "bootstrap_evaluate",
-           "group_intervals", "interval_long", "jackknife_plan", "join_intervals",
-           "replicate_values",
+           "group_intervals", "interval_long", "jackknife_plan", "replicate_values",
            "sorted_groups", "system_intervals", "trials_needed"]
 
 F64 = NDArray[np.float64]
@@ -607,51 +606,6 @@ def _frame(rows: list[dict[str, object]], by: list[str]) -> pl.DataFrame:
                              .alias("__pooled"))
         df = df.sort([*(c for c in by if c == "system"), "__pooled", *cond]).drop("__pooled")
     return df.select([*by, "n_tar", "n_non", "n_replicates", *floats, "dcf"])
-
-
-def join_intervals(results: pl.DataFrame, intervals: pl.DataFrame) -> pl.DataFrame:
-    """An :func:`scoreframe.evaluate` frame with the bounds of a :func:`bootstrap_evaluate` frame.
-
-    Adds ``eer_lo``/``eer_hi``, ``cllr_lo``/``_hi``, ``min_cllr_lo``/``_hi`` and
-    ``n_replicates`` beside the values, and ``act_dcf_norm_lo``/``_hi``,
-    ``min_dcf_norm_lo``/``_hi`` inside every ``dcf`` struct (matched on the group columns and
-    ``p_target``). Both frames must come from the same data, groups and operating points.
-
-    Examples
-    --------
-    >>> import scoreframe as sf
-    >>> from scoreframe.synth import synth_chunks
-    >>> df = next(synth_chunks(2000, n_systems=1))
-    >>> res = join_intervals(sf.evaluate(df, p_target=0.1),
-    ...                      bootstrap_evaluate(df, p_target=0.1, bootstrap=50))
-    >>> [c for c in res.columns if c.startswith("eer")]
-    ['eer', 'eer_lo', 'eer_hi']
-    >>> "min_dcf_norm_hi" in res["dcf"].explode().struct.fields
-    True
-    """
-    group = results.columns[: results.columns.index("n_tar")]
-    bounds = [f"{n}_{s}" for n in SCALARS for s in ("lo", "hi")]
-    point = [f"{n}_{s}" for n in ("act_dcf_norm", "min_dcf_norm") for s in ("lo", "hi")]
-    iv = intervals.select(*group, "n_replicates", *bounds, "dcf")
-    flat_iv = iv.select(*group, "dcf").explode("dcf").unnest("dcf").select(
-        *group, "p_target", *point)
-    out = results.with_row_index("__row").join(iv.drop("dcf"), on=group, how="left",
-                                               nulls_equal=True)
-    flat = (out.select("__row", *group, "dcf").explode("dcf").with_row_index("__k")
-            .unnest("dcf").join(flat_iv, on=[*group, "p_target"], how="left", nulls_equal=True)
-            .sort("__k"))
-    fields = [c for c in flat.columns if c not in ("__row", "__k", *group)]
-    dcf = flat.group_by("__row", maintain_order=True).agg(pl.struct(fields).alias("dcf"))
-    cols = []
-    for c in results.columns:
-        if c == "dcf":
-            continue
-        cols.append(c)
-        if c in SCALARS:
-            cols += [f"{c}_lo", f"{c}_hi"]
-    cols.insert(cols.index("n_non") + 1, "n_replicates")
-    return (out.drop("dcf").join(dcf, on="__row", how="left").sort("__row")
-            .select(*cols, "dcf"))
 
 
 def interval_long(results: pl.DataFrame) -> pl.DataFrame:
