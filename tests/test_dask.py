@@ -76,7 +76,6 @@ def test_connect_to_running_scheduler(executor):
     assert [v for v, _ in executor.map(square_and_pid, [7])] == [49]
 
 
-@pytest.mark.slow  # starts its own cluster
 def test_local_cluster_closed_on_exception_no_leftover_processes():
     before = children()
     with pytest.raises(RuntimeError, match="boom"):  # noqa: PT012
@@ -140,16 +139,16 @@ def multi_file(tmp_path_factory):
     return root
 
 
-@pytest.mark.slow  # two local clusters start (~10 s on a quiet machine)
 def test_dask_engine_identical_to_local_engine(multi_file, executor, tmp_path, monkeypatch):
     monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path))
     kw = {"by": "condition", "p_target": [0.01, 0.5]}
     memory = evaluate(multi_file, **kw)  # in memory
     ooc = evaluate(multi_file, memory_limit="64KiB", **kw)  # local out of core, many ranges
-    on_dask = evaluate(multi_file, engine="dask", workers=2, memory_limit="64KiB", **kw)
-    remote = evaluate(multi_file, engine="dask", scheduler=executor.address, **kw)
+    on_dask = evaluate(multi_file, engine="dask", scheduler=executor.address,
+                       memory_limit="64KiB", **kw)
+    default = evaluate(multi_file, engine="dask", scheduler=executor.address, **kw)
     assert on_dask.equals(ooc)  # same ranges, same tasks: bit for bit
-    for res in (ooc, on_dask, remote):
+    for res in (ooc, on_dask, default):
         assert res.select("condition", "n_tar", "n_non").equals(
             memory.select("condition", "n_tar", "n_non"))
         assert_frame_equal(res, memory, rel_tol=1e-12, abs_tol=0.0)
@@ -157,11 +156,18 @@ def test_dask_engine_identical_to_local_engine(multi_file, executor, tmp_path, m
     assert list(tmp_path.iterdir()) == []  # no spill directory survives
 
 
-def test_dask_engine_finds_duplicates(multi_file, executor, tmp_path):
+def test_dask_engine_own_cluster_finds_duplicates_and_cleans_up(multi_file, tmp_path,
+                                                                 monkeypatch):
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(spill))
     ds = tmp_path / "dup"
     ds.mkdir()
     for f in multi_file.iterdir():
         (ds / f.name).write_bytes(f.read_bytes())
     (ds / "again.parquet").write_bytes((multi_file / "part-0.parquet").read_bytes())
+    before = children()
     with pytest.raises(ScoreframeError, match="duplicate"):
-        evaluate(ds, by="condition", engine="dask", scheduler=executor.address)
+        evaluate(ds, by="condition", engine="dask", workers=2)  # starts and closes a cluster
+    assert wait_gone(children() - before) == set()
+    assert list(spill.iterdir()) == []
