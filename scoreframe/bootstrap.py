@@ -43,11 +43,13 @@ from scoreframe.checks import (
     check_probability,
 )
 from scoreframe.errors import DegenerateGroupWarning, ScoreframeError, message
-from scoreframe.frames import Data, as_lazy
+from scoreframe.frames import Data, scan_raw
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.bootstrap import SortedGroup, Units
 from scoreframe.kernels.elementary import effective_prior, operating_points
+from scoreframe.stats.engine import source_name
 from scoreframe.stats.executors import Executor, LocalExecutor
+from scoreframe.stats.reduce import check_trials
 
 __all__ = ["INTERVALS", "POOLED", "TRIAL", "IntervalOptions", "bootstrap_evaluate",
            "group_intervals", "interval_long", "jackknife_plan", "replicate_values",
@@ -534,7 +536,8 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
                            c_miss=float(c_miss), c_fa=float(c_fa), bootstrap=bootstrap, ci=ci,
                            seed=int(seed), interval=interval,
                            resample=_resample_tuple(resample), memory_limit=memory_limit)
-    lf = as_lazy(data, where=where)
+    # the checks of evaluate: null/NaN scores, label spellings, empty data, duplicate trials
+    lf = check_trials(scan_raw(data, where=where), where=source_name(data))
     names = lf.collect_schema().names()
     if "system" in names and "system" not in by_cols:
         by_cols = ["system", *by_cols]

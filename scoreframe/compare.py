@@ -30,9 +30,11 @@ from scoreframe.bootstrap import (
     sorted_groups,
 )
 from scoreframe.errors import AlignmentError, ScoreframeError, message
-from scoreframe.frames import Data, as_lazy
+from scoreframe.frames import Data, scan_raw
 from scoreframe.kernels import bootstrap as kb
+from scoreframe.stats.engine import source_name
 from scoreframe.stats.executors import Executor, LocalExecutor
+from scoreframe.stats.reduce import check_trials
 
 __all__ = ["COMPARED", "compare", "mcnemar_p_value", "paired_p_value"]
 
@@ -134,7 +136,8 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
                            seed=int(seed), interval=interval,
                            resample=(resample,) if isinstance(resample, str) else tuple(resample),
                            memory_limit=memory_limit)
-    lf = as_lazy(data, where=where)
+    # the checks of evaluate: null/NaN scores, label spellings, empty data, duplicate trials
+    lf = check_trials(scan_raw(data, where=where), where=source_name(data))
     schema = lf.collect_schema()
     missing = [c for c in ("system", *KEY, "score", "label", *by_cols) if c not in schema]
     if missing:

@@ -29,7 +29,7 @@ from scoreframe.errors import (
 )
 from scoreframe.estimators import modelfile as mf
 from scoreframe.estimators.base import Estimator
-from scoreframe.frames import Data, as_lazy
+from scoreframe.frames import Data, as_lazy, scan_raw
 from scoreframe.kernels.logreg import LinearFit, fit_linear
 from scoreframe.kernels.pav_map import apply_pav_map, pav_map
 from scoreframe.kernels.psr import BetaRule, psr_beta
@@ -83,7 +83,7 @@ def rule_from_doc(doc: dict[str, Any] | None) -> BetaRule:
 def training_frame(data: Data, columns: Sequence[str], *, where: str | None = None,
                    what: str = "training") -> pl.DataFrame:
     """Collect ``columns`` + ``label`` (+ ``system`` if present) of labelled trials."""
-    lf = as_lazy(data, where=where)
+    lf = scan_raw(data, where=where)  # labels as stored: bad spellings are errors below
     names = lf.collect_schema().names()
     missing = [c for c in [*columns, "label"] if c not in names]
     if missing:
