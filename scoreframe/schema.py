@@ -111,7 +111,7 @@ def _label_expr(frame: pl.DataFrame | pl.LazyFrame, dtype: pl.DataType) -> pl.Ex
             dtype, (pl.Categorical, pl.Enum))):
         distinct = frame.get_column("label").cast(pl.String).unique()
         mapped = pl.DataFrame({"label": distinct}).select(
-            normalize_label(pl.String).alias("label"))["label"]
+            normalize_label(pl.String()).alias("label"))["label"]
         return pl.col("label").cast(pl.String).replace_strict(
             distinct, mapped, default=None, return_dtype=pl.Boolean)
     return normalize_label(dtype).alias("label")
