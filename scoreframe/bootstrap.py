@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -139,7 +139,8 @@ def _plan(groups: Sequence[SortedGroup], pooled: bool, thr: F64,
         starts = kb.trial_cells(g.score, g.label)
         cells.append(None if starts.shape[0] == g.score.shape[0] else starts)
         cell_lists.append((g.score[starts], g.label[starts]))
-    pooled_table, index = None, []
+    pooled_table: Any = None
+    index: list[Any] = []
     if pooled:
         score, lab, index = kb.pooled_cells(cell_lists)
         if lab.any() and not lab.all():
@@ -466,11 +467,11 @@ def sorted_groups(lf: pl.LazyFrame, by: Sequence[str], resample: Sequence[str]
                     np.arange(start, start + n, dtype=np.int64), table)})
                 start += n
     else:
-        codes = {c: df[f"__code_{c}"].to_numpy() for c in ids}
+        id_codes = {c: df[f"__code_{c}"].to_numpy() for c in ids}
         for i, (start, n) in enumerate(bounds):
             s = slice(start, start + n)
             groups[i] = SortedGroup(score[s], label[s], {
-                c: Units(codes[c][s], unit_tables[c][1]) for c in ids})
+                c: Units(id_codes[c][s], unit_tables[c][1]) for c in ids})
     return key_df, [g for g in groups if g is not None]
 
 

@@ -8,6 +8,8 @@ and where.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
@@ -84,8 +86,8 @@ def trial_type_problem(values: pl.Series | ArrayLike, *, where: str | None = Non
     column `trial_type` has values outside target/nontarget/spoof in file t.csv:
     expected target, nontarget or spoof; got 2 bad value(s), e.g. 'bonafide' (row 1)
     """
-    s = values if isinstance(values, pl.Series) else pl.Series("trial_type", values,
-                                                                dtype=pl.String, strict=False)
+    s = values if isinstance(values, pl.Series) else pl.Series(
+        "trial_type", cast(Any, values), dtype=pl.String, strict=False)
     if s.dtype not in (pl.String, pl.Categorical, pl.Enum) and not isinstance(
             s.dtype, pl.Categorical | pl.Enum):
         return message("column `trial_type` has the wrong type", where=where, expected="str",
@@ -114,8 +116,8 @@ def check_trial_types(values: pl.Series | ArrayLike, *, where: str | None = None
     problem = trial_type_problem(values, where=where)
     if problem is not None:
         raise ValidationError(problem)
-    s = values if isinstance(values, pl.Series) else pl.Series("trial_type", values,
-                                                                dtype=pl.String)
+    s = values if isinstance(values, pl.Series) else pl.Series(
+        "trial_type", cast(Any, values), dtype=pl.String)
     return s.cast(pl.String).replace_strict(
         {t: i for i, t in enumerate(TRIAL_TYPES)}, return_dtype=pl.Int8).to_numpy()
 

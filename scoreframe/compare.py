@@ -179,14 +179,14 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
         rb, eb, jb = (x[gi] if x is not None else None for x in stats[b])
         for name in COMPARED:
             points = [None] if name in SCALARS else list(opts.p_target)
-            for k, pt in enumerate(points):
+            for kp, pt in enumerate(points):
                 row: dict[str, object] = dict(key) | {"metric": name, "p_target": pt}
                 if ra is None or rb is None or ea is None or eb is None:
                     out.append(row | dict.fromkeys(("a", "b", "diff", "diff_lo", "diff_hi",
                                                     "p_value")) | {"test": "paired bootstrap"})
                     continue
 
-                def pick(m: dict[str, np.ndarray], nm: str = name, kk: int = k) -> np.ndarray:
+                def pick(m: dict[str, np.ndarray], nm: str = name, kk: int = kp) -> np.ndarray:
                     v = m[nm]
                     return v if nm in SCALARS else v[:, kk]
 

@@ -93,8 +93,8 @@ def training_frame(data: Data, columns: Sequence[str], *, where: str | None = No
         # (no duplicate check: trials may be identified by more than model and segment)
         lf = check_trials(lf, where=source_name(data), validate=False)
     else:
-        label_expr, bad = label_columns(lf.collect_schema())
-        n_bad = int(lf.select(bad.sum()).collect().item() or 0)
+        label_expr, bad_label = label_columns(lf.collect_schema())
+        n_bad = int(lf.select(bad_label.sum()).collect().item() or 0)
         if n_bad:
             raise SchemaError(message(
                 "column `label` has values outside the accepted spellings",

@@ -238,7 +238,7 @@ def interpolated_eer(pos: F64, *negs: F64) -> float:
         a = nn - sum(np.searchsorted(x, v, side="left") for x in negs)
         return np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
 
-    def g(a: I64, b: I64) -> I64:  # sign of 1 - pfa - tpr, in integers
+    def g(a: I64 | int, b: I64 | int) -> I64 | int:  # sign of 1 - pfa - tpr, in integers
         return nn * nt - a * nt - b * nn
 
     # g is non-decreasing in the threshold; v_lo = largest score with g <= 0, found by

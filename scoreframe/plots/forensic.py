@@ -65,7 +65,8 @@ def _x_axis(df: pl.DataFrame, column: str, log10: bool, title: str) -> tuple[pl.
 def tippett_plot(tippett: Any, *, series: Sequence[str] | None = None,
                  styles: Mapping[str, SeriesStyle] | None = None, log10: bool = False,
                  thresholds_log10: bool = False, max_points: int = 2000, width: int = WIDTH,
-                 height: int = HEIGHT, title: str = "Tippett plot") -> alt.LayerChart:
+                 height: int = HEIGHT, title: str = "Tippett plot"
+                 ) -> alt.LayerChart | alt.FacetChart:
     """Tippett plot: proportions of same- and different-source llrs at or above each value.
 
     Parameters
@@ -115,7 +116,7 @@ def tippett_plot(tippett: Any, *, series: Sequence[str] | None = None,
 def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
              styles: Mapping[str, SeriesStyle] | None = None, log10: bool = False,
              width: int = WIDTH, height: int = HEIGHT,
-             title: str = "Empirical cross-entropy") -> alt.LayerChart:
+             title: str = "Empirical cross-entropy") -> alt.LayerChart | alt.FacetChart:
     """ECE plot: the LRs' cross-entropy, its PAV minimum and the reference (LR = 1) curve.
 
     The sibling of :func:`scoreframe.plots.ape_plot`, drawn with the same series and measure

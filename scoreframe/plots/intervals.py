@@ -187,7 +187,7 @@ def det_interval_plot(det: Any, intervals: Any, *, series: Sequence[str] | None 
 
 
 def forest_plot(comparison: Any, *, width: int = WIDTH, row_height: int = 18,
-                title: str | None = None) -> alt.LayerChart:
+                title: str | None = None) -> alt.LayerChart | alt.FacetChart:
     """Forest plot of :func:`scoreframe.compare.compare` differences with their intervals.
 
     One row per group x metric x prior (bootstrap rows only), the difference ``b - a`` as a

@@ -32,7 +32,8 @@ __all__ = ["t_dcf_plot"]
 def t_dcf_plot(curve: Any, *, series: Sequence[str] | None = None,
                styles: Mapping[str, SeriesStyle] | None = None, y_max: float | None = None,
                max_points: int = 2000, width: int = WIDTH, height: int = HEIGHT,
-               title: str = "Normalised t-DCF over CM thresholds") -> alt.LayerChart:
+               title: str = "Normalised t-DCF over CM thresholds"
+               ) -> alt.LayerChart | alt.FacetChart:
     """The t-DCF curve of a countermeasure in tandem with a fixed ASV, minimum marked.
 
     Parameters

@@ -280,7 +280,7 @@ def _read_dir(path: Path, dtype: np.dtype) -> np.ndarray:
     pos = 0
     for f, n in zip(files, sizes, strict=True):
         with open(f, "rb") as fh:
-            fh.readinto(memoryview(out[pos:pos + n].view(np.uint8)))
+            fh.readinto(out[pos:pos + n].view(np.uint8).data)
         pos += n
     return out
 
