@@ -258,8 +258,9 @@ def verdict(ok: bool | None) -> str:
 def report(state: dict) -> str:
     lines = ["## Scale: out of core, both cores, Dask (issue 11)", "",
              f"Machine: {state.get('machine', '?')}. Shared with other jobs while measured, so "
-             "times are indicative; every number comes from one run of "
-             "`python benchmarks/bench_scale.py`, each measurement in a fresh process "
+             "times are indicative (the heading of each part gives when its run ended; a part's "
+             "numbers, floor included, come from one run of `python benchmarks/bench_scale.py`), "
+             "each measurement in a fresh process "
              "(peak = `ru_maxrss`; cores = CPU time / wall time). Floor = Polars reading the "
              "`score` column and sorting it in memory. Data: `benchmarks/make_data.py` (plain "
              "directory of Parquet files, `condition` an ordinary column with 20 values, 10 % "
@@ -267,7 +268,8 @@ def report(state: dict) -> str:
     targets = []
     a = state.get("a")
     if a:
-        lines += ["### 1.5*10^8 trials by 20 conditions, pooled row included", "",
+        lines += [f"### 1.5*10^8 trials by 20 conditions, pooled row included ({a.get('date')})",
+                  "",
                   "| trials | floor | floor peak | evaluate | evaluate peak | cores | "
                   "evaluate / floor | counts exact |", "| ---: | ---: | ---: | ---: | ---: | "
                   "---: | ---: | --- |"]
@@ -292,7 +294,7 @@ def report(state: dict) -> str:
     if b:
         e, f = b["evaluate"], b["floor"]
         scaled = f.get("seconds", math.nan) * b["trials"] / b["floor_trials"]
-        lines += ["### 10^9 trials by 20 conditions", "",
+        lines += [f"### 10^9 trials by 20 conditions ({b.get('date')})", "",
                   f"Dataset: {b['bytes'] / 1e9:.1f} GB of Parquet, written in "
                   f"{b['generate_seconds']:.0f} s by `make_data.py`.", "",
                   f"* scoreframe (local engine, out of core): **{fmt_t(e)}**, peak "
@@ -314,7 +316,8 @@ def report(state: dict) -> str:
     c = state.get("c")
     if c:
         lo, da = c["local"], c["dask"]
-        lines += [f"### Dask engine at {c['trials']:.0e} trials (2-worker LocalCluster)", "",
+        lines += [f"### Dask engine at {c['trials']:.0e} trials (2-worker LocalCluster, "
+                  f"{c.get('date')})", "",
                   "| engine | time | client peak | largest worker peak | cores |",
                   "| --- | ---: | ---: | ---: | ---: |",
                   f"| local | {fmt_t(lo)} | {fmt_mem(lo)} | - | "
@@ -329,7 +332,7 @@ def report(state: dict) -> str:
     d = state.get("d")
     if d:
         s, lib = d["synth"], d.get("synth_lib", {})
-        lines += ["### `scoreframe synth`", "",
+        lines += [f"### `scoreframe synth` ({d.get('date')})", "",
                   f"{d['trials']:.0e} trials x {d['systems']} systems "
                   f"({d['systems'] * d['trials']:.0e} rows, {d['bytes'] / 1e9:.1f} GB), 20 "
                   "conditions, partitioned by condition (before: 12 minutes):", "",
