@@ -6,13 +6,17 @@ import polars as pl
 
 from scoreframe.before_after import before_after, columns, raw_stages
 from scoreframe.cli.console import print_frame
+from scoreframe.metrics.registry import declared
 
 __all__ = ["fit_summary", "print_before_after", "report_sets"]
 
 
 def print_before_after(table: pl.DataFrame, *, title: str) -> None:
-    """Print a before/after table (stage x system x prior)."""
-    print_frame(table.select(columns()), title, left=("set", "stage", "system"))
+    """Print a before/after table (stage x system x prior); rates in % as in ``evaluate``."""
+    percent = [m.name for m in declared(family=None) if m.unit == "%" and m.name in table.columns]
+    shown = table.select(columns()).with_columns([pl.col(c) * 100 for c in percent]) \
+        .rename({c: f"{c} (%)" for c in percent})
+    print_frame(shown, title, left=("set", "stage", "system"))
 
 
 def report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],

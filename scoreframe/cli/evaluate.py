@@ -49,8 +49,10 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
                         "core (score ranges spilled to a temporary directory); dask: the same "
                         "tasks on Dask workers")
     e.add_argument("--memory-limit", default="1GiB", metavar="SIZE",
-                   help="memory budget of the reduction, e.g. 2GB or 512MiB (bounds the "
-                        "out-of-core range size; results do not depend on it)")
+                   help="memory budget of the reduction's data, e.g. 2GB or 512MiB: above it "
+                        "the trials are reduced out of core, in score ranges and batches sized "
+                        "to it (the Python process and its libraries take ~250 MB more); "
+                        "results do not depend on it")
     e.add_argument("--workers", type=int, default=None,
                    help="parallel tasks (threads locally; processes of a local Dask "
                         "cluster); default: the number of cores")
@@ -60,9 +62,10 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
                    help="where the out-of-core engine spills score ranges (default: "
                         "$SCOREFRAME_SPILL_DIR or the temp dir); on a Dask cluster, a "
                         "directory every worker can see")
-    e.add_argument("--no-validate", dest="validate", action="store_false",
-                   help="skip the duplicate-trial check (null/NaN scores and unknown labels "
-                        "are always errors)")
+    e.add_argument("--no-validate", dest="validate", action="store_const", const=False,
+                   default=None,
+                   help="skip the duplicate-trial check, which runs unless this is given "
+                        "(null/NaN scores and unknown labels are always errors)")
     add_interval_options(p)
     s = p.add_argument_group("anti-spoofing and forensic metrics")
     s.add_argument("--spoof", action="store_true",
@@ -88,7 +91,8 @@ def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
     trial_id = getattr(a, "trial_id", None)
     return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or [],
             "engine": a.engine, "memory_limit": a.memory_limit, "workers": a.workers,
-            "scheduler": a.scheduler, "validate": a.validate, "spill_dir": a.spill_dir,
+            "scheduler": a.scheduler, "validate": a.validate is not False,
+            "spill_dir": a.spill_dir,
             "trial_id": trial_id or None, "spoof": a.spoof, "forensic": a.forensic,
             **{k: (v or 0) if k == "bootstrap" else v for k, v in interval_kwargs(a).items()}}
 

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.checks import check_choice
-from scoreframe.errors import FormatError, ScoreframeError, message
+from scoreframe.errors import FormatError, ScoreframeError, ValidationError, message
 from scoreframe.frames import as_lazy, is_frame_like, scan_raw
 from scoreframe.stats.groups import plan_units
 from scoreframe.stats.reduce import (
@@ -158,6 +158,13 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
     row_cols = [*system_cols, *by_cols]
     eq_cols = [c for c in equalize_by if c not in row_cols]
     group_cols = [*row_cols, *eq_cols]
+    for what, cols in (("by= / --by", by_cols), ("equalize_by= / --equalize-by", eq_cols),
+                       ("trial_id= / --trial-id", list(trial_id or []))):
+        missing = [c for c in cols if c not in names]
+        if missing:
+            raise ValidationError(message(
+                f"column(s) {', '.join(f'`{c}`' for c in missing)} named in {what} not found",
+                where=where_name, got="columns " + ", ".join(names)))
     ids = list(trial_id) if trial_id else [c for c in ("model", "segment") if c in names]
     if ids and not trial_id and len(ids) < 2:
         ids = []  # one of model/segment alone does not identify a trial

@@ -89,6 +89,7 @@ class PartitionSpec:
     where: str | None
     id_cols: tuple[str, ...] = ()
     hash_bits: int = 0
+    batch_rows: int = BATCH_ROWS
     categories: tuple[tuple[str, ...], ...] = ()  # per group column, from the plan
     lut: np.ndarray | None = None  # mixed-radix category codes (null last) -> group code
 
@@ -176,7 +177,7 @@ def _batches(lf: pl.LazyFrame, spec: PartitionSpec) -> Any:
     cols: list[pl.Expr] = [*keys, pl.col("score").cast(pl.Float64), label, bad.alias("__bad")]
     if spec.id_cols:
         cols.append(pl.struct(list(spec.id_cols)).hash(seed=7).alias("__hash"))
-    return lf.select(cols).collect_batches(chunk_size=BATCH_ROWS, engine="streaming")
+    return lf.select(cols).collect_batches(chunk_size=spec.batch_rows, engine="streaming")
 
 
 class _Writer:
@@ -401,9 +402,10 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
     schema = lf.collect_schema()
     for c in ("score", *group_cols):
         if c not in schema:
-            raise ValidationError(message(f"column `{c}` not found", where=where_name,
-                                          expected="a trial table with scores and labels",
-                                          got=", ".join(schema.names())))
+            raise ValidationError(message(
+                f"column `{c}` not found", where=where_name,
+                expected="score and the columns named in by= / --by and equalize_by= / "
+                "--equalize-by", got="columns " + ", ".join(schema.names())))
     label_columns(schema)  # checks the label column's type up front
     root = spill_root or os.environ.get("SCOREFRAME_SPILL_DIR") or tempfile.gettempdir()
     clean_stale_spills(root)
@@ -420,6 +422,8 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             executor = LocalExecutor(workers=workers)
         n_rows = int(lf.select(pl.len()).collect(engine="streaming").item())
         range_trials = max(1024, memory_limit // (RANGE_BYTES_PER_TRIAL * executor.workers))
+        # a batch row costs ~200 B while partitioned (the frame, codes, records, the order)
+        batch_rows = int(min(BATCH_ROWS, max(16_384, memory_limit // (200 * executor.workers))))
         keys, boundaries = _plan(lf, group_cols, n_rows, range_trials)
         t_plan = time.perf_counter()
         codes = {tuple(k[c] for c in group_cols): i for i, k in enumerate(keys)}
@@ -445,7 +449,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             lut[mixed] = code  # type: ignore[index]
         pspec = PartitionSpec(spill, tuple(group_cols), codes, boundaries, dict(schema),
                               where if pieces[0].frame is None else None, tuple(id_cols),
-                              hash_bits, cats, lut)
+                              hash_bits, batch_rows, cats, lut)
         parts = executor.map(partition_task, [(pc, pspec) for pc in pieces])
         t_part = time.perf_counter()
         checks = Checks()

@@ -193,9 +193,9 @@ def sorted_groups(lf: pl.LazyFrame, group_cols: Sequence[str]
     schema = lf.collect_schema()
     for c in ("score", *group_cols):
         if c not in schema:
-            raise ValidationError(message(f"column `{c}` not found",
-                                          expected="a trial table with scores and labels",
-                                          got=", ".join(schema.names())))
+            raise ValidationError(message(
+                f"column `{c}` not found", expected="score and the columns named in by= / --by "
+                "and equalize_by= / --equalize-by", got="columns " + ", ".join(schema.names())))
     label, bad = label_columns(schema)
     keys = [pl.col(c).cast(pl.String).alias(c) for c in group_cols]
     score = pl.col("score").cast(pl.Float64)
