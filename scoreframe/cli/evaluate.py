@@ -40,7 +40,7 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("evaluation")
     g.add_argument("--eer-method", choices=EER_METHODS, default="rocch",
                    help="EER convention")
-    g.add_argument("--equalize-by", nargs="+",
+    g.add_argument("--equalize-by", nargs="+", metavar="COL",
                    help="also report metrics with these conditions weighted equally")
 
     e = p.add_argument_group("engine")
