@@ -12,6 +12,7 @@ from scoreframe.cli.compare import add_interval_options, interval_kwargs
 from scoreframe.cli.console import console, emit_frame, fmt, json_safe, progress, write_text_output
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
+    ListAction,
     add_command,
     by_options,
     dataset_options,
@@ -40,7 +41,7 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("evaluation")
     g.add_argument("--eer-method", choices=EER_METHODS, default="rocch",
                    help="EER convention")
-    g.add_argument("--equalize-by", nargs="+", metavar="COL",
+    g.add_argument("--equalize-by", action=ListAction, metavar="COL",
                    help="also report metrics with these conditions weighted equally")
 
     e = p.add_argument_group("engine")
