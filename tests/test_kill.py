@@ -150,3 +150,20 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def test_abandoned_temporaries_of_earlier_versions_are_removed(tmp_path: Path) -> None:
+    """`.NAME.tmp-XXXXXXXX` (no pid in the name) go once 6 hours old and shaped like ours."""
+    old = tmp_path / ".ds.tmp-ab12cd_3"
+    (old / "out" / "gender=f").mkdir(parents=True)
+    (old / "out" / "gender=f" / "part-00000.parquet").write_bytes(b"x" * 100)
+    recent = tmp_path / ".r.parquet.tmp-zz99yy88"
+    (recent / "out").mkdir(parents=True)
+    foreign = tmp_path / ".notes.tmp-qwertyui"  # same pattern, other content: not ours
+    foreign.mkdir()
+    (foreign / "todo.txt").write_text("keep me")
+    stale = time.time() - 7 * 3600
+    for d in (old, foreign):
+        os.utime(d, (stale, stale))
+    assert remove_stale_temps(tmp_path) == [old]
+    assert not old.exists() and recent.exists() and foreign.exists()

@@ -7,7 +7,9 @@ leaves the destination as it was (absent, or the previous version).
 A temporary name says who made it: ``.NAME.scoreframe-tmp-<host>-<pid>-<random>``. A write
 killed with ``kill -9`` cannot clean up after itself, so every write first removes the
 scoreframe temporaries in its output directory whose process (on this host) is no longer
-alive: whatever a crash left behind does not survive the next write there.
+alive: whatever a crash left behind does not survive the next write there. Temporaries of
+earlier versions (``.NAME.tmp-XXXXXXXX`` holding only ``out``/``old``) are removed once they
+are 6 hours old.
 
 * :func:`atomic_output` -- one file or directory.
 * :func:`atomic_outputs` -- several outputs, all or nothing: every target is checked before any
@@ -133,7 +135,31 @@ def remove_stale_temps(directory: str | Path) -> list[Path]:
             p = Path(entry.path)
             _remove(p)
             removed.append(p)
+        elif _is_legacy_temp(entry):
+            p = Path(entry.path)
+            _remove(p)
+            removed.append(p)
     return removed
+
+
+_LEGACY_RE = re.compile(r"^\..+\.tmp-[a-z0-9_]{8}$")
+_LEGACY_AGE = 6 * 3600.0
+
+
+def _is_legacy_temp(entry: os.DirEntry[str]) -> bool:
+    """A temporary of scoreframe versions before these names (``.NAME.tmp-XXXXXXXX``).
+
+    Those carry no process id, so only an old one (untouched for 6 hours) holding nothing
+    but the ``out``/``old`` entries those versions wrote is taken for an abandoned write.
+    """
+    if not _LEGACY_RE.match(entry.name) or not entry.is_dir(follow_symlinks=False):
+        return False
+    try:
+        names = set(os.listdir(entry.path))
+        age = time.time() - entry.stat(follow_symlinks=False).st_mtime
+    except OSError:
+        return False
+    return bool(names) and names <= {"out", "old"} and age > _LEGACY_AGE
 
 
 def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
