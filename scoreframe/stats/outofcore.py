@@ -55,7 +55,8 @@ from scoreframe.stats.summary import (
     reduce_sorted,
 )
 
-__all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task", "reduce_task"]
+__all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task", "plan_task",
+           "reduce_task"]
 
 #: Bytes per trial while a range is reduced (records read and concatenated, radix order, sorted
 #: copies, the pooled merge, kernel temporaries): measured peak ~90 at 10^9 trials.
@@ -371,17 +372,42 @@ def pieces_of(data: object, lf: pl.LazyFrame) -> list[Piece]:
     return [Piece(0, frame=lf)]
 
 
-def _plan(lf: pl.LazyFrame, group_cols: Sequence[str], n_rows: int, range_trials: int
-          ) -> tuple[list[dict[str, str | None]], np.ndarray]:
-    keys_q = (lf.select([pl.col(c).cast(pl.String) for c in group_cols]).unique()
-              .sort(list(group_cols)) if group_cols else None)
-    step = max(1, n_rows // SAMPLE_SIZE)
+@dataclass(frozen=True)
+class PlanSpec:
+    """What a plan task needs (picklable): the grouping columns and the sampling step."""
+
+    group_cols: tuple[str, ...]
+    schema: dict[str, Any]
+    where: str | None
+    step: int
+
+
+def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray]:
+    """Phase 1 on one piece: its distinct group keys and every ``step``-th finite score.
+
+    One file at a time, so memory is bounded by a file's columns, not by the dataset.
+    """
+    piece, spec = args
+    lf = _scan_piece(piece, PartitionSpec("", spec.group_cols, {}, np.empty(0), spec.schema,
+                                          spec.where))
+    keys = lf.select([pl.col(c).cast(pl.String) for c in spec.group_cols]).unique() \
+        if spec.group_cols else pl.LazyFrame()
     score = pl.col("score").cast(pl.Float64)
-    sample_q = lf.select(score).filter(score.is_finite()).gather_every(step)
-    frames = pl.collect_all([q for q in (keys_q, sample_q) if q is not None],
-                            engine="streaming")
-    keys = frames[0].to_dicts() if group_cols else [{}]
-    sample = np.sort(frames[-1]["score"].to_numpy())
+    sample = lf.select(score).filter(score.is_finite()).gather_every(spec.step)
+    frames = pl.collect_all([keys, sample], engine="streaming")
+    return frames[0], frames[1]["score"].to_numpy()
+
+
+def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: int,
+          range_trials: int) -> tuple[list[dict[str, str | None]], np.ndarray]:
+    parts = executor.map(plan_task, [(pc, spec) for pc in pieces])
+    cols = list(spec.group_cols)
+    if cols:
+        keys = (pl.concat([k for k, _ in parts], how="vertical_relaxed").unique()
+                .sort(cols).to_dicts())
+    else:
+        keys = [{}]
+    sample = np.sort(np.concatenate([s for _, s in parts])) if parts else np.empty(0)
     n_ranges = min(60_000, max(1, -(-n_rows // max(range_trials, 1))))
     if n_ranges == 1 or sample.shape[0] == 0:
         return keys, np.empty(0)
@@ -424,19 +450,23 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         range_trials = max(1024, memory_limit // (RANGE_BYTES_PER_TRIAL * executor.workers))
         # a batch row costs ~200 B while partitioned (the frame, codes, records, the order)
         batch_rows = int(min(BATCH_ROWS, max(16_384, memory_limit // (200 * executor.workers))))
-        keys, boundaries = _plan(lf, group_cols, n_rows, range_trials)
-        t_plan = time.perf_counter()
-        codes = {tuple(k[c] for c in group_cols): i for i, k in enumerate(keys)}
-        hash_bits = 0
-        if id_cols:
-            need = max(1, -(-(n_rows * 8 * executor.workers) // memory_limit))
-            hash_bits = min(12, int(np.ceil(np.log2(need))) if need > 1 else 0)
         pieces = pieces_of(data, lf) if engine == "dask" or isinstance(data, str | Path) \
             else [Piece(0, frame=lf)]
         if engine == "dask" and any(pc.frame is not None for pc in pieces):
             raise ScoreframeError(message(
                 "the dask engine reads Parquet datasets by path", got=where_name,
                 hint="Write the trials with scoreframe.write_trials and evaluate the path."))
+        piece_where = where if pieces[0].frame is None else None
+        keys, boundaries = _plan(
+            pieces, PlanSpec(tuple(group_cols), dict(schema), piece_where,
+                             max(1, n_rows // SAMPLE_SIZE)), executor, n_rows, range_trials)
+        t_plan = time.perf_counter()
+        peak_plan = _peak_mb()
+        codes = {tuple(k[c] for c in group_cols): i for i, k in enumerate(keys)}
+        hash_bits = 0
+        if id_cols:
+            need = max(1, -(-(n_rows * 8 * executor.workers) // memory_limit))
+            hash_bits = min(12, int(np.ceil(np.log2(need))) if need > 1 else 0)
         cats = tuple(tuple(sorted({str(k[c]) for k in keys if k[c] is not None}))
                      for c in group_cols)
         size = int(np.prod([len(x) + 1 for x in cats])) if cats else 1
@@ -448,10 +478,11 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                                                  else len(cs))
             lut[mixed] = code  # type: ignore[index]
         pspec = PartitionSpec(spill, tuple(group_cols), codes, boundaries, dict(schema),
-                              where if pieces[0].frame is None else None, tuple(id_cols),
-                              hash_bits, batch_rows, cats, lut)
+                              piece_where, tuple(id_cols), hash_bits, batch_rows, cats, lut)
         parts = executor.map(partition_task, [(pc, pspec) for pc in pieces])
+        release_memory()
         t_part = time.perf_counter()
+        peak_part = _peak_mb()
         checks = Checks()
         counts = np.zeros((boundaries.shape[0] + 1, max(len(keys), 1), 2), dtype=np.int64)
         for part in parts:
@@ -485,6 +516,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         results: list[RangeResult] = []
         for start in range(0, len(specs), executor.workers):
             results += executor.map(reduce_task, specs[start:start + executor.workers])
+            release_memory()
             if progress is not None:
                 progress(len(results), len(specs))
         t_reduce = time.perf_counter()
@@ -507,11 +539,38 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                           details={"seconds": time.perf_counter() - t0,
                                    "plan": t_plan - t0, "partition": t_part - t_plan,
                                    "reduce": t_reduce - t_part,
+                                   "peak_mb_plan": peak_plan, "peak_mb_partition": peak_part,
+                                   "peak_mb_reduce": _peak_mb(),
                                    "range_trials": range_trials, "pieces": len(pieces)})
     finally:
         if ctxmgr is not None:
             ctxmgr.__exit__(None, None, None)
         shutil.rmtree(spill, ignore_errors=True)
+
+
+def release_memory() -> None:
+    """Give freed heap memory back to the system (glibc ``malloc_trim``; a no-op elsewhere).
+
+    The ranges' large arrays are freed after each round of reduce tasks, but glibc keeps
+    freed blocks of its thread arenas mapped, so the resident size would creep up with the
+    number of ranges; trimming keeps the peak at one round's worth.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _peak_mb() -> float:
+    """Peak resident memory of this process so far (MB; 0 where it cannot be read)."""
+    try:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    except (ImportError, OSError):
+        return 0.0
 
 
 def _report_duplicates(lf: pl.LazyFrame, ids: list[str], cand: np.ndarray, where: str) -> None:
