@@ -17,7 +17,7 @@ Two entry points:
 * :func:`group_intervals` / :func:`system_intervals` - for the statistics layer, which already
   holds sorted groups (:class:`~scoreframe.kernels.bootstrap.SortedGroup`).
 
-:func:`trials_needed` turns intervals into trial-count guidance (seed 000 section 2.1, the rule
+:func:`trials_needed` turns intervals into trial-count guidance ([BdV11] section 2.1, the rule
 of 30).
 """
 
@@ -642,7 +642,7 @@ def trials_needed(results: pl.DataFrame, *, rel_width: float = 0.2) -> pl.DataFr
 
     For each group and operating point of a :func:`bootstrap_evaluate` frame: the present
     relative width ``(hi - lo) / min_dcf_norm``, and the extra targets and non-targets (fewest
-    in total) that bring it under ``rel_width``, plus the rule of 30 (seed 000 section 2.1:
+    in total) that bring it under ``rel_width``, plus the rule of 30 ([BdV11] section 2.1:
     at least 30 misses and 30 false alarms at the operating point).
 
     Scaling argument: at the minDCF point, ``DCF = p Pmiss + q Pfa``, and with binomial errors

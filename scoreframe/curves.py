@@ -237,7 +237,7 @@ def histogram_frame(data: Data, *, by: Sequence[str] | str | None = None,
 
 def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
                prior_log_odds: Sequence[float] | np.ndarray | None = None) -> pl.DataFrame:
-    """Normalized Bayes error-rate curves (seed 000 section 2.5.4, BOSARIS ``Norm_DCF_Plot``).
+    """Normalized Bayes error-rate curves ([BdV11] section 2.5.4, BOSARIS ``Norm_DCF_Plot``).
 
     Parameters
     ----------
@@ -252,7 +252,7 @@ def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str 
         ``act_fa_norm`` (summing to ``act_dcf_norm``), the rates at the minimum
         (``min_pmiss``, ``min_pfa``) and the rule-of-30 markers ``dr30_fa``/``dr30_miss``
         (True at the first grid point with 30 false alarms and at the last with 30 misses on
-        the minimum curve; MATH.md 7.4).
+        the minimum curve; docs/math.md §7.4).
     """
     grids = CurveGrids(1, nber=prior_log_odds)
     groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5)
@@ -290,7 +290,7 @@ def _ape_columns(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
               prior_log_odds: Sequence[float] | np.ndarray | None = None) -> pl.DataFrame:
-    """Applied probability of error curves (seed 002 section 3.4, eq 11).
+    """Applied probability of error curves ([vLB07] section 3.4, eq 11).
 
     Returns group columns, ``prior_log_odds``, ``act`` (the system's Bayes error rate),
     ``min`` (after PAV, whose maximum is the ROCCH-EER) and ``default`` (``min(p, 1-p)``).

@@ -20,7 +20,7 @@ priors = np.array([0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99])
 
 
 def brute_dcf(tar, non, p):
-    """Direct definitions: every threshold at a score and above all scores (MATH.md 2)."""
+    """Direct definitions: every threshold at a score and above all scores (docs/math.md §2)."""
     tar, non = np.asarray(tar), np.asarray(non)
     thr = np.r_[np.unique(np.r_[tar, non]), np.inf]
     pm = (tar[None, :] < thr[:, None]).mean(axis=1)
@@ -34,7 +34,7 @@ def brute_act(tar, non, p):
 
 
 def brute_pav_llrs(tar, non):
-    """PAV by SciPy on the merged labels, targets first on ties (MATH.md 4)."""
+    """PAV by SciPy on the merged labels, targets first on ties (docs/math.md §4)."""
     s = np.r_[tar, non]
     y = np.r_[np.ones(len(tar)), np.zeros(len(non))]
     order = np.lexsort((-y, s))
@@ -84,7 +84,7 @@ def test_pav_llrs_and_min_cllr_match_scipy_twin(tar, non):
 def test_properties(tar, non):
     e = metrics.eer(tar, non)
     assert 0.0 <= e <= 0.5
-    # EER = max over priors of minDCF(p, 1, 1) (seed 000 2.6.2); dense grid + exact argmax
+    # EER = max over priors of minDCF(p, 1, 1) ([BdV11] 2.6.2); dense grid + exact argmax
     grid = sigmoid(np.linspace(-12, 12, 4001))
     assert np.max(metrics.min_dcf(tar, non, p_target=grid, normalize=False)) <= e + 1e-12
     mins = metrics.min_dcf(tar, non, p_target=priors)
@@ -117,7 +117,7 @@ def test_invariances(tar, non, rnd):
 
 
 def test_worked_examples_from_math_spec():
-    # MATH.md examples A and B
+    # docs/math.md examples A and B
     a_t, a_n = [1, 2, 5, 7], [-7, -5, -2, -1]
     b_t, b_n = [-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4]
     plo = np.arange(-6, 7)

@@ -1,4 +1,4 @@
-"""Multiclass: Cmxe, Cavg, calibration and fusion (MATH.md 11-12 worked numbers, real data)."""
+"""Multiclass: Cmxe, Cavg, calibration and fusion (docs/math.md §11-12 examples, real data)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def long(w: np.ndarray, y: np.ndarray, classes=("a", "b", "c"), prefix="t", **ex
     return sc, tr
 
 
-# --- kernels: example M (MATH.md 11.1, 12.2) ------------------------------------------------------
+# --- kernels: example M (docs/math.md §11.1, 12.2) ------------------------------------------------
 def test_cmxe_example_m():
     bits = -km.log_posteriors(W_M, np.full(3, 1 / 3))[np.arange(9), Y_M] / math.log(2)
     assert_close(bits, [.3456, 1.2436, 2.6863, .3456, 2.2383, 1.0945, .3456, .5881, 2.2383],
@@ -99,7 +99,7 @@ def test_min_cavg_matches_a_threshold_scan():
 
 
 def fraction_cavg(s, y, p, thr):
-    """Exact Cavg by its definition (MATH.md 12.1), one (trial, detector) pair at a time."""
+    """Exact Cavg by its definition (docs/math.md §12.1), one (trial, detector) pair at a time."""
     n, k = s.shape
     counts = np.bincount(y, minlength=k)
     p = Fraction(p)
@@ -148,7 +148,7 @@ def test_cavg_exact_where_representable():
     # by hand: every error weighs 1/16 at p = 0.5; 8 errors at the Bayes threshold 0, 6 at
     # the best threshold (-2 or 1); at p = 0.25 a miss weighs 1/32 and a false alarm 3/32
     assert c.actual.tolist() == [0.5, 0.375] and c.minimum.tolist() == [0.375, 0.1875]
-    # example M: min Cavg at p = 0.5 is 5/18 (threshold scan above; MATH.md 12.2 actual 1/3)
+    # example M: min Cavg at p = 0.5 is 5/18 (threshold scan above; docs/math.md §12.2 actual 1/3)
     assert km.min_cavg(km.detection_llrs(W_M), Y_M, 0.5)[0] == float(Fraction(5, 18))
     assert km.cavg(km.detection_llrs(W_M), Y_M, 0.5) == float(Fraction(1, 3))
 
@@ -511,7 +511,7 @@ def test_argument_checks():
     with pytest.raises(ScoreframeError, match="prior_log_odds"):
         cavg_sweep(sc, tr, prior_log_odds=[0.0, float("nan")])
     ok = evaluate_multiclass(sc, tr, prior={"a": 0.5, "b": 0.3, "c": 0.2})
-    assert_close(ok["cmxe"][0], 1.192504, rtol=0, atol=1e-6)  # MATH.md 11.1, example M
+    assert_close(ok["cmxe"][0], 1.192504, rtol=0, atol=1e-6)  # docs/math.md §11.1, example M
 
 
 @settings(max_examples=60, deadline=None)

@@ -152,7 +152,7 @@ def test_rocch_det_whole_square_is_the_hull():
     """With the unit box and one interval per segment the output is the hull, vertex for vertex."""
     tar, non = np.array([-3.0, 1, 2, 5, 7]), np.array([-7.0, -5, -2, -1, 3, 4])
     x, y = kc.rocch_det(sort_scores(tar, non), box=(0, 1, 0, 1), points_per_segment=1)
-    # MATH.md example B: blocks (0t,2n) (1t,2n) (2t,2n) (2t,0n)
+    # docs/math.md example B: blocks (0t,2n) (1t,2n) (2t,2n) (2t,0n)
     pm = np.array([0, 0, 1, 3, 5]) / 5
     pf = np.array([6, 4, 2, 0, 0]) / 6
     np.testing.assert_allclose(x, np.repeat(pf, 2)[1:-1], atol=1e-15)

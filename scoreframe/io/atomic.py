@@ -196,7 +196,13 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                 f"output `{p}` would overwrite or sit inside an input",
                 hint="Inputs are never modified: write the output somewhere else."))
     for p in paths:
-        if (p.exists() or p.is_symlink()) and not overwrite:
+        if p.is_symlink() or (p.exists() and not (p.is_file() or p.is_dir())):
+            kind = "a symbolic link" if p.is_symlink() else "a device, pipe or socket"
+            raise UsageError(message(
+                f"output `{p}` is {kind}", expected="a regular file or directory",
+                hint="scoreframe replaces outputs atomically (write, then rename), which would "
+                     "replace the link or special file itself: name a regular path."))
+        if p.exists() and not overwrite:
             raise ScoreframeError(message(f"output `{p}` already exists",
                                           hint="Pass overwrite (CLI: --overwrite) to replace it."))
     return paths

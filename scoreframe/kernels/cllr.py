@@ -1,6 +1,6 @@
 """Log-likelihood-ratio cost: Cllr, minCllr, prior-weighted cross-entropy, PAV llrs.
 
-numpy/scipy only (MATH.md sections 4 and 6; seed 000 eq 18, seed 002 eqs 9-10).
+numpy/scipy only (docs/math.md sections 4 and 6; [BdV11] eq 18, [vLB07] eqs 9-10).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def cllr(tar: F64, non: F64) -> float:
 
 
 def cross_entropy(tar: F64, non: F64, p: float) -> float:
-    """Prior-weighted cross-entropy ``ECE(p)`` in bits (MATH.md section 6); ``ECE(1/2) = Cllr``."""
+    """Prior-weighted cross-entropy ``ECE(p)`` in bits (docs/math.md §6); ``ECE(1/2) = Cllr``."""
     tau = math.log(p) - math.log1p(-p)
     t = float(np.mean(softplus(-(tar + tau))))
     n = float(np.mean(softplus(non + tau)))

@@ -1,6 +1,6 @@
 """Curves of one group: DET (steppy and ROCCH), normalized Bayes error rate, APE.
 
-numpy/scipy only (MATH.md section 7; seed 000 2.5.4, seed 002 3.4). Everything is read from the
+numpy/scipy only (docs/math.md section 7; [BdV11] 2.5.4, [vLB07] 3.4). Everything is read from the
 sorted scores and their PAV blocks; plots only draw these arrays.
 """
 
@@ -88,7 +88,7 @@ def bayes_error_curve(s: SortedScores, prior_log_odds: F64) -> dict[str, F64]:
 
 
 def dr30_indices(min_n_miss: F64, min_n_fa: F64) -> tuple[int | None, int | None]:
-    """Doddington's rule of 30 on an ascending grid (MATH.md 7.4).
+    """Doddington's rule of 30 on an ascending grid (docs/math.md §7.4).
 
     ``dr30_fa``: the first index whose minimizing vertex has at least 30 false alarms;
     ``dr30_miss``: the last index with at least 30 misses; None when never reached.

@@ -1,4 +1,4 @@
-"""Actual detection cost at many operating points in one pass (MATH.md sections 2-3).
+"""Actual detection cost at many operating points in one pass (docs/math.md sections 2-3).
 
 numpy only. Decision rule: accept iff ``score >= threshold`` (ties accept).
 """
@@ -19,7 +19,7 @@ I64 = NDArray[np.int64]
 def error_counts(s: SortedScores, threshold: F64) -> tuple[I64, I64]:
     """Misses (targets ``< t``) and false alarms (non-targets ``>= t``) at each threshold.
 
-    Equivalent to the stable-sort algorithm of seed 000 eqs 31-32 (thresholds sorted before
+    Equivalent to the stable-sort algorithm of [BdV11] eqs 31-32 (thresholds sorted before
     equal scores), by binary search in the sorted scores.
     """
     thr = np.atleast_1d(np.asarray(threshold, dtype=np.float64))

@@ -1,4 +1,4 @@
-"""Elementary functions of the field (MATH.md section 1): sigmoid, logit, probit, softplus.
+"""Elementary functions of the field (docs/math.md section 1): sigmoid, logit, probit, softplus.
 
 numpy/scipy only.
 """
@@ -121,7 +121,7 @@ def neglogsigmoid(x: ArrayLike) -> NDArray[np.float64]:
 
 def effective_prior(p_target: ArrayLike, c_miss: ArrayLike = 1.0,
                     c_fa: ArrayLike = 1.0) -> NDArray[np.float64]:
-    """Effective target prior ``p c_miss / (p c_miss + (1 - p) c_fa)`` (seed 000, eq 10).
+    """Effective target prior ``p c_miss / (p c_miss + (1 - p) c_fa)`` ([BdV11], eq 10).
 
     Examples
     --------
@@ -139,7 +139,7 @@ def operating_points(*, p_target: ArrayLike | None = None,
     """Return ``(p, 1 - p, threshold)`` for effective priors or prior log odds.
 
     The Bayes threshold on llrs is ``-prior_log_odds``, taken directly when log odds are given
-    (never through a sigmoid/logit round trip, MATH.md section 1).
+    (never through a sigmoid/logit round trip, docs/math.md section 1).
     """
     if (p_target is None) == (prior_log_odds is None):
         raise TypeError("give exactly one of `p_target` and `prior_log_odds`")

@@ -2,7 +2,7 @@
 
 Multiclass logistic regression (``fit_affine``) lives in :mod:`scoreframe.kernels.logreg`.
 
-numpy/scipy only (MATH.md sections 11-12; seeds 003 part II and 004). Inputs are an ``(N, K)``
+numpy/scipy only (docs/math.md sections 11-12; [Br10] part II and [Br10t]). Inputs are an ``(N, K)``
 matrix ``w`` of class log-likelihoods (any per-trial constant is irrelevant) and integer labels
 ``y`` in ``0..K-1``; priors are length-K vectors summing to 1.
 """
@@ -64,7 +64,7 @@ def _trial_weights(y: I64, prior: F64) -> F64:
 
 
 def cmxe(w: F64, y: I64, prior: F64 | None = None) -> float:
-    """Multiclass cross-entropy in bits, prior-weighted (MATH.md 11.1).
+    """Multiclass cross-entropy in bits, prior-weighted (docs/math.md §11.1).
 
     ``Cmxe = -sum_i prior_i/|S_i| sum_{t in S_i} log2 P(i|t)``; ``log2 K`` for the default
     system at the flat prior.
@@ -102,7 +102,7 @@ def expected_cost(y: I64, decisions: I64, prior: F64, cost: F64 | None = None) -
 
 
 def detection_llrs(w: F64) -> F64:
-    """Per-class detection llrs ``w_k - log(mean_{j != k} exp(w_j))`` (seed 004 eq 8.26).
+    """Per-class detection llrs ``w_k - log(mean_{j != k} exp(w_j))`` ([Br10t] eq 8.26).
 
     Vectorized over classes: ``sum_{j != k} exp(w_j - m)`` is the row's total minus its own
     term, which keeps the row maximum's term (so it is >= 1 and loses no digits), except for
@@ -231,7 +231,7 @@ def _counts_at(pos: I64, code: I64, k: int, n: I64) -> tuple[I64, I64]:
 
 def cavg_curve(s: F64, y: I64, p_targets: F64 | list[float] | float, *,
                thresholds: F64 | None = None, minimum: bool = True) -> CavgCurve:
-    """Actual and minimum NIST LRE Cavg at every target prior from ONE sort (MATH.md 12.1).
+    """Actual and minimum NIST LRE Cavg at every target prior from ONE sort (docs/math.md §12.1).
 
     ``Cavg(p, t) = p/K sum_k Pmiss_k(t) + (1-p)/(K(K-1)) sum_k sum_{j != k} Pfa_kj(t)`` with
     detection llrs ``s`` (accept class k for trial i iff ``s[i, k] >= t``). The N*K scores are
@@ -318,7 +318,7 @@ def cavg_curve(s: F64, y: I64, p_targets: F64 | list[float] | float, *,
 
 
 def cavg(s: F64, y: I64, p_target: float, *, threshold: float | None = None) -> float:
-    """NIST LRE Cavg of detection llrs ``s`` at threshold ``-logit(p_target)`` (MATH.md 12.1).
+    """NIST LRE Cavg of detection llrs ``s`` at threshold ``-logit(p_target)`` (docs/math.md §12.1).
 
     Unnormalized; divide by ``min(p_target, 1 - p_target)`` for the normalized value. The
     exact value of the integer miss and false-alarm counts, correctly rounded.

@@ -1,4 +1,4 @@
-"""PAV calibration map: score -> llr knots from PAV blocks (MATH.md section 8; seed 000 2.7.1).
+"""PAV calibration map: score -> llr knots from PAV blocks (docs/math.md section 8; [BdV11] 2.7.1).
 
 numpy only (the blocks come from :mod:`scoreframe.kernels.sorted_scores`). Two variants:
 

@@ -1,4 +1,4 @@
-"""ROCCH vertices and the statistics read from them (MATH.md section 5).
+"""ROCCH vertices and the statistics read from them (docs/math.md section 5).
 
 numpy only: ROCCH, minDCF at any operating points, ROCCH-EER, UER, PRBEP, area under the ROCCH.
 """
@@ -24,7 +24,7 @@ def rocch_counts(b: Blocks) -> tuple[I64, I64]:
 
 
 def rocch(b: Blocks) -> tuple[F64, F64]:
-    """ROCCH vertices ``(pmiss, pfa)`` from ``(0, 1)`` to ``(1, 0)`` (MATH.md 5.2)."""
+    """ROCCH vertices ``(pmiss, pfa)`` from ``(0, 1)`` to ``(1, 0)`` (docs/math.md §5.2)."""
     n_miss, n_fa = rocch_counts(b)
     return n_miss / b.total_tar, n_fa / b.total_non
 
@@ -32,7 +32,7 @@ def rocch(b: Blocks) -> tuple[F64, F64]:
 def crossing(x: F64, y: F64) -> float:
     """Value of ``y`` where the polyline through ``(x_b, y_b)`` crosses ``x = y``.
 
-    ``x - y`` must be non-increasing, from ``>= 0`` to ``<= 0`` (MATH.md 5.4).
+    ``x - y`` must be non-increasing, from ``>= 0`` to ``<= 0`` (docs/math.md §5.4).
     """
     d = x - y
     b = int(np.count_nonzero(d >= 0)) - 1
@@ -45,13 +45,13 @@ def crossing(x: F64, y: F64) -> float:
 
 
 def rocch_eer(b: Blocks) -> float:
-    """ROCCH-EER: where the ROCCH crosses ``pmiss = pfa`` (seed 000 eq 26)."""
+    """ROCCH-EER: where the ROCCH crosses ``pmiss = pfa`` ([BdV11] eq 26)."""
     pmiss, pfa = rocch(b)
     return crossing(pfa, pmiss)
 
 
 def uer(b: Blocks, r: float) -> float:
-    """Unit error rate ``UER(r)``: the ROCCH point with ``pfa = r * pmiss`` (seed 000 eq 27)."""
+    """Unit error rate ``UER(r)``: the ROCCH point with ``pfa = r * pmiss`` ([BdV11] eq 27)."""
     pmiss, pfa = rocch(b)
     return crossing(pfa, r * pmiss)
 

@@ -2,7 +2,7 @@
 
 numpy/scipy only. Everything binary (ROCCH, minDCF, EER, PRBEP, minCllr, PAV llrs, DET) is read
 from the :class:`Blocks` computed here, and actual DCF from the sorted arrays themselves, so one
-group costs one sort (MATH.md sections 4-5; seed 000 section 3.2).
+group costs one sort (docs/math.md sections 4-5; [BdV11] section 3.2).
 
 Order convention: scores ascending, and among equal scores targets before non-targets (the
 pessimistic order of BOSARIS' stable sort of ``[tar non]``). A tie group is never split by PAV.
@@ -138,7 +138,7 @@ class Blocks:
         return self.n_tar + self.n_non
 
     def llr(self) -> F64:
-        """PAV llr of each block: ``logit(p_b) - log(T/N)`` (MATH.md 4.3); may be +-inf."""
+        """PAV llr of each block: ``logit(p_b) - log(T/N)`` (docs/math.md §4.3); may be +-inf."""
         t = self.n_tar.astype(np.float64)
         m = self.n_non.astype(np.float64)
         with np.errstate(divide="ignore"):
@@ -247,7 +247,7 @@ def concat_blocks(a: Blocks, b: Blocks) -> Blocks:
 
 
 def pav_blocks(s: SortedScores) -> Blocks:
-    """Pool adjacent violators over the merged labels of ``s`` (MATH.md section 4).
+    """Pool adjacent violators over the merged labels of ``s`` (docs/math.md section 4).
 
     Runs of equal labels are pooled first (PAV never splits them), then SciPy's isotonic
     regression pools the alternating runs; adjacent blocks with exactly equal target fractions

@@ -127,11 +127,11 @@ def act_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike
     tar, non
         Target and non-target llrs (or a :class:`SortedScores` as ``tar``).
     p_target, c_miss, c_fa
-        Operating point(s); reduced to the effective prior (seed 000 eq 10).
+        Operating point(s); reduced to the effective prior ([BdV11] eq 10).
     prior_log_odds
         Alternative to ``p_target``: the threshold is ``-prior_log_odds`` exactly.
     normalize
-        Divide by the default system's cost ``min(p, 1 - p)`` (seed 000 eq 13).
+        Divide by the default system's cost ``min(p, 1 - p)`` ([BdV11] eq 13).
 
     Returns
     -------
@@ -153,7 +153,7 @@ def act_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike
 def min_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike | None = None,
             c_miss: ArrayLike = 1.0, c_fa: ArrayLike = 1.0,
             prior_log_odds: ArrayLike | None = None, normalize: bool = True) -> float | F64:
-    """Minimum DCF over all thresholds (on the ROCCH, seed 000 eqs 15-16, 25).
+    """Minimum DCF over all thresholds (on the ROCCH, [BdV11] eqs 15-16, 25).
 
     Examples
     --------
@@ -203,7 +203,7 @@ def prbep(tar: ArrayLike, non: ArrayLike | None = None) -> float:
 
 
 def uer(tar: ArrayLike, non: ArrayLike | None = None, *, r: float) -> float:
-    """Unit error rate ``UER(r)`` (seed 000 eqs 27-28); ``r = 1`` gives the EER."""
+    """Unit error rate ``UER(r)`` ([BdV11] eqs 27-28); ``r = 1`` gives the EER."""
     if not (0 < r < np.inf):
         raise ScoreframeError(message("`r` must be positive and finite", got=repr(r)))
     return _rocch.uer(sorted_scores(tar, non).blocks, r)
@@ -220,7 +220,7 @@ def area_under_rocch(tar: ArrayLike, non: ArrayLike | None = None) -> float:
 
 
 def cllr(tar: ArrayLike, non: ArrayLike | None = None) -> float:
-    """Cllr in bits, scores taken as natural-log llrs (seed 000 eq 18).
+    """Cllr in bits, scores taken as natural-log llrs ([BdV11] eq 18).
 
     Examples
     --------
@@ -256,7 +256,7 @@ def cross_entropy(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: flo
 
 def psr(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: float,
         rule: str | tuple[float, float] = "log", normalize: bool = False) -> float:
-    """Prior-weighted proper-scoring-rule objective of llrs (seed 001; MATH.md 9.4).
+    """Prior-weighted proper-scoring-rule objective of llrs ([BD13]; docs/math.md §9.4).
 
     ``pi mean_T C(q, H1) + (1 - pi) mean_N C(q, H2)`` with ``q = sigmoid(llr + logit(pi))`` and
     ``C`` the Beta-family rule ``rule`` (``log``, ``brier``, ``boost``, ``asym`` or

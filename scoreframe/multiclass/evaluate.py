@@ -155,7 +155,7 @@ def evaluate_multiclass(scores: Data, truth: Data, *, by: Sequence[str] | str | 
 
 def cavg_sweep(scores: Data, truth: Data, *, by: Sequence[str] | str | None = None,
                prior_log_odds: ArrayLike | None = None) -> pl.DataFrame:
-    """Normalized Cavg as a function of the target prior (seed 004 eq 8.28).
+    """Normalized Cavg as a function of the target prior ([Br10t] eq 8.28).
 
     Per group and ``logit(p_target)`` (default: 81 points from -5 to 5): ``actual`` (the
     system's detection llrs thresholded at the Bayes threshold ``-logit(p_target)``),
