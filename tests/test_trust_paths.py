@@ -63,3 +63,37 @@ def test_every_path_checks_its_input(path, problem, as_file, tmp_path):
     assert isinstance(info.value, ScoreframeError)
     if as_file and problem != "empty":
         assert "trials.parquet" in str(info.value)
+
+
+@pytest.mark.parametrize("as_file", [False, True])
+def test_scores_stored_as_text_are_refused(as_file, tmp_path):
+    frame = SMALL.with_columns(pl.col("score").cast(pl.String))
+    data: object = frame
+    if as_file:
+        data = tmp_path / "t.parquet"
+        frame.write_parquet(data)
+    with pytest.raises(ValidationError, match="`score` must be numeric"):
+        sf.evaluate(data)
+
+
+@pytest.mark.parametrize("special", ["symlink", "fifo"])
+def test_outputs_that_are_links_or_special_files_are_refused(special, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    real = tmp_path / "real.json"
+    real.write_text("keep")
+    out = tmp_path / "out.json"
+    if special == "symlink":
+        out.symlink_to(real)
+    else:
+        os.mkfifo(out)
+    data = tmp_path / "t.parquet"
+    SMALL.write_parquet(data)
+    r = subprocess.run([sys.executable, "-m", "scoreframe", "evaluate", str(data), "--format",
+                        "json", "-o", str(out), "--overwrite"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "out.json" in r.stderr
+    assert real.read_text() == "keep"
+    assert out.is_symlink() if special == "symlink" else not out.is_file()

@@ -158,6 +158,9 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
     row_cols = [*system_cols, *by_cols]
     eq_cols = [c for c in equalize_by if c not in row_cols]
     group_cols = [*row_cols, *eq_cols]
+    if "score" in names and not (lf.collect_schema()["score"].is_numeric()):
+        raise ValidationError(message("column `score` must be numeric", where=where_name,
+                                      got=str(lf.collect_schema()["score"])))
     for what, cols in (("by= / --by", by_cols), ("equalize_by= / --equalize-by", eq_cols),
                        ("trial_id= / --trial-id", list(trial_id or []))):
         missing = [c for c in cols if c not in names]
