@@ -481,7 +481,9 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
                        ci: float = 0.95, resample: str | Sequence[str] = TRIAL, seed: int = 0,
                        interval: Interval = "percentile", pooled: bool = True,
                        workers: int | None = None, executor: Executor | None = None,
-                       memory_limit: int = DEFAULT_MEMORY) -> pl.DataFrame:
+                       memory_limit: int = DEFAULT_MEMORY,
+                       trial_id: Sequence[str] | None = None, validate: bool = True
+                       ) -> pl.DataFrame:
     """Evaluate per condition with bootstrap confidence intervals.
 
     Parameters
@@ -509,6 +511,9 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
         Threads to run replicate chunks on (default: both cores), or an executor.
     memory_limit
         Bytes of weight matrices in flight (all workers together).
+    trial_id, validate
+        The duplicate-trial check, as in :func:`scoreframe.evaluate`: the columns that
+        identify a trial (default ``model`` and ``segment``), or ``validate=False`` to skip it.
 
     Returns
     -------
@@ -538,7 +543,8 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
                            seed=int(seed), interval=interval,
                            resample=_resample_tuple(resample), memory_limit=memory_limit)
     # the checks of evaluate: null/NaN scores, label spellings, empty data, duplicate trials
-    lf = check_trials(scan_raw(data, where=where), where=source_name(data))
+    lf = check_trials(scan_raw(data, where=where), where=source_name(data),
+                      validate=validate, trial_id=trial_id)
     names = lf.collect_schema().names()
     if "system" in names and "system" not in by_cols:
         by_cols = ["system", *by_cols]

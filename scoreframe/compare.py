@@ -86,7 +86,9 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
             bootstrap: int = 1000, ci: float = 0.95, resample: str | Sequence[str] = TRIAL,
             seed: int = 0, interval: Interval = "percentile", pooled: bool = True,
             workers: int | None = None, executor: Executor | None = None,
-            memory_limit: int = DEFAULT_MEMORY) -> pl.DataFrame:
+            memory_limit: int = DEFAULT_MEMORY,
+            trial_id: Sequence[str] | None = None, validate: bool = True
+            ) -> pl.DataFrame:
     """Compare systems ``a`` and ``b`` on the same trials, per condition.
 
     Parameters
@@ -137,7 +139,8 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
                            resample=(resample,) if isinstance(resample, str) else tuple(resample),
                            memory_limit=memory_limit)
     # the checks of evaluate: null/NaN scores, label spellings, empty data, duplicate trials
-    lf = check_trials(scan_raw(data, where=where), where=source_name(data))
+    lf = check_trials(scan_raw(data, where=where), where=source_name(data),
+                      validate=validate, trial_id=trial_id)
     schema = lf.collect_schema()
     missing = [c for c in ("system", *KEY, "score", "label", *by_cols) if c not in schema]
     if missing:

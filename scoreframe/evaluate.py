@@ -293,7 +293,8 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         reps = bootstrap_evaluate(data, by=by, where=where, p_target=ops.p_target,
                                   c_miss=c_miss, c_fa=c_fa, bootstrap=bootstrap, ci=ci,
                                   resample=resample, seed=seed, interval=interval,  # type: ignore[arg-type]
-                                  pooled=pooled, workers=workers)
+                                  pooled=pooled, workers=workers,
+                                  trial_id=_as_list(trial_id) or None, validate=validate)
         res = attach_intervals(res, reps, eer=eer_method == "rocch")
     return res
 

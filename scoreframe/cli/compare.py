@@ -85,6 +85,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     kw = interval_kwargs(a)
     res = compare(dataset_source(a), a.systems[0], a.systems[1], by=a.by, where=a.where,
                   p_target=a.p_target, c_miss=a.c_miss, c_fa=a.c_fa, workers=a.workers,
+                  trial_id=getattr(a, "trial_id", None) or None,
                   **kw)  # type: ignore[arg-type]
     if a.format != "table":
         emit_frame(res, a.format, a.output, a.overwrite)
