@@ -15,8 +15,6 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-pytestmark = pytest.mark.slow  # a Jupyter kernel start and ~10 s of cells
-
 NOTEBOOK = Path(__file__).parents[1] / "examples" / "quickstart.ipynb"
 CDN = re.compile(r"https?://[^\s\"'<>]*(cdn|jsdelivr|unpkg|esm\.sh|cdnjs)", re.I)
 

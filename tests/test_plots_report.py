@@ -506,7 +506,6 @@ def _chromium() -> str | None:
     return None
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(_chromium() is None, reason="no Chromium on this machine: the browser "
                     "rendering test needs Debian's `chromium` package (`make test` installs "
                     "it where apt-get can)")
