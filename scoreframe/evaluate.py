@@ -32,7 +32,7 @@ from scoreframe.stats.groups import POOLED
 from scoreframe.stats.summary import EqStats, ScoreStats
 
 __all__ = ["DegenerateGroupWarning", "OperatingPoints", "attach_intervals", "evaluate",
-           "explode_dcf", "group_columns", "group_statistics",
+           "explode_dcf", "family_extras", "group_columns", "group_statistics",
            "results_frame"]
 
 Data = pl.DataFrame | pl.LazyFrame | str | Path
@@ -272,18 +272,8 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
         memory_limit=memory_limit, workers=workers, scheduler=scheduler, validate=validate,
         trial_id=trial_id, spill_dir=spill_dir, progress=progress)
-    families = [f for f, on in (("spoof", spoof), ("forensic", forensic),
-                                ("asvspoof_eer", eer_method == "asvspoof")) if on]
-    extras = None
-    if families:
-        from scoreframe.frames import scan_raw
-        from scoreframe.metrics.families import family_values
-        from scoreframe.stats.engine import source_name
-
-        system = [c for c in stats.row_cols if c == "system"]
-        extras = family_values(scan_raw(data, where=where), [u.unit for u in stats.units],
-                               stats.row_cols, system, families=families,
-                               where=source_name(data))
+    families, extras = family_extras(data, stats, where=where, spoof=spoof,
+                                     forensic=forensic, eer_method=eer_method)
     res = results_frame(stats, ops, eer_method=eer_method,
                         metrics=declared(family=["binary", *families]), extras=extras,
                         on_group=on_group)
@@ -297,6 +287,28 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                                   trial_id=_as_list(trial_id) or None, validate=validate)
         res = attach_intervals(res, reps, eer=eer_method == "rocch")
     return res
+
+
+def family_extras(data: Data, stats: Statistics, *, where: str | None = None,
+                  spoof: bool = False, forensic: bool = False, eer_method: str = "rocch"
+                  ) -> tuple[list[str], list[dict[str, object]] | None]:
+    """The optional metric families of an evaluation and their per-unit values.
+
+    Returns the families (for :func:`~scoreframe.metrics.registry.declared`) and, per unit of
+    ``stats``, the values :func:`results_frame` reads (``None`` when no family is asked).
+    """
+    families = [f for f, on in (("spoof", spoof), ("forensic", forensic),
+                                ("asvspoof_eer", eer_method == "asvspoof")) if on]
+    if not families:
+        return [], None
+    from scoreframe.frames import scan_raw
+    from scoreframe.metrics.families import family_values
+    from scoreframe.stats.engine import source_name
+
+    system = [c for c in stats.row_cols if c == "system"]
+    extras = family_values(scan_raw(data, where=where), [u.unit for u in stats.units],
+                           stats.row_cols, system, families=families, where=source_name(data))
+    return [f for f in families if f != "asvspoof_eer"], extras
 
 
 INTERVAL_METRICS = ("eer", "cllr", "min_cllr")

@@ -24,10 +24,17 @@ import polars as pl
 
 from scoreframe import curves as cv
 from scoreframe import plots
-from scoreframe.evaluate import explode_dcf, group_columns, group_statistics, results_frame
+from scoreframe.evaluate import (
+    attach_intervals,
+    explode_dcf,
+    family_extras,
+    group_columns,
+    group_statistics,
+    results_frame,
+)
 from scoreframe.frames import Data, as_lazy
 from scoreframe.io.atomic import atomic_output, check_outputs
-from scoreframe.metrics.registry import GroupStats
+from scoreframe.metrics.registry import GroupStats, declared, table_metrics
 from scoreframe.plots.save import javascript_bundle
 from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
 
@@ -54,12 +61,24 @@ class Report:
     histograms: pl.DataFrame
     calibration: pl.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
+    intervals: pl.DataFrame | None = None  # bootstrap_evaluate frame (when bootstrap > 0)
+    guidance: pl.DataFrame | None = None  # trials_needed frame
+    tippett: pl.DataFrame | None = None  # per group (forensic)
+    ece: pl.DataFrame | None = None
+    t_dcf: pl.DataFrame | None = None  # t-DCF over CM thresholds (tandem)
     _charts: list | None = field(default=None, repr=False)
 
     @property
     def group_cols(self) -> list[str]:
         """The grouping columns of the summary (system first)."""
         return group_columns(self.summary)
+
+    @property
+    def summary_ci(self) -> str:
+        """The nominal coverage of the intervals, as text (``"95 %"``)."""
+        if self.intervals is None or "ci" not in self.intervals.columns:
+            return "95 %" if self.intervals is not None else ""
+        return f"{100 * float(self.intervals['ci'][0]):g} %"
 
     @property
     def styles(self) -> dict[str, SeriesStyle]:
@@ -92,6 +111,28 @@ class Report:
         if self.calibration is not None:
             out.append(("all groups", "calibration",
                         plots.calibration_plot(self.calibration, title="Calibration map")))
+        if self.intervals is not None:
+            from scoreframe.plots.intervals import det_interval_plot, nber_interval_plot
+
+            ci = self.summary_ci
+            out += [
+                ("intervals", "det_intervals", det_interval_plot(
+                    self.det, self.intervals, series=gcols, styles=st,
+                    title=f"DET with {ci} intervals at the minDCF points")),
+                ("intervals", "nber_intervals", nber_interval_plot(
+                    self.nber, self.intervals, series=gcols, styles=st,
+                    title=f"NBER with {ci} intervals of act/min DCF"))]
+        if self.tippett is not None and self.tippett.height:
+            from scoreframe.plots.forensic import ece_plot, tippett_plot
+
+            out.append(("forensic", "tippett", tippett_plot(self.tippett, series=gcols,
+                                                            styles=st)))
+            if self.ece is not None and self.ece.height:
+                out.append(("forensic", "ece", ece_plot(self.ece, series=gcols, styles=st)))
+        if self.t_dcf is not None:
+            from scoreframe.plots.spoof import t_dcf_plot
+
+            out.append(("spoofing", "t_dcf", t_dcf_plot(self.t_dcf)))
         if not gcols:
             out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
             return out
@@ -120,6 +161,10 @@ class Report:
 def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
                  p_target: Sequence[float] | float = (0.01,), calibration: Any = None,
                  trial_id: Sequence[str] | str | None = None, title: str = "",
+                 bootstrap: int = 0, ci: float = 0.95, resample: str | Sequence[str] = "trial",
+                 seed: int = 0, interval: str = "percentile", rel_width: float = 0.2,
+                 spoof: bool | None = None, forensic: bool = False,
+                 tandem: Sequence[str] | None = None, t_dcf_variant: str = "2021",
                  progress: Progress | None = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
 
@@ -134,6 +179,14 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         evaluation, and its map is drawn.
     trial_id
         Columns that identify a trial when ``model, segment`` do not (as in ``evaluate``).
+    bootstrap, ci, resample, seed, interval
+        With ``bootstrap=B``: confidence intervals in the summary (``value [lo, hi]``), DET
+        boxes and NBER error bars at the operating points, and the trial-count guidance of
+        :func:`scoreframe.bootstrap.trials_needed` (``rel_width``).
+    spoof, forensic, tandem, t_dcf_variant
+        The anti-spoofing metrics (default: when the data have a ``trial_type`` column), the
+        forensic metrics with Tippett and ECE plots, and the t-DCF curve of the CM system in
+        front of the ASV system ``tandem=(asv, cm)``.
     progress
         ``progress(done, total)`` as groups are evaluated.
     """
@@ -169,8 +222,40 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         pieces["nber"].append(cv.nber_points(key, g, grids))
         pieces["ape"].append(cv.ape_points(key, g, grids))
 
-    summary = results_frame(stats, ops, on_group=on_group)
+    if spoof is None:
+        spoof = "trial_type" in lf.collect_schema().names()
+    families, extras = family_extras(source, stats, where=where, spoof=spoof,
+                                     forensic=forensic)
+    summary = results_frame(stats, ops, metrics=declared(family=["binary", *families]),
+                            extras=extras, on_group=on_group)
     pieces["hist"].append(cv.histogram_frame(source, by=by, where=where, bins=50))
+    extra: dict[str, Any] = {}
+    if bootstrap:
+        from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
+
+        ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else None)
+        intervals = bootstrap_evaluate(source, by=by, where=where, p_target=p_list,
+                                       bootstrap=bootstrap, ci=ci, resample=resample,
+                                       seed=seed, interval=interval,  # type: ignore[arg-type]
+                                       trial_id=ids).with_columns(ci=pl.lit(ci))
+        summary = attach_intervals(summary, intervals)
+        extra["intervals"] = intervals
+        extra["guidance"] = trials_needed(intervals, rel_width=rel_width)
+        notes.append(f"{100 * ci:g} % {interval} bootstrap intervals, {bootstrap} replicates, "
+                     f"resampling {resample}, seed {seed}")
+    if forensic:
+        extra["tippett"], extra["ece"] = forensic_frames(source, by=by, where=where)
+    if tandem:
+        from scoreframe.spoof import t_dcf_curve
+        from scoreframe.tandem import tandem_arrays
+
+        arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where)
+        curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]
+        extra["t_dcf"] = curve
+        best = curve.filter(pl.col("is_min")).row(0, named=True)
+        notes.append(f"t-DCF ({t_dcf_variant}) of {tandem[1]} in front of {tandem[0]}: minimum "
+                     f"{best['t_dcf']:.4f} at CM threshold {best['cm_threshold']:.4g} "
+                     f"({n} trials)")
 
     def cat(name: str) -> pl.DataFrame:
         return pl.concat(pieces[name], how="vertical_relaxed") if pieces[name] else \
@@ -178,7 +263,36 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
 
     return Report(title=title or "scoreframe report", summary=summary, p_target=p_list,
                   det=cat("det"), points=cat("points"), nber=cat("nber"), ape=cat("ape"),
-                  histograms=cat("hist"), calibration=cal_frame, notes=notes)
+                  histograms=cat("hist"), calibration=cal_frame, notes=notes, **extra)
+
+
+def forensic_frames(data: Any, *, by: Sequence[str] | str | None = None,
+                    where: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Tippett and ECE frames per group (scores read as natural-log llrs).
+
+    Spoofs count as non-targets. A group's scores are held in memory (forensic sets are small).
+    """
+    from scoreframe.forensic import ece_curve, tippett
+
+    lf = as_lazy(data, where=where)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    if "system" in lf.collect_schema().names() and "system" not in by_cols:
+        by_cols = ["system", *by_cols]
+    df = lf.select(*[pl.col(c).cast(pl.String) for c in by_cols],
+                   pl.col("score").cast(pl.Float64), pl.col("label")).collect()
+    tip, ece = [], []
+    parts = df.partition_by(by_cols, as_dict=True, maintain_order=True) if by_cols \
+        else {(): df}
+    for key, part in parts.items():
+        tar = part.filter(pl.col("label"))["score"].to_numpy()
+        non = part.filter(~pl.col("label"))["score"].to_numpy()
+        if not (tar.size and non.size):
+            continue
+        lit = [pl.lit(v).alias(c) for c, v in zip(by_cols, key, strict=True)]
+        tip.append(tippett(tar, non).with_columns(lit))
+        ece.append(ece_curve(tar, non).with_columns(lit))
+    return (pl.concat(tip, how="vertical_relaxed") if tip else pl.DataFrame(),
+            pl.concat(ece, how="vertical_relaxed") if ece else pl.DataFrame())
 
 
 def _fmt(v: object, digits: int = 4) -> str:
@@ -191,34 +305,70 @@ def _fmt(v: object, digits: int = 4) -> str:
     return html.escape(str(v))
 
 
+def _cell(row: dict[str, Any], name: str, scale: float, digits: int) -> str:
+    """A value (times ``scale``) and its ``[lo, hi]`` interval when the row has one."""
+    def show(v: object) -> str:
+        return _fmt(None if v is None else scale * float(v), digits)  # type: ignore[arg-type]
+
+    text = show(row.get(name))
+    lo, hi = row.get(f"{name}_lo"), row.get(f"{name}_hi")
+    if lo is not None and hi is not None and row.get(name) is not None:
+        text += f" <span class='ci'>[{show(lo)}, {show(hi)}]</span>"
+    return text
+
+
 def summary_html(report: Report) -> str:
-    """The summary table: one row per group, act/min DCF per prior, rule-of-30 warnings."""
+    """The summary table: one row per group, the declared table metrics, DCFs per prior.
+
+    Columns come from the metric registry (display name and unit; rates in %), with
+    ``[lo, hi]`` intervals when the report has them and rule-of-30 warnings.
+    """
     flat = explode_dcf(report.summary)
     gcols = report.group_cols
-    head = [*gcols, "n_tar", "n_non", "EER (%)", "Cllr", "minCllr", "cal. loss"]
+    families = list({m.family for m in declared(family=None)})
+    group_level, per_point = table_metrics(family=families)
+    group_level = [m for m in group_level if m.name in flat.columns]
+    per_point = [m for m in per_point if m.name in flat.columns]
+    head = [*gcols, "n_tar", "n_non", *(m.header for m in group_level)]
     for p in report.p_target:
-        head += [f"actDCF @{p:g}", f"minDCF @{p:g}"]
+        head += [f"{m.display} @{p:g}" for m in per_point]
     rows = []
     for key_rows in flat.partition_by(gcols or ["n_tar"], maintain_order=True):
         first = key_rows.row(0, named=True)
         cells = [f"<td class='key'>{_fmt(first[c])}</td>" for c in gcols]
-        cells += [f"<td>{first['n_tar']}</td>", f"<td>{first['n_non']}</td>",
-                  f"<td>{_fmt(None if first['eer'] is None else 100 * first['eer'], 2)}</td>",
-                  f"<td>{_fmt(first['cllr'])}</td>", f"<td>{_fmt(first['min_cllr'])}</td>",
-                  f"<td>{_fmt(first['cal_loss'])}</td>"]
+        cells += [f"<td>{first['n_tar']}</td>", f"<td>{first['n_non']}</td>"]
+        cells += [f"<td>{_cell(first, m.name, m.scale, 2 if m.unit == '%' else 4)}</td>"
+                  for m in group_level]
         by_p = {r["p_target"]: r for r in key_rows.iter_rows(named=True)}
         for p in report.p_target:
             r = by_p.get(p, {})
             warn = r.get("dr30_ok") is False
-            cls = " class='dr30'" if warn else ""
-            mark = " <span class='warn' title='fewer than 30 errors (rule of 30)'>⚠</span>" \
-                if warn else ""
-            cells += [f"<td>{_fmt(r.get('act_dcf_norm'))}</td>",
-                      f"<td{cls}>{_fmt(r.get('min_dcf_norm'))}{mark}</td>"]
+            for m in per_point:
+                minimum = m.name == "min_dcf_norm"
+                cls = " class='dr30'" if warn and minimum else ""
+                mark = " <span class='warn' title='fewer than 30 errors (rule of 30)'>⚠</span>" \
+                    if warn and minimum else ""
+                cells.append(f"<td{cls}>{_cell(r, m.name, m.scale, 4)}{mark}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     thead = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     return f"<table class='summary'><thead><tr>{thead}</tr></thead><tbody>{''.join(rows)}" \
            f"</tbody></table>"
+
+
+def guidance_html(report: Report) -> str:
+    """How many more trials would narrow each minDCF interval (empty without intervals)."""
+    g = report.guidance
+    if g is None or g.height == 0:
+        return ""
+    cols = [c for c in g.columns if c not in ("dcf",)]
+    thead = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(r[c])}</td>" for c in cols) + "</tr>"
+                   for r in g.select(cols).iter_rows(named=True))
+    return ("<h2>How many trials are enough</h2><p class='meta'>Extra targets and "
+            "non-targets that would bring each minDCF interval under the chosen relative "
+            "width (width ~ 1/sqrt(errors)), and what the rule of 30 asks for.</p>"
+            f"<table class='summary'><thead><tr>{thead}</tr></thead><tbody>{body}</tbody>"
+            "</table>")
 
 
 CSS = """
@@ -228,6 +378,7 @@ table.summary { border-collapse: collapse; font-size: 13px; }
 table.summary th, table.summary td { border: 1px solid #bbb; padding: 3px 7px; text-align: right; }
 table.summary td.key { text-align: left; font-weight: bold; }
 td.dr30 { background: #fde2c8; } span.warn { color: #b00; font-weight: bold; }
+span.ci { color: #555; font-size: 11px; }
 .chart { display: inline-block; vertical-align: top; margin: 8px 12px 8px 0; }
 .meta { color: #555; font-size: 12px; }
 """
@@ -283,6 +434,7 @@ operating points p_target =
 <h2>Summary</h2>
 {summary_html(report)}
 {warn}
+{guidance_html(report)}
 {''.join(body)}
 <script>{script}</script>
 </body></html>

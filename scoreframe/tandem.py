@@ -16,7 +16,7 @@ from scoreframe.class_scores import trial_type_problem
 from scoreframe.errors import AlignmentError, ValidationError, message
 from scoreframe.frames import Data, as_lazy
 
-__all__ = ["tandem_t_dcf"]
+__all__ = ["tandem_arrays", "tandem_t_dcf"]
 
 
 def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
@@ -55,6 +55,17 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
     """
     from scoreframe.spoof import t_dcf
 
+    arrays, n = tandem_arrays(data, asv=asv, cm=cm, where=where)
+    res = t_dcf(*arrays, variant=variant, **costs)  # type: ignore[arg-type]
+    return {**res, "asv_system": asv, "cm_system": cm, "variant": variant, "n_trials": n}
+
+
+def tandem_arrays(data: Data, *, asv: str, cm: str, where: str | None = None
+                  ) -> tuple[tuple[Any, Any, Any, Any, Any], int]:
+    """``(asv_target, asv_nontarget, asv_spoof, cm_bonafide, cm_spoof)`` and the trial count.
+
+    The two systems' rows are joined on ``(model, segment)``; errors name what is missing.
+    """
     lf = as_lazy(data, where=where)
     names = lf.collect_schema().names()
     need = ["system", "model", "segment", "score", "trial_type"]
@@ -88,8 +99,5 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
     def scores(col: str, *types: str) -> Any:
         return j.filter(pl.col("trial_type").is_in(list(types)))[col].to_numpy()
 
-    res = t_dcf(scores("score", "target"), scores("score", "nontarget"),
-                scores("score", "spoof"), scores("score_cm", "target", "nontarget"),
-                scores("score_cm", "spoof"), variant=variant, **costs)  # type: ignore[arg-type]
-    return {**res, "asv_system": asv, "cm_system": cm, "variant": variant,
-            "n_trials": j.height}
+    return (scores("score", "target"), scores("score", "nontarget"), scores("score", "spoof"),
+            scores("score_cm", "target", "nontarget"), scores("score_cm", "spoof")), j.height
