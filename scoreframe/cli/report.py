@@ -7,6 +7,7 @@ import copy
 import inspect
 from pathlib import Path
 
+from scoreframe.cli.compare import add_interval_options, interval_kwargs
 from scoreframe.cli.console import progress
 from scoreframe.cli.inputs import dataset_source, guard_outputs, load_model_kind
 from scoreframe.cli.options import (
@@ -69,6 +70,10 @@ def cmd_report(a: argparse.Namespace) -> int:
                                      hint="Write a checked copy first: scoreframe convert "
                                           "DATASET --trial-id COLS -o copy, then report it."))
         extra["trial_id"] = a.trial_id
+    if a.bootstrap:
+        extra.update(interval_kwargs(a))
+    extra.update(spoof=True if a.spoof else None, forensic=a.forensic,
+                 tandem=a.tandem, t_dcf_variant=a.t_dcf_variant)
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
         rep = build_report(dataset_source(a, library_trial_id=True), by=a.by, where=a.where,
@@ -99,3 +104,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--export-dir", help="also write every chart here")
     r.add_argument("--export-format", nargs="+", choices=EXPORT_FORMATS, default=["png"],
                    help="formats of the exported charts")
+    add_interval_options(r)
+    s = r.add_argument_group("anti-spoofing and forensic metrics")
+    s.add_argument("--spoof", action="store_true",
+                   help="spoofing metrics per group (on by default when the data have a "
+                        "trial_type column)")
+    s.add_argument("--forensic", action="store_true",
+                   help="AUC, misleading evidence, ELUB per group, Tippett and ECE plots")
+    s.add_argument("--tandem", nargs=2, metavar=("ASV_SYSTEM", "CM_SYSTEM"),
+                   help="t-DCF curve of CM_SYSTEM in front of ASV_SYSTEM")
+    s.add_argument("--t-dcf-variant", choices=("2021", "2019"), default="2021",
+                   help="t-DCF definition")
