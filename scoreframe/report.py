@@ -66,6 +66,7 @@ class Report:
     tippett: pl.DataFrame | None = None  # per group (forensic)
     ece: pl.DataFrame | None = None
     t_dcf: pl.DataFrame | None = None  # t-DCF over CM thresholds (tandem)
+    comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
     _charts: list | None = field(default=None, repr=False)
 
     @property
@@ -122,6 +123,10 @@ class Report:
                 ("intervals", "nber_intervals", nber_interval_plot(
                     self.nber, self.intervals, series=gcols, styles=st,
                     title=f"NBER with {ci} intervals of act/min DCF"))]
+        if self.comparison is not None:
+            from scoreframe.plots.intervals import forest_plot
+
+            out.append(("intervals", "forest", forest_plot(self.comparison)))
         if self.tippett is not None and self.tippett.height:
             from scoreframe.plots.forensic import ece_plot, tippett_plot
 
@@ -165,6 +170,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                  seed: int = 0, interval: str = "percentile", rel_width: float = 0.2,
                  spoof: bool | None = None, forensic: bool = False,
                  tandem: Sequence[str] | None = None, t_dcf_variant: str = "2021",
+                 compare: Sequence[str] | None = None,
                  progress: Progress | None = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
 
@@ -187,6 +193,10 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         The anti-spoofing metrics (default: when the data have a ``trial_type`` column), the
         forensic metrics with Tippett and ECE plots, and the t-DCF curve of the CM system in
         front of the ASV system ``tandem=(asv, cm)``.
+    compare
+        ``(a, b)``: a forest plot of the paired-bootstrap differences ``b - a`` of two
+        systems scored on the same trials (:func:`scoreframe.compare`; ``bootstrap``
+        replicates, 1000 when not given).
     progress
         ``progress(done, total)`` as groups are evaluated.
     """
@@ -243,6 +253,14 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         extra["guidance"] = trials_needed(intervals, rel_width=rel_width)
         notes.append(f"{100 * ci:g} % {interval} bootstrap intervals, {bootstrap} replicates, "
                      f"resampling {resample}, seed {seed}")
+    if compare:
+        from scoreframe.compare import compare as compare_systems
+
+        ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else None)
+        extra["comparison"] = compare_systems(
+            source, compare[0], compare[1], by=by, where=where, p_target=p_list,
+            bootstrap=bootstrap or 1000, ci=ci, resample=resample, seed=seed,
+            interval=interval, trial_id=ids)  # type: ignore[arg-type]
     if forensic:
         extra["tippett"], extra["ece"] = forensic_frames(source, by=by, where=where)
     if tandem:

@@ -59,3 +59,12 @@ def test_report_cli_flags(tmp_path, sasv):
     assert r.returncode == 0, r.stderr
     page = out.read_text()
     assert "How many trials are enough" in page and "Tippett" in page
+
+
+def test_report_forest_plot_of_two_systems(tmp_path):
+    from scoreframe import synth_chunks
+
+    df = pl.concat(list(synth_chunks(3000, n_systems=2, seed=1)))
+    rep = build_report(df, compare=("sys1", "sys2"), bootstrap=30)
+    assert rep.comparison is not None and set(rep.comparison["metric"]) >= {"eer", "cllr"}
+    assert "forest" in [n for _, n, _ in rep.charts()]

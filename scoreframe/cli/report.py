@@ -73,7 +73,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     if a.bootstrap:
         extra.update(interval_kwargs(a))
     extra.update(spoof=True if a.spoof else None, forensic=a.forensic,
-                 tandem=a.tandem, t_dcf_variant=a.t_dcf_variant)
+                 tandem=a.tandem, t_dcf_variant=a.t_dcf_variant, compare=a.compare)
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
         rep = build_report(dataset_source(a, library_trial_id=True), by=a.by, where=a.where,
@@ -105,6 +105,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--export-format", nargs="+", choices=EXPORT_FORMATS, default=["png"],
                    help="formats of the exported charts")
     add_interval_options(r)
+    r.add_argument("--compare", nargs=2, metavar=("SYSTEM_A", "SYSTEM_B"),
+                   help="forest plot of the paired-bootstrap differences of two systems")
     s = r.add_argument_group("anti-spoofing and forensic metrics")
     s.add_argument("--spoof", action="store_true",
                    help="spoofing metrics per group (on by default when the data have a "
