@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -418,13 +419,16 @@ def test_stale_spill_of_a_killed_process_is_removed(tmp_path):
     proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
     dead = int(proc.stdout)
-    stale = tmp_path / f"{SPILL_PREFIX}{dead}-abc"
+    host = socket.gethostname().replace("-", "_")
+    stale = tmp_path / f"{SPILL_PREFIX}{host}-{dead}-abc"
+    other_host = tmp_path / f"{SPILL_PREFIX}elsewhere-{dead}-abc"
+    other_host.mkdir()
     (stale / "r00000").mkdir(parents=True)
     (stale / "r00000" / "t000000.bin").write_bytes(b"x" * 100)
-    live = tmp_path / f"{SPILL_PREFIX}{os.getpid()}-def"
+    live = tmp_path / f"{SPILL_PREFIX}{host}-{os.getpid()}-def"
     live.mkdir()
     clean_stale_spills(tmp_path)
-    assert not stale.exists() and live.exists()
+    assert not stale.exists() and live.exists() and other_host.exists()
 
 
 def test_group_stats_metrics_match_scalar_api():

@@ -179,7 +179,8 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
         return outofcore.compute(
             data, lf, group_cols=group_cols, row_cols=row_cols, system_cols=system_cols,
             pooled=pooled, equalize=bool(equalize_by), request=request, p=p, q=q,
-            engine=engine, memory_limit=limit, workers=workers or os.cpu_count() or 1,
+            engine=engine, memory_limit=limit,
+            workers=workers if engine == "dask" else (workers or os.cpu_count() or 1),
             scheduler=scheduler, id_cols=id_cols if check_dups else [], where=where,
             where_name=where_name, progress=progress, spill_root=spill_dir)
     keys, base, checks = sorted_groups(lf, group_cols)

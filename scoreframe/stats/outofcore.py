@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -128,15 +129,23 @@ class RangeResult:
     members: list[list[ScoreStats]]
 
 
+def _host() -> str:
+    return socket.gethostname().replace("-", "_") or "host"
+
+
 def clean_stale_spills(root: str | os.PathLike[str]) -> None:
-    """Remove spill directories of processes that are no longer running."""
+    """Remove this host's spill directories whose process is no longer running.
+
+    Names are ``scoreframe-spill-<host>-<pid>-<random>``: on a spill directory shared by the
+    nodes of a cluster, only the directories of this host are ever removed.
+    """
     try:
-        entries = list(Path(root).glob(f"{SPILL_PREFIX}*"))
+        entries = list(Path(root).glob(f"{SPILL_PREFIX}{_host()}-*"))
     except OSError:
         return
     for d in entries:
         try:
-            pid = int(d.name[len(SPILL_PREFIX):].split("-")[0])
+            pid = int(d.name[len(SPILL_PREFIX) + len(_host()) + 1:].split("-")[0])
         except ValueError:
             continue
         if pid == os.getpid():
@@ -418,7 +427,8 @@ def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: i
 def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             row_cols: Sequence[str], system_cols: Sequence[str], pooled: bool, equalize: bool,
             request: Request, p: np.ndarray, q: np.ndarray, engine: str, memory_limit: int,
-            workers: int, scheduler: str | None, id_cols: Sequence[str], where: str | None,
+            workers: int | None, scheduler: str | None, id_cols: Sequence[str],
+            where: str | None,
             where_name: str, progress: Callable[[int, int], None] | None = None,
             spill_root: str | None = None) -> Any:
     """Run the out-of-core engine (see the module docstring); returns ``Statistics``."""
@@ -435,7 +445,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
     label_columns(schema)  # checks the label column's type up front
     root = spill_root or os.environ.get("SCOREFRAME_SPILL_DIR") or tempfile.gettempdir()
     clean_stale_spills(root)
-    spill = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=root)
+    spill = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{_host()}-{os.getpid()}-", dir=root)
     executor: Executor
     ctxmgr: Any = None
     try:
