@@ -25,6 +25,7 @@ chromium:
 
 test: $(STAMP) chromium
 	$(BIN)/python -m ruff check scoreframe tests benchmarks
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q --doctest-modules scoreframe tests
 
 bench: $(STAMP)
