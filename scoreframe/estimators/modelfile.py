@@ -79,12 +79,17 @@ def _expected(err: jsonschema.ValidationError) -> str:
     return words.get(str(kind), err.message)
 
 
+def _printable(text: str) -> str:
+    """A field name for a one-line message: control characters escaped."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def schema_error(err: jsonschema.ValidationError, *, where: str) -> FormatError:
     """A :class:`FormatError` naming the file and the field of a schema violation."""
-    path = ".".join(str(p) for p in err.absolute_path)
+    path = ".".join(_printable(str(p)) for p in err.absolute_path)
     if err.validator == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
-        name = f"{path}.{missing}" if path else missing
+        name = _printable(f"{path}.{missing}" if path else missing)
         return FormatError(message(f"missing field `{name}`", where=where))
     got = repr(err.instance)
     if len(got) > 60:
@@ -151,7 +156,7 @@ def read_document(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any
         raise FormatError(message("model document nested too deeply", where=where)) from None
     if bad is not None:
         path, value = bad
-        raise FormatError(message(f"bad field `{path}`", where=where,
+        raise FormatError(message(f"bad field `{_printable(str(path))}`", where=where,
                                   expected="a finite number", got=repr(value)))
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise FormatError(message("not a scoreframe model file", where=where,
