@@ -14,6 +14,7 @@ from typing import Literal
 import polars as pl
 
 from scoreframe.errors import AlignmentError, message
+from scoreframe.schema import polars_frame
 
 __all__ = ["AlignmentReport", "align", "alignment_report"]
 
@@ -73,7 +74,7 @@ def _expected(key: pl.LazyFrame, scores: pl.LazyFrame) -> tuple[pl.LazyFrame, li
 def alignment_report(key: pl.LazyFrame | pl.DataFrame,
                      scores: pl.LazyFrame | pl.DataFrame) -> AlignmentReport:
     """Count key trials without score, scores without trial and duplicates (lazy queries)."""
-    key, scores = key.lazy(), scores.lazy()
+    key, scores = polars_frame(key).lazy(), polars_frame(scores).lazy()
     expected, on = _expected(key, scores)
     missing = expected.join(scores.select(on), on=on, how="anti")
     extra = scores.join(expected.select(on), on=on, how="anti")
@@ -136,7 +137,7 @@ def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame,
     if extra not in ("error", "drop"):
         raise AlignmentError(message("bad `extra` policy", expected="error | drop",
                                      got=repr(extra)))
-    key, scores = key.lazy(), scores.lazy()
+    key, scores = polars_frame(key).lazy(), polars_frame(scores).lazy()
     expected, on = _expected(key, scores)
     if check:
         rep = alignment_report(key, scores)

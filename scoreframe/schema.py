@@ -17,7 +17,29 @@ import polars as pl
 
 from scoreframe.errors import SchemaError, message
 
+
+def polars_frame(data: object) -> pl.DataFrame | pl.LazyFrame:
+    """A Polars frame from a Polars, pandas or pyarrow table (the others as they are).
+
+    >>> import pyarrow as pa
+    >>> polars_frame(pa.table({"x": [1]})).columns
+    ['x']
+    """
+    if isinstance(data, pl.DataFrame | pl.LazyFrame):
+        return data
+    mod, name = type(data).__module__, type(data).__name__
+    if mod.startswith("pyarrow") and name in ("Table", "RecordBatch"):
+        out = pl.from_arrow(data)  # type: ignore[arg-type]
+        if isinstance(out, pl.DataFrame):
+            return out
+    if mod.startswith("pandas") and name == "DataFrame":
+        return pl.from_pandas(data)  # type: ignore[arg-type]
+    raise SchemaError(message("unsupported table", expected="a polars, pandas or pyarrow table",
+                              got=name))
+
+
 __all__ = [
+    "polars_frame",
     "KEY_COLUMNS",
     "check_duplicates",
     "Kind",
@@ -247,6 +269,7 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     >>> validate_trials(df).collect().dtypes
     [String, String, Float64, Boolean]
     """
+    data = polars_frame(data)
     lf = data.lazy() if isinstance(data, pl.DataFrame) else data
     schema = lf.collect_schema()
     exprs = _cast_plan(schema, kind, where)

@@ -64,3 +64,20 @@ def test_pandas_named_index_becomes_columns(trials):
 def test_unsupported_input_is_named():
     with pytest.raises(ScoreframeError, match="unsupported trial data.*got list"):
         as_lazy([1.0, 2.0])
+
+
+def test_data_layer_entry_points_take_pandas_and_pyarrow(tmp_path):
+    pd = pytest.importorskip("pandas")
+    import pyarrow as pa
+
+    import scoreframe as sf
+    from scoreframe.io.parquet import dataset_validated
+
+    df = pd.DataFrame({"model": ["a", "b"], "segment": ["x", "y"], "score": [1.0, -1.0],
+                       "label": [True, False]})
+    assert sf.validate_trials(df).collect().height == 2
+    assert sf.align(df.drop(columns=["score"]), df.drop(columns=["label"])).collect().height == 2
+    for i, table in enumerate((df, pa.Table.from_pandas(df))):
+        sf.write_trials(table, tmp_path / f"t{i}.parquet")
+        assert dataset_validated(tmp_path / f"t{i}.parquet")
+        assert sf.evaluate(tmp_path / f"t{i}.parquet")["n_tar"][0] == 1

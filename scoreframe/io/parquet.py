@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
 from scoreframe.io.atomic import atomic_output, final_path
-from scoreframe.schema import Kind, check_duplicates, id_columns, validate_trials
+from scoreframe.schema import Kind, check_duplicates, id_columns, polars_frame, validate_trials
 
 __all__ = ["MARK_KEY", "apply_where", "dataset_validated", "infer_kind",
            "read_footers", "read_trials", "scan_trials", "unreadable_parquet", "validation_mark",
@@ -284,6 +284,9 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
     SchemaError
         The data fail a check; nothing is written.
     """
+    if not isinstance(data, pl.DataFrame | pl.LazyFrame) and type(data).__module__.startswith(
+            ("pandas", "pyarrow")):
+        data = polars_frame(data)  # a pandas or pyarrow table
     path = Path(path)
     parts = list(partition_by)
     single = not parts and path.suffix == ".parquet"
