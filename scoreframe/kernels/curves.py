@@ -111,5 +111,6 @@ def decimate(x: F64, y: F64, keep: NDArray[np.bool_], resolution: float) -> NDAr
         same = (fx[1:] == fx[:-1]) & (fy[1:] == fy[:-1])
         change[1:] = ~same
         change[:-1] |= ~same
+        change[-1] = True  # both ends of the path always stay
     return change | keep
 

@@ -19,12 +19,17 @@ from __future__ import annotations
 from scoreframe.plots.bayes import ape_plot, nber_plot
 from scoreframe.plots.det import det_plot
 from scoreframe.plots.display import disable_offline_display, enable_offline_display
+from scoreframe.plots.forensic import ece_plot, tippett_plot
+from scoreframe.plots.intervals import det_interval_plot, forest_plot, nber_interval_plot
 from scoreframe.plots.maps import calibration_plot, cavg_sweep_plot, histogram_plot
 from scoreframe.plots.save import save_chart
+from scoreframe.plots.spoof import t_dcf_plot
 from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
 
-__all__ = ["SeriesStyle", "ape_plot", "calibration_plot", "cavg_sweep_plot", "det_plot",
-           "disable_offline_display", "enable_offline_display", "histogram_plot", "nber_plot",
-           "save_chart", "series_labels", "series_scale"]
+__all__ = ["SeriesStyle", "ape_plot", "calibration_plot", "cavg_sweep_plot",
+           "det_interval_plot", "det_plot", "disable_offline_display", "ece_plot",
+           "enable_offline_display", "forest_plot", "histogram_plot", "nber_interval_plot",
+           "nber_plot", "save_chart", "series_labels", "series_scale", "t_dcf_plot",
+           "tippett_plot"]
 
 enable_offline_display()

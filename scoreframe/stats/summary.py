@@ -200,6 +200,7 @@ def _det_corners(cum_tar: I64, cum_non: I64, ctx: Context, resolution: float,
         same = (fx[1:] == fx[:-1]) & (fy[1:] == fy[:-1])
         keep[1:] = ~same
         keep[:-1] |= ~same
+        keep[-1] = True  # the range's last corner stays: the path keeps both ends
         keep |= np.isin(cum_tar, hull_tar)
     return cum_tar[keep], cum_non[keep]
 
