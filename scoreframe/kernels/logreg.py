@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from scipy import linalg, optimize, special
 from scipy.special import logsumexp
 
+from scoreframe.kernels.multiclass import check_multiclass, prior_entropy
 from scoreframe.kernels.psr import BetaRule
 
 __all__ = ["LinearFit", "Minimum", "MulticlassFit", "SmoothProblem", "fit_affine", "fit_linear",
@@ -333,29 +334,6 @@ def fit_linear(x_tar: F64, x_non: F64, *, p_target: float, rule: BetaRule,
 
 
 # --- multiclass --------------------------------------------------------------------------------
-def _check_multiclass(w: F64, y: I64, prior: F64 | None) -> tuple[F64, I64, F64]:
-    w = np.asarray(w, dtype=np.float64)
-    y = np.asarray(y, dtype=np.int64)
-    if w.ndim != 2 or w.shape[1] < 2:
-        raise ValueError(f"scores must be an (N, K) matrix with K >= 2, got shape {w.shape}")
-    k = w.shape[1]
-    if y.shape != (w.shape[0],) or (y.size and (y.min() < 0 or y.max() >= k)):
-        raise ValueError(f"labels must be N integers in 0..{k - 1}")
-    p = np.full(k, 1.0 / k) if prior is None else np.asarray(prior, dtype=np.float64)
-    if p.shape != (k,) or np.any(p < 0) or not math.isclose(p.sum(), 1.0, rel_tol=1e-9):
-        raise ValueError(f"prior must be {k} non-negative numbers summing to 1, got {p}")
-    counts = np.bincount(y, minlength=k)
-    empty = np.flatnonzero((counts == 0) & (p > 0))
-    if empty.size:
-        raise ValueError(f"classes {empty.tolist()} have prior > 0 but no trials")
-    return w, y, p
-
-
-def _entropy_bits(prior: F64) -> float:
-    p = prior[prior > 0]
-    return float(-(p * np.log2(p)).sum())
-
-
 @dataclass(frozen=True)
 class MulticlassFit:
     """Result of :func:`fit_affine`: ``alpha`` per system, ``beta`` per class (last = 0)."""
@@ -383,7 +361,7 @@ class _MulticlassProblem:
         counts = np.bincount(y, minlength=k).astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             per_class = np.where(counts > 0, p / counts, 0.0)
-        norm = _entropy_bits(p) * math.log(2.0)
+        norm = prior_entropy(p) * math.log(2.0)
         self.v = per_class[y] / norm  # trial weights, normalization folded in
         self.rows = np.arange(n)
         with np.errstate(divide="ignore"):
@@ -469,8 +447,8 @@ def fit_affine(systems: list[F64], y: I64, prior: F64 | None = None, *,
     """
     if not systems:
         raise ValueError("fit_affine needs at least one score matrix")
-    w0, y, p = _check_multiclass(systems[0], y, prior)
-    ws = [w0] + [_check_multiclass(w, y, p)[0] for w in systems[1:]]
+    w0, y, p = check_multiclass(systems[0], y, prior)
+    ws = [w0] + [check_multiclass(w, y, p)[0] for w in systems[1:]]
     if any(w.shape != w0.shape for w in ws):
         raise ValueError("all systems must have the same (N, K) shape")
     prob = _MulticlassProblem(ws, y, p)

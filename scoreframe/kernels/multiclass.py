@@ -17,14 +17,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-__all__ = ["CavgCurve", "bayes_decisions", "cavg", "cavg_curve", "cmxe", "detection_llrs",
+__all__ = ["CavgCurve", "bayes_decisions", "cavg", "cavg_curve", "check_multiclass", "cmxe",
+           "detection_llrs",
            "expected_cost", "log_posteriors", "min_cavg", "prior_entropy"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 
 
-def _check(w: F64, y: I64, prior: F64 | None) -> tuple[F64, I64, F64]:
+def check_multiclass(w: F64, y: I64, prior: F64 | None) -> tuple[F64, I64, F64]:
+    """Validate an ``(N, K)`` score matrix, labels in ``0..K-1`` and a prior (ValueError)."""
     w = np.asarray(w, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
     if w.ndim != 2 or w.shape[1] < 2:
@@ -77,7 +79,7 @@ def cmxe(w: F64, y: I64, prior: F64 | None = None) -> float:
     >>> round(cmxe(w, np.repeat([0, 1, 2], 3)), 6)
     1.236188
     """
-    w, y, p = _check(w, y, prior)
+    w, y, p = check_multiclass(w, y, prior)
     lp = log_posteriors(w, p)[np.arange(y.size), y]
     v = _trial_weights(y, p)
     keep = v > 0
