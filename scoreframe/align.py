@@ -156,7 +156,7 @@ def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame,
     how: Literal["inner", "left"] = "inner" if missing == "drop" else "left"
     score_cols = [c for c in scores.collect_schema().names()
                   if c not in expected.collect_schema().names() or c in on]
-    out = expected.join(scores.select(score_cols), on=on, how=how)
+    out = expected.join(scores.select(score_cols), on=on, how=how, maintain_order="left")
     if missing not in ("error", "drop"):
         out = out.with_columns(pl.col("score").fill_null(float(missing)))
     return out
