@@ -284,7 +284,8 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                                   c_miss=c_miss, c_fa=c_fa, bootstrap=bootstrap, ci=ci,
                                   resample=resample, seed=seed, interval=interval,  # type: ignore[arg-type]
                                   pooled=pooled, workers=workers,
-                                  trial_id=_as_list(trial_id) or None, validate=validate)
+                                  # the statistics pass above already checked duplicates
+                                  trial_id=_as_list(trial_id) or None, validate=False)
         res = attach_intervals(res, reps, eer=eer_method == "rocch")
     return res
 

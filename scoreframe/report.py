@@ -247,7 +247,8 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         intervals = bootstrap_evaluate(source, by=by, where=where, p_target=p_list,
                                        bootstrap=bootstrap, ci=ci, resample=resample,
                                        seed=seed, interval=interval,  # type: ignore[arg-type]
-                                       trial_id=ids).with_columns(ci=pl.lit(ci))
+                                       trial_id=ids, validate=False  # checked above
+                                       ).with_columns(ci=pl.lit(ci))
         summary = attach_intervals(summary, intervals)
         extra["intervals"] = intervals
         extra["guidance"] = trials_needed(intervals, rel_width=rel_width)

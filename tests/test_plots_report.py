@@ -309,23 +309,7 @@ def test_display_decimation_keeps_the_visible_path():
 
     def clipped(frame: pl.DataFrame) -> set:
         x, y = frame["probit_pfa"].to_numpy(), frame["probit_pmiss"].to_numpy()
-        x, y = np.clip(x, -50, 50), np.clip(y, -50, 50)
-        segs = set()
-        for x0, y0, x1, y1 in zip(x[:-1], y[:-1], x[1:], y[1:], strict=True):
-            t0, t1 = 0.0, 1.0  # Liang-Barsky
-            ok = True
-            for p, q in ((-(x1 - x0), x0 - lo), (x1 - x0, hi - x0), (-(y1 - y0), y0 - lo),
-                         (y1 - y0, hi - y0)):
-                if p == 0:
-                    ok &= q >= 0
-                elif p < 0:
-                    t0 = max(t0, q / p)
-                else:
-                    t1 = min(t1, q / p)
-            if ok and t0 < t1:
-                segs.add(tuple(np.round([x0 + t0 * (x1 - x0), y0 + t0 * (y1 - y0),
-                                         x0 + t1 * (x1 - x0), y0 + t1 * (y1 - y0)], 9)))
-        return segs
+        return _clipped_segments(np.clip(x, -50, 50), np.clip(y, -50, 50), box)
 
     assert clipped(fine) == clipped(full)
     # at one pixel, every dropped point inside the box is within one cell of a kept neighbour
