@@ -260,16 +260,19 @@ def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarra
     else:
         group = np.zeros(batch.height, dtype=np.uint32)
     score = batch["score"].to_numpy()
-    lab = batch["label"].to_numpy().astype(np.uint32)
+    key = group.astype(np.uint32) * 2 + batch["label"].to_numpy().astype(np.uint32)
+    n_ranges = spec.boundaries.shape[0] + 1
     rng = np.searchsorted(spec.boundaries, score, side="right").astype(np.uint16)
-    flat = (rng.astype(np.int64) * counts.shape[1] + group) * 2 + lab
+    flat = rng.astype(np.int64) * (2 * counts.shape[1]) + key
     counts += np.bincount(flat, minlength=counts.size).reshape(counts.shape)
+    # records in range order; fields gathered as plain arrays (a structured gather is ~6x
+    # slower) and interleaved once
+    order = np.argsort(rng, kind="stable")  # radix sort of 16-bit keys
     rec = np.empty(score.shape[0], dtype=RECORD)
-    rec["score"] = score
-    rec["key"] = group * 2 + lab
-    order = np.argsort(rng, kind="stable")
-    rec = rec[order]
-    bounds = np.searchsorted(rng[order], np.arange(spec.boundaries.shape[0] + 2))
+    rec["score"] = score[order]
+    rec["key"] = key[order]
+    bounds = np.zeros(n_ranges + 1, np.int64)
+    np.cumsum(np.bincount(rng, minlength=n_ranges), out=bounds[1:])
     for r in np.flatnonzero(np.diff(bounds)):
         writer.write(f"r{r:05d}", rec[bounds[r]:bounds[r + 1]])
     if spec.id_cols:
@@ -277,7 +280,8 @@ def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarra
         part = (h >> np.uint64(64 - spec.hash_bits)).astype(np.uint32) if spec.hash_bits \
             else np.zeros(h.shape[0], np.uint32)
         horder = np.argsort(part, kind="stable")
-        hb = np.searchsorted(part[horder], np.arange((1 << spec.hash_bits) + 1))
+        hb = np.zeros((1 << spec.hash_bits) + 1, np.int64)
+        np.cumsum(np.bincount(part, minlength=1 << spec.hash_bits), out=hb[1:])
         hs = h[horder]
         for r in np.flatnonzero(np.diff(hb)):
             writer.write(f"h{r:05d}", hs[hb[r]:hb[r + 1]])
@@ -301,11 +305,15 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
     path = Path(spec.spill_dir) / f"r{spec.index:05d}"
     rec = _read_dir(path, RECORD)
     shutil.rmtree(path, ignore_errors=True)
-    key = rec["key"]
-    order = np.argsort(key.astype(np.uint16) if spec.n_groups < 32768 else key, kind="stable")
-    score = rec["score"][order]
-    bounds = np.searchsorted(key[order], np.arange(2 * spec.n_groups + 1))
-    del rec, key, order
+    # plain contiguous fields first: gathers through a structured array are ~3x slower
+    key = rec["key"].astype(np.uint16 if spec.n_groups < 32768 else np.uint32)
+    score = np.ascontiguousarray(rec["score"])
+    del rec
+    order = np.argsort(key, kind="stable")  # radix sort when the keys fit 16 bits
+    score = score[order]
+    bounds = np.zeros(2 * spec.n_groups + 1, np.int64)
+    np.cumsum(np.bincount(key, minlength=2 * spec.n_groups), out=bounds[1:])
+    del key, order
     base: list[SortedScores] = []
     for g in range(spec.n_groups):
         non = np.sort(score[bounds[2 * g]:bounds[2 * g + 1]])
