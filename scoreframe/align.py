@@ -64,6 +64,13 @@ def _count(lf: pl.LazyFrame) -> int:
 def _expected(key: pl.LazyFrame, scores: pl.LazyFrame) -> tuple[pl.LazyFrame, list[str]]:
     """Key trials, crossed with the systems of ``scores`` when the key has no ``system``."""
     on = ["model", "segment"]
+    if "system" in key.collect_schema().names() and "system" not in (
+            scores.collect_schema().names()):
+        raise AlignmentError(message(
+            "the key has a `system` column but the scores do not", expected="`system` in "
+            "both (the key's trials per system) or only in the scores",
+            got="key columns " + ", ".join(key.collect_schema().names()),
+            hint="Drop the key's system column, or add the system to the scores."))
     if "system" in scores.collect_schema().names() and "system" not in (
             key.collect_schema().names()):
         systems = scores.select("system").unique()

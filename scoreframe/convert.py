@@ -92,7 +92,8 @@ def convert_trials(data: pl.LazyFrame | pl.DataFrame, output: str | Path, *,
                    scores_out: str | Path | None = None, partition_by: Sequence[str] = (),
                    overwrite: bool = False, inputs: Sequence[str | Path] = (),
                    trial_id: Sequence[str] | None = None,
-                   progress: Callable[[int], None] | None = None) -> ConvertResult:
+                   progress: Callable[[int], None] | None = None,
+                   max_dense_bytes: int | None = sio.DEFAULT_MAX_DENSE_BYTES) -> ConvertResult:
     """Write a trial table in another format, all outputs or none.
 
     Parameters
@@ -117,6 +118,9 @@ def convert_trials(data: pl.LazyFrame | pl.DataFrame, output: str | Path, *,
         written (recorded in the dataset, which later reads do not check again).
     progress
         Optional ``progress(rows_written)`` (Parquet output).
+    max_dense_bytes
+        BOSARIS HDF5: refuse to write when the dense model x segment matrices would exceed
+        this many bytes (``None``: no limit); see :func:`scoreframe.io.write_bosaris_hdf5`.
 
     Examples
     --------
@@ -151,5 +155,5 @@ def convert_trials(data: pl.LazyFrame | pl.DataFrame, output: str | Path, *,
                                  "systems", hint="Select one with --where \"system = 'x'\"."))
     with atomic_outputs(paths, overwrite=overwrite, inputs=inputs) as tmps:
         for (job, _), tmp in zip(plan, tmps, strict=True):
-            sio.write_any(df, tmp, fmt=fmt, kind=job)
+            sio.write_any(df, tmp, fmt=fmt, kind=job, max_dense_bytes=max_dense_bytes)
     return ConvertResult(df.height, kind, tuple(paths))

@@ -99,7 +99,8 @@ def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
         raise SchemaError(message(
             f"missing column(s) {', '.join(f'`{c}`' for c in missing)}", where=where,
             expected=f"{kind} columns {', '.join(_REQUIRED[kind])}",
-            got=f"columns {', '.join(schema.names()) or '(none)'}",
+            got=f"columns {', '.join(c for c in schema.names() if not c.startswith('__'))}"
+            if any(not c.startswith("__") for c in schema.names()) else "no columns",
             hint="Rename the columns (readers accept a `columns=` mapping) or pick another kind."))
     exprs: list[pl.Expr] = []
     for c in ("model", "segment", "system"):
@@ -124,12 +125,12 @@ def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
 def _label_expr(frame: pl.DataFrame | pl.LazyFrame, dtype: pl.DataType) -> pl.Expr:
     """Label normalization; for an eager string column, computed once per distinct spelling."""
     if isinstance(frame, pl.DataFrame) and dtype == pl.String:
-        try:  # the usual spellings exactly: one hash lookup per row
-            codes = frame.get_column("label").cast(_KEY_ENUM).to_physical()
-        except pl.exceptions.InvalidOperationError:
-            pass
-        else:
-            return pl.lit(codes.cast(pl.Boolean)).alias("label")
+        # the usual spellings exactly: two string comparisons per row (faster than a cast to
+        # an Enum, which hashes every value)
+        col = frame.get_column("label")
+        tar = col == _KEY_ENUM.categories[1]
+        if (tar | (col == _KEY_ENUM.categories[0])).all(ignore_nulls=False):
+            return pl.lit(tar).alias("label")
     if isinstance(frame, pl.DataFrame) and (dtype == pl.String or isinstance(
             dtype, (pl.Categorical, pl.Enum))):
         distinct = frame.get_column("label").cast(pl.String).unique()
@@ -308,13 +309,16 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
                     .alias("bad_label"))
     aggs += [pl.col(c).is_null().sum().alias(f"null_{c}") for c in ("model", "segment")
              if c in schema]
-    if ids:
-        aggs.append(pl.struct(ids).hash().n_unique().alias("distinct_ids"))
     if isinstance(data, pl.DataFrame):
         frame = full.collect()
         row = frame.select(aggs).row(0, named=True)
+        if ids:  # sorting the 64-bit hashes is ~2x faster than a hash table of them
+            h = np.sort(frame.select(pl.struct(ids).hash()).to_series().to_numpy())
+            row["distinct_ids"] = int(h.shape[0] > 0) + int(np.count_nonzero(h[1:] != h[:-1]))
         out = frame.drop("__had_label", strict=False).lazy()
     else:
+        if ids:
+            aggs.append(pl.struct(ids).hash().n_unique().alias("distinct_ids"))
         row = full.select(aggs).collect().row(0, named=True)
         out = lf.with_columns(exprs) if exprs else lf
     stats = {k: int(v or 0) for k, v in row.items()}

@@ -120,7 +120,7 @@ def test_evaluate_table_and_csv(dataset, tmp_path, capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["evaluate", "/no/such/dataset"], "no such file or directory"),
     (["evaluate", "{ds}", "--where", "bogus = 1"], "--where"),
-    (["evaluate", "{ds}", "--p-target", "1.5"], "p_target"),
+    (["evaluate", "{ds}", "--p-target", "1.5"], "--p-target"),
     (["evaluate", "{ds}", "--by", "nosuch"], "`nosuch` named in by= / --by not found"),
     (["query", "/no/such.sql", "{ds}"], "no such SQL file"),
     (["convert", "-o", "x.parquet"], "nothing to convert"),

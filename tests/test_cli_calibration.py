@@ -136,7 +136,7 @@ def test_fuse_with_quality_tables(tmp_path, capsys):
      "none.json"),
     (["calibrate", "train", "{splits}/dev.parquet", "-o", "{tmp}/m.json"], "one system"),
     (["calibrate", "train", "{splits}/sys1_dev.parquet", "--p-target", "2", "-o",
-      "{tmp}/m.json"], "p_target"),
+      "{tmp}/m.json"], "--p-target"),
     (["calibrate", "train", "{splits}/sys1_dev.parquet", "--objective", "hinge", "-o",
       "{tmp}/m.json"], "objective"),
     (["fuse", "train", "{splits}/sys1_dev.parquet", "-o", "{tmp}/m.json"], "two systems"),

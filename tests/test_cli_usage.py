@@ -444,3 +444,50 @@ def test_report_with_trial_id(tmp_path, capsys):
         assert main(argv) == 0 and (tmp_path / "r.html").stat().st_size > 0
     else:
         assert "does not take --trial-id" in user_error(argv, capsys, tmp_path)
+
+
+# --- NIST files, option names, dense HDF5 limit ------------------------------------------------
+
+def test_nist_output_converts_back_from_tsv_names(ds, tmp_path, capsys):
+    """NIST key + system output written by convert read back (recognized as NIST from their
+    TSV headers, no --key-from) and align into the same trials and scores."""
+    stem = tmp_path / "nist"
+    assert main(["convert", str(ds), "--to", "nist", "-o", str(stem),
+                 "--where", "system = 'sys1'"]) == 0
+    key, sys_out = tmp_path / "nist_key.tsv", tmp_path / "nist_scores.tsv"
+    assert "system" not in key.read_text().splitlines()[0].split("\t")
+    back = tmp_path / "back.parquet"
+    assert main(["convert", "--key", str(key), "--scores", str(sys_out), "-o", str(back)]) == 0
+    cols = ["model", "segment", "label", "score"]
+    want = scan_trials(ds).filter(pl.col("system") == "sys1").select(cols).collect()
+    got = scan_trials(back).select(cols).collect()
+    assert got.sort("model", "segment").equals(want.sort("model", "segment"))
+    assert main(["info", str(key)]) == 0
+
+
+def test_key_with_systems_and_scores_without(ds, tmp_path, capsys):
+    key = tmp_path / "key.csv"
+    scan_trials(ds).select("model", "segment", "label", "system").collect().write_csv(key)
+    sc = tmp_path / "scores.csv"
+    scan_trials(ds).filter(pl.col("system") == "sys1").select(
+        "model", "segment", "score").collect().write_csv(sc)
+    err = user_error(["convert", "--key", str(key), "--scores", str(sc), "-o",
+                      str(tmp_path / "o.parquet")], capsys, tmp_path)
+    assert "the key has a `system` column but the scores do not" in err
+
+
+def test_library_option_names_are_shown_as_flags(ds, tmp_path, capsys):
+    err = user_error(["evaluate", str(ds), "--p-target", "1.5"], capsys, tmp_path)
+    assert "bad `--p-target`" in err and "p_target" not in err
+    err = user_error(["evaluate", str(ds), "--memory-limit", "3XB"], capsys, tmp_path)
+    assert "bad `--memory-limit`" in err
+
+
+def test_max_dense_bytes_option(ds, tmp_path, capsys):
+    out = tmp_path / "x.h5"
+    base = ["convert", str(ds), "--where", "system = 'sys1'", "-o", str(out)]
+    err = user_error([*base, "--max-dense-bytes", "10KB"], capsys, tmp_path)
+    assert "dense matrix too large" in err and "--max-dense-bytes" in err
+    user_error([*base, "--max-dense-bytes", "lots"], capsys, tmp_path)
+    assert main([*base, "--max-dense-bytes", "none"]) == 0
+    assert (tmp_path / "x_key.h5").exists() and (tmp_path / "x_scores.h5").exists()

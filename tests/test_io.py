@@ -378,3 +378,30 @@ def test_hdf5_export_states_and_limits_the_dense_size(tmp_path, caplog):
     assert not (tmp_path / "s.h5").exists()
     with pytest.raises(SchemaError, match="duplicate trials"):
         sio.write_bosaris_hdf5(pl.concat([df, df]), tmp_path / "d.h5", "key")
+
+
+@pytest.mark.parametrize(("shape", "density"), [((7, 13), 0.02), ((40, 1001), 0.004),
+                                                ((33, 65), 0.9), ((5, 3), 0.5), ((64, 800), 0.0)])
+def test_hdf5_dense_masks_read_every_marked_cell(tmp_path, shape, density):
+    """Twin of the word-at-a-time mask scan: the cells np.nonzero finds, with their scores,
+    for sparse and dense one-byte masks holding any nonzero value, any row length."""
+    rng = np.random.default_rng(shape[0] * shape[1])
+    mask = np.where(rng.random(shape) < density, rng.choice([1, 2, 255], size=shape), 0)
+    mask[-1, -1] = 2  # the last cell: past the last whole 8-byte word when the size is odd
+    scores = rng.normal(size=shape)
+    models = np.array([f"m{i}" for i in range(shape[0])], dtype="S")
+    segs = np.array([f"s{j}" for j in range(shape[1])], dtype="S")
+    path = tmp_path / "dense.h5"
+    _write_h5(path, scores=scores, score_mask=mask.astype(np.uint8), ID__row_ids=models,
+              ID__column_ids=segs)
+    got = sio.read_bosaris_hdf5(path)
+    i, j = np.nonzero(mask)
+    assert got["model"].to_list() == [f"m{k}" for k in i]
+    assert got["segment"].to_list() == [f"s{k}" for k in j]
+    assert np.array_equal(got["score"].to_numpy(), scores[i, j])
+    key = tmp_path / "key.h5"
+    tar = (mask == 1).astype(np.uint8)
+    _write_h5(key, target_mask=tar, nontarget_mask=((mask > 1).astype(np.uint8)),
+              ID__row_ids=models, ID__column_ids=segs)
+    got = sio.read_bosaris_hdf5(key)
+    assert got["label"].to_list() == (mask[i, j] == 1).tolist()

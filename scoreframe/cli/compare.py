@@ -12,7 +12,7 @@ import argparse
 import polars as pl
 
 from scoreframe.checks import check_positive_int
-from scoreframe.cli.console import console, emit_frame, fmt
+from scoreframe.cli.console import emit_frame, fmt, print_table
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
     ListAction,
@@ -96,22 +96,22 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 def print_comparison(res: pl.DataFrame, a: str, b: str, *, ci: float) -> None:
     """The comparison as a table: ``diff [lo, hi]`` and p-values."""
-    from rich.table import Table
-
     group = res.columns[: res.columns.index("metric")]
-    t = Table(title=f"{b} - {a}: paired bootstrap ({100 * ci:g} % intervals) and McNemar tests")
-    for c in (*group, "metric", "p_target", a, b, "diff", "p_value", "test"):
-        t.add_column(c, justify="left" if c in (*group, "metric", "test") else "right")
+    header = [*group, "metric", "p_target", a, b, "diff", "p_value", "test"]
+    rows = []
     for row in res.iter_rows(named=True):
         counts = row["test"] == "mcnemar exact"  # error counts: integers
         cell = (lambda v: "" if v is None else str(round(v))) if counts else fmt
-        t.add_row(*[str(row[c]) for c in group], row["metric"], fmt(row["p_target"]),
-                  cell(row["a"]), cell(row["b"]),
-                  cell(row["diff"]) if counts else
-                  format_interval(row["diff"], row["diff_lo"], row["diff_hi"]),
-                  f"{row['p_value']:.3g}" if row["p_value"] is not None else "",
-                  row["test"])
-    console().print(t)
+        rows.append([*[str(row[c]) for c in group], row["metric"], fmt(row["p_target"]),
+                     cell(row["a"]), cell(row["b"]),
+                     cell(row["diff"]) if counts else
+                     format_interval(row["diff"], row["diff_lo"], row["diff_hi"]),
+                     f"{row['p_value']:.3g}" if row["p_value"] is not None else "",
+                     row["test"]])
+    n = len(group)
+    print_table(header, rows, key=range(n + 2), left=[*range(n + 1), len(header) - 1],
+                title=f"{b} - {a}: paired bootstrap ({100 * ci:g} % intervals) and McNemar "
+                      "tests")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

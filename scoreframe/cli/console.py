@@ -9,6 +9,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import polars as pl
@@ -18,9 +19,10 @@ from scoreframe.errors import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
+    from rich.table import Table
 
-__all__ = ["LineProgress", "console", "emit_frame", "fmt", "json_safe", "print_frame", "progress",
-           "write_text_output"]
+__all__ = ["LineProgress", "console", "emit_frame", "fmt", "json_safe", "print_frame",
+           "print_table", "progress", "rich_table", "write_text_output"]
 
 
 def console() -> Console:
@@ -138,17 +140,60 @@ def json_safe(v: object) -> object:
     return v
 
 
-def print_frame(df: pl.DataFrame, title: str | None = None, *,
-                left: tuple[str, ...] = ()) -> None:
-    """Print a frame as a rich table (columns in ``left`` left-aligned)."""
+def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
+               left: Sequence[int] = (), title: str | None = None) -> Table:
+    """A rich table of text cells; columns whose index is in ``left`` are left-aligned."""
     from rich.table import Table
 
     t = Table(title=title or None)
-    for c in df.columns:
-        t.add_column(c, justify="left" if c in left else "right")
-    for row in df.iter_rows():
-        t.add_row(*[fmt(v) for v in row])
-    console().print(t)
+    for i, name in enumerate(header):
+        t.add_column(name, justify="left" if i in left else "right", no_wrap=True)
+    for r in rows:
+        t.add_row(*r)
+    return t
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
+                key: Sequence[int] = (), left: Sequence[int] = (),
+                title: str | None = None) -> None:
+    """Print a table whole: on a narrow terminal, in column blocks that each fit.
+
+    No value or column name is ever cut: when the table is wider than the terminal, the
+    columns after the ``key`` columns (e.g. the condition) are split into blocks printed one
+    under the other, each repeating the key columns, as pandas does with wide frames.
+    """
+    out = console()
+    width = [max(len(h), *(len(r[i]) for r in rows)) + 3 for i, h in enumerate(header)]
+    keys = [i for i in key if i < len(header)]
+    rest = [i for i in range(len(header)) if i not in keys]
+    base = 1 + sum(width[i] for i in keys)
+    blocks: list[list[int]] = [[]]
+    used = base
+    for i in rest:
+        if blocks[-1] and used + width[i] > out.width:
+            blocks.append([])
+            used = base
+        blocks[-1].append(i)
+        used += width[i]
+    for n, block in enumerate(blocks):
+        cols = [*keys, *block]
+        out.print(rich_table([header[i] for i in cols], [[r[i] for i in cols] for r in rows],
+                             left=[j for j, i in enumerate(cols) if i in left],
+                             title=title if n == 0 else None))
+
+
+def print_frame(df: pl.DataFrame, title: str | None = None, *,
+                left: tuple[str, ...] = ()) -> None:
+    """Print a frame as a rich table: numbers right-aligned, text (and ``left``) left-aligned.
+
+    The ``left`` columns are the keys repeated in every block on a narrow terminal
+    (:func:`print_table`).
+    """
+    rows = [[fmt(v) for v in row] for row in df.iter_rows()]
+    lefts = [i for i, (c, dtype) in enumerate(df.schema.items())
+             if c in left or not dtype.is_numeric()]
+    print_table(df.columns, rows, key=[i for i, c in enumerate(df.columns) if c in left],
+                left=lefts, title=title)
 
 
 def write_text_output(text: str, output: str | None, *, overwrite: bool) -> None:

@@ -17,9 +17,10 @@ from scoreframe.cli.options import (
     where_option,
 )
 from scoreframe.convert import convert_trials, output_format, plan_outputs
-from scoreframe.errors import UsageError
+from scoreframe.errors import ScoreframeError, UsageError
 from scoreframe.io.atomic import check_outputs
 from scoreframe.io.parquet import apply_where, infer_kind, scan_trials
+from scoreframe.stats.engine import parse_memory
 
 __all__ = ["cmd_convert", "register"]
 
@@ -69,9 +70,25 @@ def cmd_convert(a: argparse.Namespace) -> int:
         res = convert_trials(lf, a.output, to=a.to, key_out=a.key_out,
                              scores_out=a.scores_out, partition_by=a.partition_by or (),
                              overwrite=a.overwrite, inputs=inputs, trial_id=trial_id,
-                             progress=lambda n: prog.update(task, completed=n))
+                             progress=lambda n: prog.update(task, completed=n),
+                             max_dense_bytes=_dense_limit(a.max_dense_bytes))
     print(f"wrote {res.rows} {res.kind} rows to {', '.join(str(p) for p in res.paths)}")
     return 0
+
+
+def _fmt_gib(n: int) -> str:
+    return f"{n / 2**30:g}GiB"
+
+
+def _dense_limit(text: str) -> int | None:
+    """``--max-dense-bytes``: a size such as ``16GB``, or ``none`` for no limit."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return parse_memory(text)
+    except ScoreframeError:
+        raise UsageError(f"--max-dense-bytes takes a size such as 16GB or none; got {text!r}")\
+            from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -96,3 +113,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="parquet: partition columns")
     c.add_argument("--key-out", help="paired formats: key output path")
     c.add_argument("--scores-out", help="paired formats: scores output path")
+    c.add_argument("--max-dense-bytes", default=_fmt_gib(sio.DEFAULT_MAX_DENSE_BYTES),
+                   metavar="SIZE",
+                   help="bosaris-h5: largest dense model x segment matrix to write (a size "
+                        "such as 16GB, or none)")

@@ -9,7 +9,14 @@ import polars as pl
 
 from scoreframe.checks import check_positive_int
 from scoreframe.cli.compare import add_interval_options, interval_kwargs
-from scoreframe.cli.console import console, emit_frame, fmt, json_safe, progress, write_text_output
+from scoreframe.cli.console import (
+    emit_frame,
+    fmt,
+    json_safe,
+    print_table,
+    progress,
+    write_text_output,
+)
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
     ListAction,
@@ -146,8 +153,6 @@ def with_interval(row: dict[str, object], c: str) -> str:
 
 def print_results(res: pl.DataFrame, *, title: str = "") -> None:
     """Print the per-condition table: one row per group and operating point (EER in %)."""
-    from rich.table import Table
-
     flat = explode_dcf(res)
     group_cols = group_columns(res)
     group_level, per_point = table_metrics(family=list({m.family for m in declared(
@@ -157,18 +162,17 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
             *(m.name for m in per_point if m.name in flat.columns)]
     if "eq_eer" in flat.columns:
         cols += ["eq_eer", "eq_act_dcf_norm", "eq_min_dcf_norm"]
-    t = Table(title=title or None)
-    for c in cols:
-        t.add_column(f"{c} (%)" if c in PERCENT else c,
-                     justify="left" if c in group_cols else "right")
+    header = [f"{c} (%)" if c in PERCENT else c for c in cols]
     warn = False
+    rows = []
     for row in flat.iter_rows(named=True):
         cells = [with_interval(row, c) for c in cols]
         if row.get("dr30_ok") is False:
             cells[cols.index("min_dcf_norm")] += " *"
             warn = True
-        t.add_row(*cells)
-    console().print(t)
+        rows.append(cells)
+    key = list(range(len(group_cols)))
+    print_table(header, rows, key=key, left=key, title=title)
     if warn:
         print("* fewer than 30 misses or false alarms at the minDCF point (Doddington's rule "
               "of 30): that value is not reliable")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from scoreframe.cli import (
 from scoreframe.cli.options import Formatter, restore_dataset
 from scoreframe.errors import ScoreframeError
 
-__all__ = ["build_parser", "main", "one_line"]
+__all__ = ["build_parser", "main", "one_line", "option_names"]
 
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
@@ -79,6 +80,27 @@ def one_line(exc: BaseException) -> str:
     return line
 
 
+def option_names(text: str, args: argparse.Namespace) -> str:
+    """Name the command's options as typed (``--p-target``) in a library message.
+
+    The library reports a bad keyword argument as ``bad `p_target```; on the command line
+    that option is ``--p-target``.
+
+    Examples
+    --------
+    >>> option_names("bad `p_target`: expected priors in (0, 1); got (1.5,)",
+    ...              argparse.Namespace(p_target=[1.5]))
+    'bad `--p-target`: expected priors in (0, 1); got (1.5,)'
+    """
+    options = {k for k, v in vars(args).items() if not callable(v)} - {"dataset", "command"}
+
+    def flag(m: re.Match[str]) -> str:
+        name = m.group(1)
+        return f"bad `--{name.replace('_', '-')}`" if name in options else m.group(0)
+
+    return re.sub(r"bad `(\w+)`", flag, text)
+
+
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     args, extra = parser.parse_known_args(argv)
     command_parser = getattr(args, "parser", parser)
@@ -116,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except (ScoreframeError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-        print(f"scoreframe: error: {one_line(exc)}", file=sys.stderr)
+        print(f"scoreframe: error: {option_names(one_line(exc), args)}", file=sys.stderr)
         return 2
     except (pl.exceptions.PolarsError, OSError) as exc:
         print(f"scoreframe: error: {one_line(exc)}", file=sys.stderr)

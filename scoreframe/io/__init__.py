@@ -137,6 +137,8 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     if fmt == "nist":
         return read_nist_scores(path) if kind == "scores" else (
             read_nist_key(path) if kind == "key" else _nist_sniff(Path(path)))
+    if fmt == "tsv" and columns is None and _is_nist(Path(path)):
+        return read_any(path, fmt="nist", kind=kind)
     if fmt in ("csv", "tsv"):
         return read_table(path, columns=columns, kind=kind,
                           separator="," if fmt == "csv" else "\t")
@@ -176,6 +178,13 @@ def _sniff_text_kind(path: Path) -> Kind:
             return "key"
         return "scores"
     return "key"  # empty: the key reader says so, naming the file
+
+
+def _is_nist(path: Path) -> bool:
+    """A TSV whose header has NIST's ``modelid``, ``segmentid`` and ``targettype`` or ``LLR``."""
+    head = _head_lines(path)
+    names = {h.strip() for h in head[0].split("\t")} if head else set()
+    return {"modelid", "segmentid"} <= names and bool(names & {"targettype", "LLR"})
 
 
 def _nist_sniff(path: Path) -> pl.DataFrame:

@@ -110,7 +110,9 @@ def _parse(src: bytes | Path, separator: str, path: Path) -> pl.DataFrame:
     overrides = {c: pl.String for c in _ID_COLUMNS}
     try:
         try:
-            return pl.read_csv(src, separator=separator, infer_schema_length=10_000,
+            # types inferred from the first 100 rows; a later value that does not parse
+            # (an integer column holding "1.5" further down) retries with every row
+            return pl.read_csv(src, separator=separator, infer_schema_length=100,
                                schema_overrides=overrides, raise_if_empty=True,
                                truncate_ragged_lines=False)
         except pl.exceptions.ComputeError as exc:
@@ -214,13 +216,18 @@ def write_nist_scores(data: pl.DataFrame, path: str | Path, *, overwrite: bool =
 
 
 def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
-    """Write a NIST-style key TSV (``modelid segmentid targettype`` + other columns)."""
+    """Write a NIST-style key TSV (``modelid segmentid targettype`` + other columns).
+
+    A key belongs to no system: a ``system`` column is not written (NIST system outputs are
+    one file per system), so the key and scores files read back and align.
+    """
     _require(data, ("model", "segment", "label"), path, "NIST key")
     if data["label"].null_count():
         raise FormatError(message("cannot write unknown (null) labels to a NIST key",
                                   where=f"`{final_path(path)}`",
                                   got=f"{data['label'].null_count()} null label(s)"))
-    rest = [c for c in data.columns if c not in ("model", "segment", "label", "score")]
+    rest = [c for c in data.columns
+            if c not in ("model", "segment", "label", "score", "system")]
     out_df = data.select(
         pl.col("model").alias("modelid"), pl.col("segment").alias("segmentid"),
         pl.when(pl.col("label")).then(pl.lit("target")).otherwise(pl.lit("nontarget"))
