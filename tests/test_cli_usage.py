@@ -491,3 +491,31 @@ def test_max_dense_bytes_option(ds, tmp_path, capsys):
     user_error([*base, "--max-dense-bytes", "lots"], capsys, tmp_path)
     assert main([*base, "--max-dense-bytes", "none"]) == 0
     assert (tmp_path / "x_key.h5").exists() and (tmp_path / "x_scores.h5").exists()
+
+
+def test_wide_tables_are_split_in_blocks_not_cut(ds, capsys, monkeypatch):
+    """On a 60-column terminal every column name and every value is printed whole: the
+    columns after the keys come in blocks that repeat the key columns."""
+    from rich.console import Console
+
+    from scoreframe.cli import console as cli_console
+
+    buf = io.StringIO()
+    monkeypatch.setattr(cli_console, "console", lambda: Console(width=60, file=buf))
+    assert main(["evaluate", str(ds), "--by", "gender", "--p-target", "0.01"]) == 0
+    text = buf.getvalue()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 60
+    for name in ("n_tar", "eer (%)", "min_cllr", "act_dcf_norm", "min_dcf_norm"):
+        assert name in text
+    res = json.loads(_run_json(ds, capsys))
+    shown = {f"{r['cllr']:.4f}" for r in res["groups"]}
+    assert shown <= set(re.findall(r"\d+\.\d{4}", text))
+    headers = [line for line in text.splitlines() if "system" in line and "gender" in line]
+    assert len(headers) >= 2  # the key columns repeated in each block
+
+
+def _run_json(ds: Path, capsys) -> str:
+    capsys.readouterr()
+    assert main(["evaluate", str(ds), "--by", "gender", "--p-target", "0.01", "--format",
+                 "json"]) == 0
+    return capsys.readouterr().out

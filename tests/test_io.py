@@ -405,3 +405,21 @@ def test_hdf5_dense_masks_read_every_marked_cell(tmp_path, shape, density):
               ID__row_ids=models, ID__column_ids=segs)
     got = sio.read_bosaris_hdf5(key)
     assert got["label"].to_list() == (mask[i, j] == 1).tolist()
+
+
+def test_tables_infer_types_past_the_first_rows(tmp_path):
+    """A score column of integers for 150 rows and then a fraction is read as numbers (types
+    are inferred from the first rows, then from every row when a later value disagrees)."""
+    lines = ["modelid\tsegmentid\tside\tLLR"]
+    lines += [f"m{i}\ts{i}\ta\t{i % 7 - 3}" for i in range(150)] + ["m150\ts150\ta\t1.5"]
+    path = tmp_path / "sys.tsv"
+    path.write_text("\n".join(lines) + "\n")
+    got = sio.read_nist_scores(path)
+    assert got["score"].dtype == pl.Float64 and got["score"][-1] == 1.5
+    assert got["score"].head(150).to_list() == [float(i % 7 - 3) for i in range(150)]
+    csv = tmp_path / "t.csv"
+    csv.write_text("model,segment,label,score,snr\n" + "".join(
+        f"m{i},s{i},{'target' if i % 2 else 'nontarget'},{i},{i}\n" for i in range(150))
+        + "m150,s150,target,0.25,high\n")
+    got = sio.read_table(csv)
+    assert got["score"][-1] == 0.25 and got["snr"][-1] == "high"
