@@ -1,7 +1,7 @@
 """The command line as a user meets it: help, mistakes, outputs checked first, named systems.
 
 Every user error asserts exit status 2, exactly one stderr line, no traceback and nothing
-written; argparse errors answer with the sub-command's usage.
+written; argparse errors quote the sub-command's usage on that line.
 """
 
 from __future__ import annotations
@@ -111,8 +111,16 @@ def test_evaluate_help_puts_the_dataset_first(capsys):
 def test_unknown_options_get_the_subcommand_usage(argv, usage, ds, capsys):
     assert main([a.format(ds=ds) for a in argv]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(usage) and "unrecognized arguments" in err
-    assert "Traceback" not in err
+    assert err.count("\n") == 1 and "unrecognized arguments" in err, err
+    assert f"(usage: {usage.removeprefix('usage: ')}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["evaluate", "{ds}", "--engine", "foo"],
+                                  ["evaluate", "{ds}", "--bootstrap", "many"], ["query"], []])
+def test_usage_errors_are_one_line(argv, ds, capsys):
+    assert main([a.format(ds=ds) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ": error: " in err and "(usage: scoreframe" in err, err
 
 
 # --- --by and the dataset ------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from scoreframe.cli import (
     report,
     synth,
 )
-from scoreframe.cli.options import Formatter, restore_dataset
+from scoreframe.cli.options import Formatter, Parser, restore_dataset
 from scoreframe.errors import ScoreframeError
 
 __all__ = ["build_parser", "main", "one_line", "option_names"]
@@ -51,10 +51,10 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``scoreframe`` command."""
-    p = argparse.ArgumentParser(prog="scoreframe", description=DESCRIPTION,
-                                formatter_class=Formatter,
-                                epilog="`scoreframe COMMAND --help` lists a command's options "
-                                       "with their defaults. User errors exit with status 2.")
+    p = Parser(prog="scoreframe", description=DESCRIPTION,
+               formatter_class=Formatter,
+               epilog="`scoreframe COMMAND --help` lists a command's options "
+                      "with their defaults. User errors exit with status 2.")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:

@@ -14,13 +14,26 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from scoreframe import io as sio
 
-__all__ = ["Formatter", "ListAction", "add_command", "by_options", "dataset_options",
+__all__ = ["Formatter", "Parser", "ListAction", "add_command", "by_options", "dataset_options",
            "first_positional", "operating_point_options", "output_options", "overwrite_option",
            "reading_options", "restore_dataset", "where_option"]
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr, exit status 2.
+
+    The line names the command, the problem and the command's usage:
+    ``scoreframe evaluate: error: unrecognized arguments: --bogus (usage: scoreframe evaluate
+    DATASET [options])``.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        usage = " ".join(self.format_usage().split()).removeprefix("usage: ")
+        self.exit(2, f"{self.prog}: error: {message} (usage: {usage})\n")
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):

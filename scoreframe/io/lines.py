@@ -5,7 +5,7 @@ the same input problems get the same messages everywhere, each naming the file a
 1-based line:
 
 * a missing file, an empty file;
-* gzip input that is truncated or corrupt (decompressed once, here, with :mod:`gzip`);
+* gzip input that is truncated or corrupt (decompressed once, here, with ISA-L);
 * bytes that are not UTF-8, and control characters (NUL, ESC, ...) inside a line;
 * rows whose number of fields differs from the header or the format (never padded, never
   shifted).
@@ -51,7 +51,7 @@ def read_source(path: str | Path, *, what: str = "file") -> bytes | Path:
     if magic != _GZIP_MAGIC:
         return p
     try:
-        return gzip.decompress(p.read_bytes())
+        return _gunzip(p.read_bytes())
     except EOFError:
         raise FormatError(message("truncated gzip file", where=f"`{p}`",
                                   expected="a complete gzip stream",
@@ -61,6 +61,22 @@ def read_source(path: str | Path, *, what: str = "file") -> bytes | Path:
     except (gzip.BadGzipFile, zlib.error, OSError) as exc:
         raise FormatError(message("corrupt gzip file", where=f"`{p}`",
                                   expected="a valid gzip stream", got=str(exc))) from None
+
+
+def _gunzip(raw: bytes) -> bytes:
+    """Decompress gzip with ISA-L (~2.5x faster than zlib); errors as the standard library's.
+
+    Any failure of ISA-L is decompressed again by :mod:`gzip`, whose exceptions tell a
+    truncated stream (:class:`EOFError`) from a corrupt one.
+    """
+    try:
+        from isal import igzip
+    except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback
+        return gzip.decompress(raw)
+    try:
+        return igzip.decompress(raw)
+    except Exception:  # noqa: BLE001 - classified by the standard library below
+        return gzip.decompress(raw)
 
 
 def _utf8_error(src: bytes | Path, path: Path) -> FormatError:
