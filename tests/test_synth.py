@@ -134,10 +134,10 @@ def test_arguments_out_of_range(kwargs, name):
 
 
 @pytest.mark.parametrize("args,name", [
-    (["--trials", "0"], "n_trials"),
-    (["--systems", "9"], "n_systems"),
-    (["--chunk-trials", "0"], "chunk_trials"),
-    (["--target-rate", "1.5"], "target_rate"),
+    (["--trials", "0"], "bad `--trials`"),
+    (["--systems", "9"], "bad `--systems`"),
+    (["--chunk-trials", "0"], "bad `--chunk-trials`"),
+    (["--target-rate", "1.5"], "bad `--target-rate`"),
 ])
 def test_cli_arguments_out_of_range(tmp_path, capsys, args, name):
     from scoreframe.cli import main

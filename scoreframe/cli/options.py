@@ -32,6 +32,7 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
+        """Print ``message`` and this command's usage on one line; exit with status 2."""
         usage = " ".join(self.format_usage().split()).removeprefix("usage: ")
         self.exit(2, f"{self.prog}: error: {message} (usage: {usage})\n")
 

@@ -18,11 +18,11 @@ __all__ = ["cmd_synth", "register"]
 
 
 def _option(option: str, check: Callable[..., object], value: object, **kwargs: Any) -> None:
-    """Run a :mod:`scoreframe.checks` check; its error names the option and the parameter."""
+    """Run a :mod:`scoreframe.checks` check; its error names the option as typed."""
     try:
-        check(value, **kwargs)
+        check(value, **{**kwargs, "name": option})
     except ScoreframeError as exc:
-        raise UsageError(f"{option}: {exc}") from None
+        raise UsageError(str(exc)) from None
 
 
 def cmd_synth(a: argparse.Namespace) -> int:
