@@ -250,6 +250,22 @@ def test_out_of_core_equals_in_memory_bit_for_bit(kw, tmp_path, monkeypatch):
     assert not list(tmp_path.iterdir())  # the spill directory is gone
 
 
+@pytest.mark.parametrize(("limit", "many"), [("2KiB", True), ("1MB", False)])
+def test_out_of_core_any_number_of_ranges(limit, many, tmp_path, monkeypatch):
+    """Scores are assigned to ranges by comparisons (few boundaries) or a binary search (many):
+    both give the in-memory result exactly, ties and infinite scores included."""
+    monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path))
+    df = frame(120_000, seed=5)
+    df = df.with_columns(pl.when(pl.int_range(pl.len()) % 997 == 0).then(float("inf"))
+                         .when(pl.int_range(pl.len()) % 991 == 0).then(float("-inf"))
+                         .otherwise(pl.col("score")).alias("score"))
+    stats, _ = group_statistics(df, by="gender", memory_limit=limit)
+    assert stats.engine == "out-of-core" and (stats.n_ranges > 48) == many
+    a = evaluate(df, by="gender", p_target=[0.01, 0.2])
+    b = evaluate(df, by="gender", p_target=[0.01, 0.2], memory_limit=limit)
+    assert a.drop("dcf").equals(b.drop("dcf")) and explode_dcf(a).equals(explode_dcf(b))
+
+
 def test_plain_directory_with_condition_column(tmp_path, monkeypatch):
     monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path / "spill"))
     (tmp_path / "spill").mkdir()

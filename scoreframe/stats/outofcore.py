@@ -262,7 +262,7 @@ def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarra
     score = batch["score"].to_numpy()
     key = group.astype(np.uint32) * 2 + batch["label"].to_numpy().astype(np.uint32)
     n_ranges = spec.boundaries.shape[0] + 1
-    rng = np.searchsorted(spec.boundaries, score, side="right").astype(np.uint16)
+    rng = _range_of(score, spec.boundaries)
     flat = rng.astype(np.int64) * (2 * counts.shape[1]) + key
     counts += np.bincount(flat, minlength=counts.size).reshape(counts.shape)
     # records in range order; fields gathered as plain arrays (a structured gather is ~6x
@@ -285,6 +285,21 @@ def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarra
         hs = h[horder]
         for r in np.flatnonzero(np.diff(hb)):
             writer.write(f"h{r:05d}", hs[hb[r]:hb[r + 1]])
+
+
+#: Up to this many boundaries, a score's range is counted with one vectorized comparison per
+#: boundary (branch-free, ~5x faster than a binary search per score at ~30 boundaries).
+COMPARE_BOUNDARIES = 48
+
+
+def _range_of(score: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
+    """The range of each score: the number of boundaries ``<=`` it (ranges ``[b_i, b_i+1)``)."""
+    if boundaries.shape[0] > COMPARE_BOUNDARIES:
+        return np.searchsorted(boundaries, score, side="right").astype(np.uint16)
+    rng = np.zeros(score.shape[0], np.uint16)
+    for b in boundaries:  # a loop over the few boundaries, not over trials
+        rng += score >= b
+    return rng
 
 
 def _read_dir(path: Path, dtype: np.dtype) -> np.ndarray:
