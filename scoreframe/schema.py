@@ -46,6 +46,7 @@ __all__ = [
     "Kind",
     "id_columns",
     "normalize_label",
+    "user_columns",
     "validate_trials",
 ]
 
@@ -62,6 +63,19 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 _KEY_ENUM = pl.Enum(["nontarget", "target"])  # physical 0 / 1
 _TRUE = ("target", "1", "true")
 _FALSE = ("nontarget", "0", "false")
+
+
+def user_columns(names: Sequence[str]) -> str:
+    """The columns of a table as a message names them: the readers' own ``__`` columns left out.
+
+    Examples
+    --------
+    >>> user_columns(["modelid", "LLRx", "__line"])
+    'modelid, LLRx'
+    >>> user_columns(["__line"])
+    '(none)'
+    """
+    return ", ".join(c for c in names if not c.startswith("__")) or "(none)"
 
 
 def id_columns(schema: pl.Schema | Sequence[str]) -> list[str]:
@@ -99,8 +113,7 @@ def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
         raise SchemaError(message(
             f"missing column(s) {', '.join(f'`{c}`' for c in missing)}", where=where,
             expected=f"{kind} columns {', '.join(_REQUIRED[kind])}",
-            got=f"columns {', '.join(c for c in schema.names() if not c.startswith('__'))}"
-            if any(not c.startswith("__") for c in schema.names()) else "no columns",
+            got=f"columns {user_columns(schema.names())}",
             hint="Rename the columns (readers accept a `columns=` mapping) or pick another kind."))
     exprs: list[pl.Expr] = []
     for c in ("model", "segment", "system"):
@@ -207,7 +220,7 @@ def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
     missing = [c for c in ids if c not in names]
     if missing:
         raise SchemaError(message("trial id column(s) not found", where=where,
-                                  expected=", ".join(ids), got=", ".join(names)))
+                                  expected=", ".join(ids), got=user_columns(names)))
     # a 64-bit hash per row, sorted: only rows whose hash occurs twice are compared exactly
     # (8 bytes a row instead of a hash table of the id strings)
     key = pl.struct(list(ids)).hash(seed=7)
@@ -296,7 +309,8 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
         missing = [c for c in ids if c not in schema]
         if missing:
             raise SchemaError(message("trial id column(s) not found", where=where,
-                                      expected=", ".join(ids), got=", ".join(schema.names())))
+                                      expected=", ".join(ids),
+                                      got=user_columns(schema.names())))
     # one pass: normalized columns, plus whether each label was given (to tell bad from null)
     had = [pl.col("label").is_not_null().alias("__had_label")] if "label" in schema else []
     full = lf.with_columns(*exprs, *had)

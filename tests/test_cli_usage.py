@@ -527,3 +527,12 @@ def _run_json(ds: Path, capsys) -> str:
     assert main(["evaluate", str(ds), "--by", "gender", "--p-target", "0.01", "--format",
                  "json"]) == 0
     return capsys.readouterr().out
+
+
+def test_query_with_no_rows_prints_an_empty_table(ds, tmp_path, capsys):
+    sql = tmp_path / "none.sql"
+    sql.write_text("select * from trials where score > 1e9")
+    capsys.readouterr()
+    assert main(["query", str(sql), str(ds)]) == 0
+    out = capsys.readouterr().out
+    assert "model" in out and "score" in out

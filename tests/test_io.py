@@ -423,3 +423,51 @@ def test_tables_infer_types_past_the_first_rows(tmp_path):
         + "m150,s150,target,0.25,high\n")
     got = sio.read_table(csv)
     assert got["score"][-1] == 0.25 and got["snr"][-1] == "high"
+
+
+def test_tables_column_empty_at_first_then_numeric(tmp_path):
+    """A column empty in the first rows and numeric later is read as numbers, not text."""
+    csv = tmp_path / "t.csv"
+    csv.write_text("model,segment,label,score,snr\n" + "".join(
+        f"m{i},s{i},{'target' if i % 2 else 'nontarget'},{i},{'' if i < 150 else i}\n"
+        for i in range(200)))
+    got = sio.read_table(csv)
+    assert got["snr"].dtype == pl.Int64 and got["snr"].null_count() == 150
+
+
+def test_mapped_id_columns_keep_leading_zeros(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("enroll,test,llr\n0012,007,1.5\n0013,008,-1\n")
+    got = sio.read_table(csv, columns={"model": "enroll", "segment": "test", "score": "llr"})
+    assert got["model"].to_list() == ["0012", "0013"] and got["segment"][0] == "007"
+
+
+def test_reader_messages_do_not_show_internal_columns(tmp_path):
+    path = tmp_path / "k.tsv"
+    path.write_text("modelid\tsegmentid\tLLRx\nm1\ts1\t1\n")
+    with pytest.raises(FormatError) as err:
+        sio.read_nist_key(path)
+    assert "__" not in str(err.value) and "LLRx" in str(err.value)
+    csv = tmp_path / "t.csv"
+    csv.write_text("model,segment,score\nm1,s1,1\n")
+    with pytest.raises(SchemaError) as err:
+        sio.read_table(csv, trial_id=["model", "trial"])
+    assert "__" not in str(err.value)
+
+
+def test_nist_key_of_several_systems_is_refused(tmp_path):
+    df = pl.DataFrame({"model": ["m", "m"], "segment": ["s", "s"], "label": [True, True],
+                       "system": ["A", "B"]})
+    with pytest.raises(FormatError, match="one system"):
+        sio.write_nist_key(df, tmp_path / "k.tsv")
+    assert not (tmp_path / "k.tsv").exists()
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_nist_tsv_with_labels_and_scores_reads_as_trials(tmp_path, gz):
+    text = "modelid\tsegmentid\ttargettype\tLLR\nm1\ts1\ttarget\t2.5\nm1\ts2\tnontarget\t-1\n"
+    path = tmp_path / ("t.tsv.gz" if gz else "t.tsv")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    got = sio.read_any(path)
+    assert got.select("model", "segment", "label", "score").rows() == [
+        ("m1", "s1", True, 2.5), ("m1", "s2", False, -1.0)]

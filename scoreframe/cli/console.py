@@ -142,7 +142,19 @@ def json_safe(v: object) -> object:
 
 def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
                left: Sequence[int] = (), title: str | None = None) -> Table:
-    """A rich table of text cells; columns whose index is in ``left`` are left-aligned."""
+    """A rich table of text cells that never wrap.
+
+    Parameters
+    ----------
+    header
+        Column names.
+    rows
+        The cells, already formatted as text.
+    left
+        Indices of the left-aligned columns (the others are right-aligned).
+    title
+        The table's title.
+    """
     from rich.table import Table
 
     t = Table(title=title or None)
@@ -158,12 +170,29 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
                 title: str | None = None) -> None:
     """Print a table whole: on a narrow terminal, in column blocks that each fit.
 
-    No value or column name is ever cut: when the table is wider than the terminal, the
-    columns after the ``key`` columns (e.g. the condition) are split into blocks printed one
-    under the other, each repeating the key columns, as pandas does with wide frames.
+    When the table is wider than the terminal, the columns after the ``key`` columns (e.g.
+    the condition) are split into blocks printed one under the other, each repeating the key
+    columns, as pandas does with wide frames; so no value or column name is cut unless the
+    key columns and one more column alone are wider than the terminal.
+
+    Parameters
+    ----------
+    header
+        Column names.
+    rows
+        The cells, already formatted as text.
+    key
+        Indices of the columns repeated in every block.
+    left
+        Indices of the left-aligned columns (the others are right-aligned).
+    title
+        Printed above the first block.
     """
+    from rich.cells import cell_len
+
     out = console()
-    width = [max(len(h), *(len(r[i]) for r in rows)) + 3 for i, h in enumerate(header)]
+    width = [max([cell_len(h), *(cell_len(r[i]) for r in rows)]) + 3
+             for i, h in enumerate(header)]
     keys = [i for i in key if i < len(header)]
     rest = [i for i in range(len(header)) if i not in keys]
     base = 1 + sum(width[i] for i in keys)

@@ -84,19 +84,24 @@ def option_names(text: str, args: argparse.Namespace) -> str:
     """Name the command's options as typed (``--p-target``) in a library message.
 
     The library reports a bad keyword argument as ``bad `p_target```; on the command line
-    that option is ``--p-target``.
+    that option is ``--p-target``. Only names that are options of the command (listed in its
+    help) are rewritten, never positional arguments or column names.
 
     Examples
     --------
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--p-target")
     >>> option_names("bad `p_target`: expected priors in (0, 1); got (1.5,)",
-    ...              argparse.Namespace(p_target=[1.5]))
+    ...              argparse.Namespace(p_target=[1.5], parser=p))
     'bad `--p-target`: expected priors in (0, 1); got (1.5,)'
     """
-    options = {k for k, v in vars(args).items() if not callable(v)} - {"dataset", "command"}
+    parser = getattr(args, "parser", None)
+    usage = parser.format_help() if isinstance(parser, argparse.ArgumentParser) else ""
 
     def flag(m: re.Match[str]) -> str:
-        name = m.group(1)
-        return f"bad `--{name.replace('_', '-')}`" if name in options else m.group(0)
+        option = "--" + m.group(1).replace("_", "-")
+        typed = re.search(re.escape(option) + r"(?![\w-])", usage)
+        return f"bad `{option}`" if typed else m.group(0)
 
     return re.sub(r"bad `(\w+)`", flag, text)
 

@@ -27,16 +27,16 @@ def _option(option: str, check: Callable[..., object], value: object, **kwargs: 
 
 def cmd_synth(a: argparse.Namespace) -> int:
     """Run ``scoreframe synth``."""
-    _option("--trials", check_positive_int, a.trials, name="n_trials")
-    _option("--systems", check_positive_int, a.systems, name="n_systems", maximum=MAX_SYSTEMS)
-    _option("--chunk-trials", check_positive_int, a.chunk_trials, name="chunk_trials")
-    _option("--seed", check_positive_int, a.seed, name="seed", minimum=0)
-    _option("--target-rate", check_probability, a.target_rate, name="target_rate")
+    _option("--trials", check_positive_int, a.trials)
+    _option("--systems", check_positive_int, a.systems, maximum=MAX_SYSTEMS)
+    _option("--chunk-trials", check_positive_int, a.chunk_trials)
+    _option("--seed", check_positive_int, a.seed, minimum=0)
+    _option("--target-rate", check_probability, a.target_rate)
     if a.conditions is not None:
-        _option("--conditions", check_positive_int, a.conditions, name="n_conditions")
+        _option("--conditions", check_positive_int, a.conditions)
     columns = [c for c in SYNTH_COLUMNS if c != "condition" or a.conditions is not None]
     for c in a.partition_by or ():
-        _option("--partition-by", check_choice, c, name="partition_by", choices=columns)
+        _option("--partition-by", check_choice, c, choices=columns)
     guard_outputs([], [a.output], overwrite=a.overwrite)
     chunks = synth_chunks(a.trials, n_systems=a.systems, seed=a.seed,
                           target_rate=a.target_rate, n_conditions=a.conditions,

@@ -7,6 +7,7 @@ a format name (or the file name) for the CLI's ``convert``.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -135,8 +136,7 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
         return read_text_trials(path, kind or _sniff_text_kind(Path(path)),
                                 fmt="Kaldi" if fmt == "kaldi" else "BOSARIS text")
     if fmt == "nist":
-        return read_nist_scores(path) if kind == "scores" else (
-            read_nist_key(path) if kind == "key" else _nist_sniff(Path(path)))
+        return _nist_sniff(Path(path), kind)
     if fmt == "tsv" and columns is None and _is_nist(Path(path)):
         return read_any(path, fmt="nist", kind=kind)
     if fmt in ("csv", "tsv"):
@@ -151,12 +151,15 @@ def _head_lines(path: Path, n_bytes: int = 1 << 16) -> list[str]:
     Undecodable or truncated input gives what could be read: the full reader then reports
     the problem with its line number.
     """
-    src = read_source(path)
-    if isinstance(src, bytes):
-        raw = src[:n_bytes]
-    else:
-        with src.open("rb") as fh:
-            raw = fh.read(n_bytes)
+    if not path.is_file():
+        read_source(path)  # raises the readers' error for a missing file or a directory
+    with path.open("rb") as fh:
+        raw = fh.read(n_bytes)
+    if raw[:2] == b"\x1f\x8b":  # gzip: decompress only the head, not the whole file
+        try:
+            raw = zlib.decompressobj(wbits=31).decompress(raw, n_bytes)
+        except zlib.error:
+            raw = b""
     lines = raw.decode("utf-8", errors="replace").split("\n")
     if len(raw) == n_bytes and len(lines) > 1:
         lines = lines[:-1]
@@ -187,9 +190,16 @@ def _is_nist(path: Path) -> bool:
     return {"modelid", "segmentid"} <= names and bool(names & {"targettype", "LLR"})
 
 
-def _nist_sniff(path: Path) -> pl.DataFrame:
+def _nist_sniff(path: Path, kind: Kind | None = None) -> pl.DataFrame:
+    """A NIST TSV by its header: a key, a system output, or both (``targettype`` and ``LLR``)."""
     head = _head_lines(path)
-    header = head[0].split("\t") if head else []
+    header = {h.strip() for h in head[0].split("\t")} if head else set()
+    if {"targettype", "LLR"} <= header:  # key and scores in one table: trials
+        return read_table(path, columns={"model": "modelid", "segment": "segmentid",
+                                         "label": "targettype", "score": "LLR"},
+                          kind=kind or "trials", separator="\t")
+    if kind in ("scores", "key"):
+        return read_nist_scores(path) if kind == "scores" else read_nist_key(path)
     return read_nist_scores(path) if "LLR" in header else read_nist_key(path)
 
 

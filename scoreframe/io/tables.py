@@ -30,7 +30,7 @@ from scoreframe.io.lines import (
     utf8_or_format_error,
 )
 from scoreframe.io.parquet import infer_kind
-from scoreframe.schema import Kind, validate_trials
+from scoreframe.schema import Kind, user_columns, validate_trials
 
 __all__ = ["read_nist_key", "read_nist_scores", "read_table", "write_nist_key",
            "write_nist_scores", "write_table"]
@@ -42,8 +42,12 @@ NIST_SCORES = {"modelid": "model", "segmentid": "segment", "LLR": "score"}
 _ID_COLUMNS = ("modelid", "segmentid", "model", "segment", "system")
 
 
-def _read_delimited(path: Path, separator: str) -> pl.DataFrame:
+def _read_delimited(path: Path, separator: str,
+                    text_columns: Sequence[str] = ()) -> pl.DataFrame:
     """Parse a delimited text table with a header; every row must have the header's fields.
+
+    ``text_columns`` (besides the usual id columns) are read as strings, never as numbers
+    (an id ``0012`` keeps its zeros).
 
     Field counts are checked on the raw lines (quoted separators skipped) before parsing, so
     a short or long row is an error naming its line rather than a padded or shifted trial.
@@ -54,7 +58,7 @@ def _read_delimited(path: Path, separator: str) -> pl.DataFrame:
     quoted = bool(np.count_nonzero(arr == ord('"')))
     if not quoted:
         check_control_bytes(arr, path)
-        fast = _fast_delimited(src, arr, separator, path)
+        fast = _fast_delimited(src, arr, separator, path, text_columns)
         if fast is not None:
             return fast
     if quoted:  # quoted separators: count fields on the lines, quotes removed
@@ -93,7 +97,7 @@ def _read_delimited(path: Path, separator: str) -> pl.DataFrame:
             hint="Rows are never padded or shifted: fix or remove the row."))
     if not quoted:
         _check_header(text(1), separator, where)
-    df = _parse(src, separator, path)
+    df = _parse(src, separator, path, text_columns)
     body = counted.slice(1)
     if df.height != body.height:
         raise FormatError(message("cannot parse table", where=where,
@@ -105,22 +109,34 @@ def _read_delimited(path: Path, separator: str) -> pl.DataFrame:
     return df
 
 
-def _parse(src: bytes | Path, separator: str, path: Path) -> pl.DataFrame:
-    """Parse with polars (types inferred; ids as strings); errors name the file."""
-    overrides = {c: pl.String for c in _ID_COLUMNS}
+def _parse(src: bytes | Path, separator: str, path: Path,
+           text_columns: Sequence[str] = ()) -> pl.DataFrame:
+    """Parse with polars (types inferred; ids as strings); errors name the file.
+
+    Types are inferred from the first 100 rows. Every row is used instead when a later value
+    does not parse (an integer column holding ``1.5`` further down), or when a column that is
+    empty in those rows holds values later (it would otherwise stay text).
+    """
+    overrides = {c: pl.String for c in (*_ID_COLUMNS, *text_columns)}
+
+    def read(rows: int | None) -> pl.DataFrame:
+        return pl.read_csv(src, separator=separator, infer_schema_length=rows,
+                           schema_overrides=overrides, raise_if_empty=True,
+                           truncate_ragged_lines=False)
+
     try:
         try:
-            # types inferred from the first 100 rows; a later value that does not parse
-            # (an integer column holding "1.5" further down) retries with every row
-            return pl.read_csv(src, separator=separator, infer_schema_length=100,
-                               schema_overrides=overrides, raise_if_empty=True,
-                               truncate_ragged_lines=False)
+            df = read(100)
         except pl.exceptions.ComputeError as exc:
             if "could not parse" not in str(exc):
                 raise
-            return pl.read_csv(src, separator=separator, infer_schema_length=None,
-                               schema_overrides=overrides, raise_if_empty=True,
-                               truncate_ragged_lines=False)
+            return read(None)
+        head = df.head(100)
+        late = [c for c, dtype in df.schema.items()
+                if dtype == pl.String and c not in overrides and df.height > 100
+                and head[c].null_count() == head.height
+                and df[c].null_count() < df.height]
+        return read(None) if late else df
     except (pl.exceptions.ComputeError, pl.exceptions.NoDataError,
             pl.exceptions.ShapeError, pl.exceptions.SchemaError) as exc:
         if "utf" in str(exc).lower():
@@ -138,7 +154,7 @@ def _check_header(header: str, separator: str, where: str) -> None:
 
 
 def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str,
-                    path: Path) -> pl.DataFrame | None:
+                    path: Path, text_columns: Sequence[str] = ()) -> pl.DataFrame | None:
     """Parse an unquoted table directly when no row can be ragged; None otherwise.
 
     A long row makes polars raise and a short row (or a blank line) leaves the last column
@@ -148,7 +164,7 @@ def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str,
     if not arr.size or arr[0] in (10, 13):
         return None  # polars skips leading blank lines: the header would not be line 1
     try:
-        df = _parse(src, separator, path)
+        df = _parse(src, separator, path, text_columns)
     except FormatError:
         return None
     if not df.height or df.get_column(df.columns[-1]).null_count():
@@ -177,7 +193,7 @@ def _renamed(df: pl.DataFrame, mapping: Mapping[str, str], path: Path, fmt: str)
     if missing:
         raise FormatError(message(f"missing {fmt} column(s) {', '.join(missing)}",
                                   where=f"`{path}`", expected=", ".join(mapping),
-                                  got=", ".join(df.columns)))
+                                  got=user_columns(df.columns)))
     return df.rename(dict(mapping))
 
 
@@ -222,6 +238,11 @@ def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = Fa
     one file per system), so the key and scores files read back and align.
     """
     _require(data, ("model", "segment", "label"), path, "NIST key")
+    if "system" in data.columns and data["system"].n_unique() > 1:
+        raise FormatError(message("a NIST key holds the trials of one system",
+                                  where=f"`{final_path(path)}`",
+                                  got=f"{data['system'].n_unique()} systems",
+                                  hint="Select one system (e.g. filter system == 'x')."))
     if data["label"].null_count():
         raise FormatError(message("cannot write unknown (null) labels to a NIST key",
                                   where=f"`{final_path(path)}`",
@@ -262,7 +283,9 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         df = _read_parquet_file(path)
     else:
         sep = separator or ("," if suffix == ".csv" else "\t")
-        df = _read_delimited(path, sep)
+        mapping = dict(columns or {})
+        ids = [mapping[c] for c in ("model", "segment", "system") if c in mapping]
+        df = _read_delimited(path, sep, ids)
         line_column = "__line"
     if columns:
         df = _renamed(df, {v: k for k, v in columns.items()}, path, "mapped")
