@@ -257,8 +257,9 @@ def verdict(ok: bool | None) -> str:
 
 def report(state: dict) -> str:
     lines = ["## Scale: out of core, both cores, Dask (issue 11)", "",
-             f"Machine: {state.get('machine', '?')}. Shared with other jobs while measured, so "
-             "times are indicative (the heading of each part gives when its run ended; a part's "
+             f"Machine: {state.get('machine', '?')}. Times vary from run to run (up to ~20 % on a "
+             "quiet machine, more when it is shared: each part's floor is measured in the same "
+             "run for that reason; the heading of each part gives when its run ended; a part's "
              "numbers, floor included, come from one run of `python benchmarks/bench_scale.py`), "
              "each measurement in a fresh process "
              "(peak = `ru_maxrss`; cores = CPU time / wall time). Floor = Polars reading the "

@@ -113,10 +113,12 @@ def check_control_bytes(arr: np.ndarray, path: Path) -> tuple[int, int]:
     A few counting passes over the bytes in the common case; positions only on the error path.
     Returns the numbers of tabs and of carriage returns.
     """
-    n_low = int(np.count_nonzero(arr < 32))
-    n_cr = int(np.count_nonzero(arr == 13))
     n_tab = int(np.count_nonzero(arr == 9))
-    ok = n_low == int(np.count_nonzero(arr == 10)) + n_tab + n_cr
+    n_lf = int(np.count_nonzero(arr == 10))
+    n_low = int(np.count_nonzero(arr < 32))
+    # no CR (the usual case) when the bytes below 32 are the line feeds and tabs alone
+    n_cr = 0 if n_low == n_lf + n_tab else int(np.count_nonzero(arr == 13))
+    ok = n_low == n_lf + n_tab + n_cr
     ok = ok and not np.count_nonzero(arr == 127)
     lone_cr = np.zeros(0, dtype=np.int64)
     if n_cr:
