@@ -169,7 +169,9 @@ def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str,
         return None
     if not df.height or df.get_column(df.columns[-1]).null_count():
         return None
-    first = int(np.argmax(arr == 10)) if (arr == 10).any() else arr.size
+    first = bytes(arr[:1 << 16]).find(b"\n")  # the header line ends in the first 64 KiB...
+    if first < 0:  # ... or the search goes on through the whole file
+        first = int(np.argmax(arr == 10)) if (arr == 10).any() else arr.size
     header = bytes(arr[:first]).decode("utf-8", errors="replace").removeprefix("\ufeff")
     _check_header(header.removesuffix("\r"), separator, f"`{path}`")
     return df.with_columns(pl.int_range(2, df.height + 2, dtype=pl.Int64).alias("__line"))
