@@ -471,3 +471,10 @@ def test_nist_tsv_with_labels_and_scores_reads_as_trials(tmp_path, gz):
     got = sio.read_any(path)
     assert got.select("model", "segment", "label", "score").rows() == [
         ("m1", "s1", True, 2.5), ("m1", "s2", False, -1.0)]
+
+
+def test_header_that_is_not_utf8_is_refused(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"model,segment,\x80score,label\nm0,s0,-0.8,0\nm0,s1,1.2,1\n")
+    with pytest.raises(FormatError, match=r"invalid UTF-8 in `.*t\.csv` line 1"):
+        sio.read_table(path)

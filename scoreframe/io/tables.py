@@ -56,6 +56,7 @@ def _read_delimited(path: Path, separator: str,
     where = f"`{path}`"
     arr = byte_array(src)
     quoted = bool(np.count_nonzero(arr == ord('"')))
+    _check_header_utf8(arr, where)
     if not quoted:
         check_control_bytes(arr, path)
         fast = _fast_delimited(src, arr, separator, path, text_columns)
@@ -143,6 +144,21 @@ def _parse(src: bytes | Path, separator: str, path: Path,
             raise utf8_or_format_error(exc, src, path) from None
         raise FormatError(message("cannot parse table", where=f"`{path}`",
                                   got=str(exc).splitlines()[0])) from None
+
+
+def _check_header_utf8(arr: np.ndarray, where: str) -> None:
+    """The header line must be UTF-8 (polars would read it lossily into a mangled name)."""
+    end = bytes(arr[:1 << 16]).find(b"\n")
+    head = bytes(arr[:end]) if end >= 0 else bytes(arr[:1 << 16])
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if end < 0 and exc.start >= len(head) - 3:  # a character cut at the 64 KiB edge
+            return
+        raise FormatError(message("invalid UTF-8", where=f"{where} line 1",
+                                  expected="UTF-8 text", got="bytes that are not UTF-8",
+                                  hint="Re-encode the file as UTF-8 (e.g. iconv -f latin1 -t "
+                                       "utf-8).")) from None
 
 
 def _check_header(header: str, separator: str, where: str) -> None:
