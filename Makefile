@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/scoreframe demo --out demo_out
+	$(BIN)/scoreframe demo --out demo_out --overwrite  # a re-run replaces the earlier demo
 
 # The report's browser test needs Debian's chromium: installed where apt-get can (root), else skipped.
 chromium:

@@ -145,6 +145,11 @@ def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame,
         raise AlignmentError(message("bad `extra` policy", expected="error | drop",
                                      got=repr(extra)))
     key, scores = polars_frame(key).lazy(), polars_frame(scores).lazy()
+    if "score" in key.collect_schema().names():  # which score would be evaluated?
+        raise AlignmentError(message(
+            "the key already has a `score` column", expected="the scores only in the scores "
+            "table", got="key columns " + ", ".join(key.collect_schema().names()),
+            hint="Drop the key's score column, or use the key table alone as the trials."))
     expected, on = _expected(key, scores)
     if check:
         rep = alignment_report(key, scores)
@@ -156,8 +161,12 @@ def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame,
         if rep.n_extra and extra == "error":
             problems.append("extra")
         if problems:
+            shown = AlignmentReport(
+                rep.n_key, rep.n_scores, rep.n_missing if missing == "error" else 0,
+                rep.n_extra if extra == "error" else 0, rep.n_dup_key, rep.n_dup_scores,
+                rep.examples)  # the problems a policy has not handled
             raise AlignmentError(message(
-                "scores do not align with the key", got=rep.describe(),
+                "scores do not align with the key", got=shown.describe(),
                 hint="Choose a policy: missing='drop' or a fill value (CLI --missing), "
                      "extra='drop' (CLI --extra drop); duplicates must be fixed."))
     how: Literal["inner", "left"] = "inner" if missing == "drop" else "left"

@@ -17,6 +17,7 @@ import polars as pl
 
 from scoreframe.before_after import before_after, raw_stages
 from scoreframe.checks import check_positive_int
+from scoreframe.errors import ScoreframeError, message
 from scoreframe.evaluate import evaluate
 from scoreframe.io.parquet import scan_trials, write_trials
 from scoreframe.synth import synth_chunks
@@ -84,7 +85,7 @@ def _json_safe(v: object) -> object:
 
 
 def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
-             p_target: Sequence[float] = P_TARGETS,
+             p_target: Sequence[float] = P_TARGETS, overwrite: bool = False,
              progress: Callable[[int, int], None] | None = None) -> Iterator[DemoStep]:
     """Run the demo into directory ``out``, yielding each stage when it is done.
 
@@ -92,7 +93,8 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     system; (2) evaluate per system x gender x channel; (3) train a linear fusion of the 3
     systems on the dev half (:func:`dev_eval_split`) and apply it to the eval half; (4) train a
     linear calibration of ``sys1`` on dev and apply it to eval; (5) write the HTML report.
-    Files the demo wrote before are replaced (``out`` is the demo's own directory).
+    ``out`` must be new or empty unless ``overwrite=True`` (then the demo's files in it are
+    replaced).
 
     Parameters
     ----------
@@ -104,6 +106,9 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
         Seed of the synthetic data.
     p_target
         Operating points of the tables.
+    overwrite
+        Replace the files of an earlier demo in ``out``; otherwise a non-empty ``out`` is an
+        error raised before any work.
     progress
         Optional ``progress(done, total)`` over evaluated groups, then rendered charts.
 
@@ -121,6 +126,11 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     trials = check_positive_int(trials, name="trials", minimum=100)
     p = list(p_target)
     out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        raise ScoreframeError(message(
+            "the demo's output directory is not empty", where=f"`{out}`",
+            expected="a new or empty directory",
+            hint="Pass overwrite=True (CLI --overwrite) to replace an earlier demo's files."))
     data = out / "demo_trials"
     chunks = synth_chunks(trials, n_systems=3, seed=seed, chunk_trials=500_000)
     write_trials(chunks, data, partition_by=["system"], overwrite=True)

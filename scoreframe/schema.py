@@ -114,7 +114,8 @@ def _cast_plan(schema: pl.Schema, kind: Kind, where: str) -> list[pl.Expr]:
             f"missing column(s) {', '.join(f'`{c}`' for c in missing)}", where=where,
             expected=f"{kind} columns {', '.join(_REQUIRED[kind])}",
             got=f"columns {user_columns(schema.names())}",
-            hint="Rename the columns (readers accept a `columns=` mapping) or pick another kind."))
+            hint="Rename the columns (readers accept a `columns=` mapping, CLI --columns "
+                 "model=SRC,...) or pick another kind."))
     exprs: list[pl.Expr] = []
     for c in ("model", "segment", "system"):
         if c in schema and schema[c] != pl.String:
@@ -216,6 +217,7 @@ def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
     scoreframe.errors.SchemaError: duplicate trials on (model, segment) in input: ...
     """
     lf = data.lazy()
+    ids = list(dict.fromkeys(ids))  # a column named twice is the same trial id
     names = lf.collect_schema().names()
     missing = [c for c in ids if c not in names]
     if missing:
@@ -305,7 +307,7 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
         return out.drop(line_column) if line_column else out
     ids: list[str] | None = None
     if duplicates:
-        ids = list(trial_id) if trial_id else id_columns(schema)
+        ids = list(dict.fromkeys(trial_id)) if trial_id else id_columns(schema)
         missing = [c for c in ids if c not in schema]
         if missing:
             raise SchemaError(message("trial id column(s) not found", where=where,

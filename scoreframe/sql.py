@@ -49,17 +49,30 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     except duckdb.Error as exc:
         con.close()
         raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
-                                  got=str(exc).splitlines()[0])) from None
+                                  got=str(exc).splitlines()[0],
+                                  hint="SQL reads Parquet datasets: convert other formats "
+                                       "first (scoreframe.convert_trials, CLI `scoreframe "
+                                       "convert`).")) from None
     return con
 
 
-def query(sql: str, dataset: str | Path) -> pl.DataFrame:
-    """Run one SQL query against ``dataset`` (as the table ``trials``) and return a frame."""
+def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.DataFrame:
+    """Run one SQL query against ``dataset`` (as the table ``trials``) and return a frame.
+
+    ``sql_name`` (e.g. the SQL file) is named with the dataset in error messages.
+    """
+    at = f"`{sql_name}` on `{dataset}`" if sql_name else f"`{dataset}`"
     con = connect(dataset)
     try:
-        return con.sql(sql).pl()
+        rel = con.sql(sql)
+        if rel is None:  # an empty file, comments only, or a statement that returns nothing
+            raise ScoreframeError(message("the SQL returns no table", where=at,
+                                          expected="one query such as select ... from trials",
+                                          got=repr(sql.strip()[:80]) if sql.strip()
+                                          else "no SQL"))
+        return rel.pl()
     except duckdb.Error as exc:
-        raise ScoreframeError(message("SQL query failed", where=f"`{dataset}`",
+        raise ScoreframeError(message("SQL query failed", where=at,
                                       got=str(exc).splitlines()[0])) from None
     finally:
         con.close()

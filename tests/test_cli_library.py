@@ -185,6 +185,12 @@ def test_demo_command_end_to_end(tmp_path, capsys):
     doc = json.loads((tmp_path / "d" / "demo_results.json").read_text())
     assert {g["system"] for g in doc} == {"sys1", "sys2", "sys3"}
     assert main(["demo", "--out", str(tmp_path / "e"), "--trials", "0"]) == 2
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "d").rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert main(["demo", "--out", str(tmp_path / "d"), "--trials", "2000"]) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "d").rglob("*") if p.is_file()} \
+        == before  # an earlier demo is kept unless --overwrite
 
 
 # --- multiclass before/after -------------------------------------------------------------------

@@ -536,3 +536,85 @@ def test_query_with_no_rows_prints_an_empty_table(ds, tmp_path, capsys):
     assert main(["query", str(sql), str(ds)]) == 0
     out = capsys.readouterr().out
     assert "model" in out and "score" in out
+
+
+# --- second review round: trust at the edges ----------------------------------------------------
+
+def test_key_with_a_score_column_is_refused_by_align(tmp_path, capsys):
+    key = tmp_path / "k.csv"
+    key.write_text("model,segment,label,score\nm1,s1,target,9\nm1,s2,nontarget,9\n")
+    sc = tmp_path / "s.csv"
+    sc.write_text("model,segment,score\nm1,s1,2\nm1,s2,-1\n")
+    err = user_error(["convert", "--key", str(key), "--scores", str(sc), "-o",
+                      str(tmp_path / "o.csv")], capsys, tmp_path)
+    assert "the key already has a `score` column" in err
+
+
+def test_nist_output_refuses_reserved_metadata_names(tmp_path, capsys):
+    src = tmp_path / "t.csv"
+    src.write_text("model,segment,score,label,LLR\nm1,s1,2,target,-3\nm1,s2,-1,nontarget,4\n")
+    err = user_error(["convert", str(src), "--to", "nist", "-o", str(tmp_path / "n")], capsys,
+                     tmp_path)
+    assert "NIST files reserve" in err and "LLR" in err
+
+
+def test_multi_member_gzip_is_sniffed_across_members(tmp_path, capsys):
+    import gzip
+
+    text = b"m1 s1 1\nm1 s2 0\nm2 s1 0\nm2 s2 1\n"
+    path = tmp_path / "mm.scores.gz"
+    path.write_bytes(gzip.compress(b"") + gzip.compress(text))
+    capsys.readouterr()
+    assert main(["info", str(path)]) == 0
+    assert "score: Float64" in capsys.readouterr().out
+
+
+def test_report_priors_are_checked_before_anything_is_written(ds, tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["calibrate", "train", str(ds), "--where", "system = 'sys1'",
+                 "--report-p-target", "5", "-o", str(tmp_path / "c.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--report-p-target" in err and "(0, 1)" in err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("text", ["", "-- a comment only\n"])
+def test_sql_file_without_a_query(ds, tmp_path, capsys, text):
+    sql = tmp_path / "e.sql"
+    sql.write_text(text)
+    err = user_error(["query", str(sql), str(ds)], capsys, tmp_path)
+    assert "returns no table" in err and "e.sql" in err
+
+
+def test_missing_spill_directory(ds, tmp_path, capsys):
+    err = user_error(["evaluate", str(ds), "--memory-limit", "64KB", "--spill-dir",
+                      str(tmp_path / "nope")], capsys, tmp_path)
+    assert "spill directory does not exist" in err
+
+
+def test_conditions_read_as_text_keep_leading_zeros(tmp_path, capsys):
+    """`--by sess` over a CSV whose sess values are "01" and "1": two conditions, not one."""
+    rows = ["model,segment,score,label,sess"] + [
+        f"m{i},s{i},{i % 5 - 2 + (i % 2) * 1.5},{'target' if i % 2 else 'nontarget'},"
+        f"{'01' if i < 20 else '1'}" for i in range(40)]
+    path = tmp_path / "sess.csv"
+    path.write_text("\n".join(rows) + "\n")
+    capsys.readouterr()
+    assert main(["evaluate", str(path), "--by", "sess", "--format", "csv"]) == 0
+    got = pl.read_csv(io.StringIO(capsys.readouterr().out), schema_overrides={"sess": pl.String})
+    assert got["sess"].to_list() == ["01", "1", "all"] and got["n_tar"].to_list() == [10, 10, 20]
+
+
+def test_a_column_named_twice(ds, capsys):
+    capsys.readouterr()
+    assert main(["evaluate", str(ds), "--by", "gender,gender", "--trial-id", "model", "model",
+                 "segment", "system", "--format", "csv"]) == 0
+    got = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert got.columns[:2] == ["system", "gender"] and got.height == 9
+
+
+def test_json_output_file_is_announced(ds, tmp_path, capsys):
+    capsys.readouterr()
+    out = tmp_path / "r.json"
+    assert main(["evaluate", str(ds), "-o", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out and json.loads(out.read_text())

@@ -16,7 +16,7 @@ from scoreframe.cli.inputs import (
     scored_format,
     write_scored,
 )
-from scoreframe.cli.options import ListAction, add_command, output_options, where_option
+from scoreframe.cli.options import ListAction, add_command, output_options, prior, where_option
 
 __all__ = ["cmd_calibrate_apply", "cmd_calibrate_train", "register"]
 
@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          description="train or apply a calibration (linear or PAV)")
     cal_sub = cal.add_subparsers(dest="action", required=True)
     report_p = argparse.ArgumentParser(add_help=False)
-    report_p.add_argument("--report-p-target", action=ListAction, converter=float,
+    report_p.add_argument("--report-p-target", action=ListAction, converter=prior,
                           help="priors of the before/after table (default: the model's prior)")
     ct = add_command(cal_sub, "train", func=cmd_calibrate_train, first="DEV",
                      help_text="train on labelled dev trials; write MODEL.json",

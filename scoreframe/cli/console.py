@@ -111,14 +111,19 @@ def progress() -> Progress | LineProgress:
 
 
 def fmt(v: object) -> str:
-    """One table cell: floats with 4 decimals (1 above 10), nulls empty.
+    """One table cell: floats with 4 decimals, nulls empty.
+
+    Values of 10 and more get 1 decimal; values below 0.001 get 3 significant digits, so a
+    small prior is not shown as 0.
 
     Examples
     --------
-    >>> fmt(0.123456), fmt(123.456), fmt(None), fmt(3)
-    ('0.1235', '123.5', '', '3')
+    >>> fmt(0.123456), fmt(123.456), fmt(None), fmt(3), fmt(1e-05), fmt(0.0)
+    ('0.1235', '123.5', '', '3', '1e-05', '0.0000')
     """
     if isinstance(v, float):
+        if 0 < abs(v) < 1e-3:
+            return f"{v:.3g}"
         return f"{v:.4f}" if abs(v) < 10 else f"{v:.1f}"
     return "" if v is None else str(v)
 
@@ -142,7 +147,7 @@ def json_safe(v: object) -> object:
 
 def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
                left: Sequence[int] = (), title: str | None = None) -> Table:
-    """A rich table of text cells that never wrap.
+    """A rich table of text cells; a cell too wide for the terminal wraps, it is never cut.
 
     Parameters
     ----------
@@ -159,7 +164,7 @@ def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
 
     t = Table(title=title or None)
     for i, name in enumerate(header):
-        t.add_column(name, justify="left" if i in left else "right", no_wrap=True)
+        t.add_column(name, justify="left" if i in left else "right", overflow="fold")
     for r in rows:
         t.add_row(*r)
     return t
@@ -172,8 +177,8 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
 
     When the table is wider than the terminal, the columns after the ``key`` columns (e.g.
     the condition) are split into blocks printed one under the other, each repeating the key
-    columns, as pandas does with wide frames; so no value or column name is cut unless the
-    key columns and one more column alone are wider than the terminal.
+    columns, as pandas does with wide frames. Values wrap onto further lines (never cut) only
+    when the key columns and one more column alone are wider than the terminal.
 
     Parameters
     ----------
@@ -234,6 +239,7 @@ def write_text_output(text: str, output: str | None, *, overwrite: bool) -> None
 
     with atomic_output(output, overwrite=overwrite) as out:
         out.write_text(text)
+    print(f"wrote {output}")
 
 
 def emit_frame(df: pl.DataFrame, fmt_name: str, output: str | None, overwrite: bool) -> None:

@@ -87,7 +87,8 @@ def _dense_limit(text: str) -> int | None:
     try:
         return parse_memory(text)
     except ScoreframeError:
-        raise UsageError(f"--max-dense-bytes takes a size such as 16GB or none; got {text!r}")\
+        raise UsageError(f"--max-dense-bytes takes a size of at least 1KiB such as 16GB, or "
+                         f"none; got {text!r}")\
             from None
 
 

@@ -7,7 +7,7 @@ import argparse
 from scoreframe.cli.before_after import print_before_after
 from scoreframe.cli.console import progress
 from scoreframe.cli.evaluate import print_results
-from scoreframe.cli.options import add_command
+from scoreframe.cli.options import add_command, overwrite_option
 from scoreframe.demo import run_demo
 
 __all__ = ["cmd_demo", "register"]
@@ -18,7 +18,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
     print(f"running the demo into {a.out} ({a.trials} trials x 3 systems)")
     with progress() as prog:
         task = prog.add_task("demo", total=None)
-        steps = run_demo(a.out, trials=a.trials, seed=a.seed,
+        steps = run_demo(a.out, trials=a.trials, seed=a.seed, overwrite=a.overwrite,
                          progress=lambda d, t: prog.update(task, completed=d, total=t))
         for step in steps:
             prog.update(task, description=f"demo after step {step.title[:3]}")
@@ -34,7 +34,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``demo`` to the command line."""
-    d = add_command(sub, "demo", func=cmd_demo,
+    d = add_command(sub, "demo", func=cmd_demo, parents=[overwrite_option()],
                     help_text="synthesize the demo evaluation and run the pipeline on it")
     d.add_argument("--out", default="demo_out", help="output directory")
     d.add_argument("--trials", type=int, default=1_000_000, help="trials per system")

@@ -73,7 +73,8 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     e.add_argument("--no-validate", dest="validate", action="store_const", const=False,
                    default=None,
                    help="skip the duplicate-trial check, which runs unless this is given "
-                        "(null/NaN scores and unknown labels are always errors)")
+                        "(null/NaN scores and unrecognized labels are always errors; "
+                        "trials with an empty label are left out)")
     add_interval_options(p)
     s = p.add_argument_group("anti-spoofing and forensic metrics")
     s.add_argument("--spoof", action="store_true",

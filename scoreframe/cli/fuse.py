@@ -18,7 +18,7 @@ from scoreframe.cli.inputs import (
     scored_format,
     write_scored,
 )
-from scoreframe.cli.options import ListAction, add_command, output_options, where_option
+from scoreframe.cli.options import ListAction, add_command, output_options, prior, where_option
 from scoreframe.errors import UsageError
 
 __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
@@ -90,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     common.add_argument("--quality-model", help="quality table (id + columns) joined on model")
     common.add_argument("--quality-segment",
                         help="quality table (id + columns) joined on segment")
-    common.add_argument("--report-p-target", action=ListAction, converter=float,
+    common.add_argument("--report-p-target", action=ListAction, converter=prior,
                         help="priors of the before/after table (default: the model's prior)")
     ft = add_command(fu_sub, "train", func=cmd_fuse_train, first="DEV [DEV ...]",
                      help_text="train on labelled dev trials; write MODEL.json",

@@ -66,11 +66,13 @@ def _format_of(path: str) -> str:
 
 def load_dataset(path: str, fmt: str | None = None, kind: str | None = None,
                  columns: dict[str, str] | None = None, *, where: str | None = None,
-                 trial_id: Sequence[str] | None = None) -> pl.LazyFrame:
+                 trial_id: Sequence[str] | None = None,
+                 text_columns: Sequence[str] = ()) -> pl.LazyFrame:
     """A checked trial table from any supported file (Parquet scanned lazily).
 
     ``trial_id`` names the columns that identify a trial (duplicates are checked on them);
-    ``where`` filters the trials after the checks.
+    ``where`` filters the trials after the checks; ``text_columns`` (the conditions a command
+    groups by) are read from text tables as text, so ``01`` and ``1`` stay apart.
     """
     f = fmt or _format_of(path)
     if f == "parquet" and trial_id:  # scan_trials has no trial_id: check on the scan
@@ -81,16 +83,24 @@ def load_dataset(path: str, fmt: str | None = None, kind: str | None = None,
         lf = scan_trials(path, check_data=True)
     elif f in ("csv", "tsv") and trial_id:
         lf = sio.read_table(path, columns=columns, kind=kind,  # type: ignore[arg-type]
-                            separator="," if f == "csv" else "\t", trial_id=trial_id).lazy()
+                            separator="," if f == "csv" else "\t", trial_id=trial_id,
+                            text_columns=text_columns).lazy()
     else:
-        lf = sio.read_any(path, fmt=f, kind=kind, columns=columns).lazy()  # type: ignore[arg-type]
+        lf = sio.read_any(path, fmt=f, kind=kind, columns=columns,  # type: ignore[arg-type]
+                          text_columns=text_columns).lazy()
     return apply_where(lf, where)
 
 
 def reading_kwargs(a: object) -> dict[str, object]:
-    """``fmt``, ``columns`` and ``trial_id`` of :func:`load_dataset` from the reading options."""
+    """The reading options as keyword arguments of :func:`load_dataset`.
+
+    ``fmt``, ``columns`` and ``trial_id`` come from ``--from``, ``--columns`` and
+    ``--trial-id``; the ``--by`` and ``--equalize-by`` columns are read as text.
+    """
+    text = [*(getattr(a, "by", None) or []), *(getattr(a, "equalize_by", None) or [])]
     return {"fmt": getattr(a, "from_", None), "columns": parse_columns(getattr(a, "columns", None)),
-            "trial_id": getattr(a, "trial_id", None) or None}
+            "trial_id": getattr(a, "trial_id", None) or None,
+            "text_columns": [c for c in text if c != "system"]}
 
 
 def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.LazyFrame:

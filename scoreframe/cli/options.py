@@ -18,9 +18,9 @@ from typing import Any, NoReturn
 
 from scoreframe import io as sio
 
-__all__ = ["Formatter", "Parser", "ListAction", "add_command", "by_options", "dataset_options",
+__all__ = ["Formatter", "ListAction", "Parser", "add_command", "by_options", "dataset_options",
            "first_positional", "operating_point_options", "output_options", "overwrite_option",
-           "reading_options", "restore_dataset", "where_option"]
+           "prior", "reading_options", "restore_dataset", "where_option"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -53,6 +53,18 @@ class Formatter(argparse.ArgumentDefaultsHelpFormatter):
         return text + f" (default: {shown.replace('%', '%%')})"
 
 
+def prior(text: str) -> float:
+    """A prior (probability) in ``(0, 1)`` from the command line, checked while parsing.
+
+    >>> prior("0.01")
+    0.01
+    """
+    value = float(text)
+    if not 0.0 < value < 1.0:
+        raise ValueError("expected a prior in (0, 1)")
+    return value
+
+
 class ListAction(argparse.Action):
     """Collect values given with spaces, commas or by repeating the option.
 
@@ -80,11 +92,12 @@ class ListAction(argparse.Action):
             parts = [p.strip() for p in token.split(",") if p.strip()]
             try:
                 items.extend(self.converter(p) for p in parts)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError) as exc:
                 if i == len(raw) - 1 and i > 0:
                     unconverted = True
                     break
-                parser.error(f"argument {option_string}: invalid value {token!r}")
+                why = f" ({exc})" if str(exc).startswith("expected") else ""
+                parser.error(f"argument {option_string}: invalid value {token!r}{why}")
         setattr(namespace, self.dest, items)
         if len(raw) > 1:
             vars(namespace).setdefault("list_tails", []).append(

@@ -20,7 +20,7 @@ def cmd_query(a: argparse.Namespace) -> int:
     if not sql_path.is_file():
         raise UsageError(f"no such SQL file `{sql_path}`")
     check_output_format(a, machine=("table", "csv", "json", "parquet"))
-    df = query(sql_path.read_text(), a.dataset)
+    df = query(sql_path.read_text(), a.dataset, sql_name=str(sql_path))
     emit_frame(df, a.format, a.output, a.overwrite)
     return 0
 
@@ -32,4 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                     parents=[output_options(("table", "csv", "json", "parquet"),
                                             default="table")])
     q.add_argument("sql", help="file with one SQL query over the table `trials`")
-    q.add_argument("dataset", metavar="DATASET", help="trial table")
+    q.add_argument("dataset", metavar="DATASET",
+                   help="Parquet trial dataset (a file or a directory; convert other formats "
+                        "first with `scoreframe convert`)")

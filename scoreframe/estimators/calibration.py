@@ -166,7 +166,8 @@ def check_system(lf: pl.LazyFrame, model_system: str | None, *, allow_other_syst
         raise ScoreframeError(message(
             f"this {what} was trained on system {model_system!r}",
             got=f"trials of system(s) {other[:8]}",
-            hint=f"Select system {model_system!r} (where=\"system = '{model_system}'\"), or "
+            hint=f"Select system {model_system!r} (where=\"system = '{model_system}'\", CLI "
+                 f"--where), or "
                  f"pass allow_other_system=True (CLI: --allow-other-system) to apply it anyway."))
 
 

@@ -121,11 +121,14 @@ def guess_format(path: str | Path) -> str:
 
 
 def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = None,
-             columns: dict[str, str] | None = None) -> pl.DataFrame:
+             columns: dict[str, str] | None = None,
+             text_columns: Sequence[str] = ()) -> pl.DataFrame:
     """Read a key, ndx, scores or trials table in any supported format.
 
     ``kind`` is needed for text formats that cannot tell a key from scores by their content
     (BOSARIS text and Kaldi default to ``key`` when the third field is a label).
+    ``text_columns`` name columns of CSV/TSV/NIST tables read as text, never as numbers
+    (conditions to group by: ``01`` and ``1`` stay apart).
     """
     fmt = fmt or guess_format(path)
     if fmt == "parquet":
@@ -136,11 +139,11 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
         return read_text_trials(path, kind or _sniff_text_kind(Path(path)),
                                 fmt="Kaldi" if fmt == "kaldi" else "BOSARIS text")
     if fmt == "nist":
-        return _nist_sniff(Path(path), kind)
+        return _nist_sniff(Path(path), kind, text_columns)
     if fmt == "tsv" and columns is None and _is_nist(Path(path)):
-        return read_any(path, fmt="nist", kind=kind)
+        return read_any(path, fmt="nist", kind=kind, text_columns=text_columns)
     if fmt in ("csv", "tsv"):
-        return read_table(path, columns=columns, kind=kind,
+        return read_table(path, columns=columns, kind=kind, text_columns=text_columns,
                           separator="," if fmt == "csv" else "\t")
     raise FormatError(message("unknown format", expected=" | ".join(FORMATS), got=repr(fmt)))
 
@@ -155,11 +158,18 @@ def _head_lines(path: Path, n_bytes: int = 1 << 16) -> list[str]:
         read_source(path)  # raises the readers' error for a missing file or a directory
     with path.open("rb") as fh:
         raw = fh.read(n_bytes)
-    if raw[:2] == b"\x1f\x8b":  # gzip: decompress only the head, not the whole file
+    if raw[:2] == b"\x1f\x8b":  # gzip: decompress only the head, member after member
+        out, rest = b"", raw
         try:
-            raw = zlib.decompressobj(wbits=31).decompress(raw, n_bytes)
+            while rest[:2] == b"\x1f\x8b" and len(out) < n_bytes:
+                d = zlib.decompressobj(wbits=31)
+                out += d.decompress(rest, n_bytes - len(out))
+                if not d.eof:
+                    break  # the head ends inside this member
+                rest = d.unused_data
         except zlib.error:
-            raw = b""
+            pass
+        raw = out
     lines = raw.decode("utf-8", errors="replace").split("\n")
     if len(raw) == n_bytes and len(lines) > 1:
         lines = lines[:-1]
@@ -186,21 +196,24 @@ def _sniff_text_kind(path: Path) -> Kind:
 def _is_nist(path: Path) -> bool:
     """A TSV whose header has NIST's ``modelid``, ``segmentid`` and ``targettype`` or ``LLR``."""
     head = _head_lines(path)
-    names = {h.strip() for h in head[0].split("\t")} if head else set()
+    names = set(head[0].split("\t")) if head else set()  # exact names, as the readers need
     return {"modelid", "segmentid"} <= names and bool(names & {"targettype", "LLR"})
 
 
-def _nist_sniff(path: Path, kind: Kind | None = None) -> pl.DataFrame:
+def _nist_sniff(path: Path, kind: Kind | None = None,
+                text_columns: Sequence[str] = ()) -> pl.DataFrame:
     """A NIST TSV by its header: a key, a system output, or both (``targettype`` and ``LLR``)."""
     head = _head_lines(path)
     header = {h.strip() for h in head[0].split("\t")} if head else set()
     if {"targettype", "LLR"} <= header:  # key and scores in one table: trials
         return read_table(path, columns={"model": "modelid", "segment": "segmentid",
                                          "label": "targettype", "score": "LLR"},
-                          kind=kind or "trials", separator="\t")
+                          kind=kind or "trials", separator="\t", text_columns=text_columns)
     if kind in ("scores", "key"):
-        return read_nist_scores(path) if kind == "scores" else read_nist_key(path)
-    return read_nist_scores(path) if "LLR" in header else read_nist_key(path)
+        return read_nist_scores(path) if kind == "scores" else read_nist_key(
+            path, text_columns=text_columns)
+    return read_nist_scores(path) if "LLR" in header else read_nist_key(
+        path, text_columns=text_columns)
 
 
 def write_any(data: pl.DataFrame, path: str | Path, *, fmt: str, kind: Kind,

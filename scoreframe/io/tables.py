@@ -212,13 +212,25 @@ def _renamed(df: pl.DataFrame, mapping: Mapping[str, str], path: Path, fmt: str)
         raise FormatError(message(f"missing {fmt} column(s) {', '.join(missing)}",
                                   where=f"`{path}`", expected=", ".join(mapping),
                                   got=user_columns(df.columns)))
+    taken = [dst for src, dst in mapping.items() if dst in df.columns and dst != src
+             and dst not in mapping]
+    if taken:
+        raise FormatError(message(f"{fmt} column(s) would be renamed onto existing column(s) "
+                                  + ", ".join(f"`{c}`" for c in taken), where=f"`{path}`",
+                                  expected="no column already named "
+                                           + ", ".join(sorted(set(mapping.values()))),
+                                  got=user_columns(df.columns),
+                                  hint="Rename or drop the existing column."))
     return df.rename(dict(mapping))
 
 
-def read_nist_key(path: str | Path) -> pl.DataFrame:
-    """Read a NIST SRE trial key TSV; metadata columns are kept as condition columns."""
+def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = ()) -> pl.DataFrame:
+    """Read a NIST SRE trial key TSV; metadata columns are kept as condition columns.
+
+    ``text_columns`` name metadata columns read as text, never as numbers.
+    """
     path = Path(path)
-    df = _renamed(_read_delimited(path, "\t"), NIST_KEY, path, "NIST key")
+    df = _renamed(_read_delimited(path, "\t", text_columns), NIST_KEY, path, "NIST key")
     return validate_trials(df, kind="key", where=f"`{path}`", line_column="__line").collect()
 
 
@@ -267,6 +279,13 @@ def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = Fa
                                   got=f"{data['label'].null_count()} null label(s)"))
     rest = [c for c in data.columns
             if c not in ("model", "segment", "label", "score", "system")]
+    clash = [c for c in rest if c in (*NIST_KEY, *NIST_SCORES, "side")]
+    if clash:
+        raise FormatError(message("a column name that NIST files reserve",
+                                  where=f"`{final_path(path)}`",
+                                  expected="metadata columns other than modelid, segmentid, "
+                                           "side, targettype and LLR",
+                                  got=", ".join(clash), hint="Rename the column."))
     out_df = data.select(
         pl.col("model").alias("modelid"), pl.col("segment").alias("segmentid"),
         pl.when(pl.col("label")).then(pl.lit("target")).otherwise(pl.lit("nontarget"))
@@ -277,7 +296,8 @@ def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = Fa
 
 def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
                kind: Kind | None = None, separator: str | None = None,
-               trial_id: Sequence[str] | None = None) -> pl.DataFrame:
+               trial_id: Sequence[str] | None = None,
+               text_columns: Sequence[str] = ()) -> pl.DataFrame:
     """Read a CSV, TSV or Parquet table, renaming columns to the canonical names.
 
     Parameters
@@ -292,7 +312,10 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         Field separator for text tables (from the extension when omitted; gzip is read).
     trial_id
         Columns identifying a trial, for the duplicate check (see
-        :func:`scoreframe.schema.validate_trials`).
+        :func:`scoreframe.schema.validate_trials`); read as text.
+    text_columns
+        Further columns (canonical names) read as text, never as numbers, e.g. the conditions
+        an evaluation groups by: ``01`` and ``1`` stay two conditions.
     """
     path = Path(path)
     suffix = _suffix(path)
@@ -303,6 +326,7 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         sep = separator or ("," if suffix == ".csv" else "\t")
         mapping = dict(columns or {})
         ids = [mapping[c] for c in ("model", "segment", "system") if c in mapping]
+        ids += [mapping.get(c, c) for c in (*(trial_id or ()), *text_columns)]
         df = _read_delimited(path, sep, ids)
         line_column = "__line"
     if columns:

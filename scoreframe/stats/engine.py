@@ -150,13 +150,13 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
     where_name = source_name(data)
     lf = scan_raw(data, where=where)  # labels as stored: checked in the pass
     names = lf.collect_schema().names()
-    by_cols = list(by)
+    by_cols = list(dict.fromkeys(by))  # a column named twice groups once
     system_cols = ["system"] if "system" in names and "system" not in by_cols else []
     if "system" in by_cols:
         system_cols = ["system"]
         by_cols.remove("system")
     row_cols = [*system_cols, *by_cols]
-    eq_cols = [c for c in equalize_by if c not in row_cols]
+    eq_cols = [c for c in dict.fromkeys(equalize_by) if c not in row_cols]
     group_cols = [*row_cols, *eq_cols]
     if "score" in names and not (lf.collect_schema()["score"].is_numeric()):
         raise ValidationError(message("column `score` must be numeric", where=where_name,
@@ -168,6 +168,7 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
             raise ValidationError(message(
                 f"column(s) {', '.join(f'`{c}`' for c in missing)} named in {what} not found",
                 where=where_name, got="columns " + ", ".join(names)))
+    trial_id = list(dict.fromkeys(trial_id)) if trial_id else None  # a column named twice
     ids = list(trial_id) if trial_id else [c for c in ("model", "segment") if c in names]
     if ids and not trial_id and len(ids) < 2:
         ids = []  # one of model/segment alone does not identify a trial

@@ -467,6 +467,13 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                 "--equalize-by", got="columns " + ", ".join(schema.names())))
     label_columns(schema)  # checks the label column's type up front
     root = spill_root or os.environ.get("SCOREFRAME_SPILL_DIR") or tempfile.gettempdir()
+    if not Path(root).is_dir():
+        raise ScoreframeError(message(
+            "the spill directory does not exist", where=f"`{root}`",
+            expected="an existing directory for the temporary score ranges",
+            got="a file" if Path(root).exists() else "no such directory",
+            hint="Create it, or name another with spill_dir= (CLI --spill-dir) or "
+                 "SCOREFRAME_SPILL_DIR."))
     clean_stale_spills(root)
     spill = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{_host()}-{os.getpid()}-", dir=root)
     executor: Executor

@@ -146,8 +146,8 @@ def check_duplicates(lf: pl.LazyFrame, id_cols: Sequence[str], *, where: str) ->
             "duplicate trials", where=where, expected=f"each ({', '.join(ids)}) once",
             got=f"{extra} extra row(s) for {dup.height} trial(s), e.g. {examples}",
             hint="A duplicated trial would be counted twice. Remove the duplicates, name the "
-                 "columns that identify a trial (trial_id=), or pass validate=False "
-                 "(--no-validate) if they are intended."))
+                 "columns that identify a trial (trial_id=, CLI --trial-id), or pass "
+                 "validate=False (CLI --no-validate) if they are intended."))
 
 
 def check_trials(lf: pl.LazyFrame, *, where: str, validate: bool = True,
