@@ -618,3 +618,21 @@ def test_json_output_file_is_announced(ds, tmp_path, capsys):
     out = tmp_path / "r.json"
     assert main(["evaluate", str(ds), "-o", str(out)]) == 0
     assert f"wrote {out}" in capsys.readouterr().out and json.loads(out.read_text())
+
+
+def test_interval_options_need_bootstrap(ds, tmp_path, capsys):
+    err = user_error(["evaluate", str(ds), "--ci", "95"], capsys, tmp_path)
+    assert "--ci" in err and "--bootstrap" in err
+
+
+def test_before_after_rates_in_percent_with_two_decimals(ds, tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["calibrate", "train", str(ds), "--where", "system = 'sys1'", "-o",
+                 str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if "before" in line and "│" in line]
+    eer = float(rows[0].split("│")[6])
+    capsys.readouterr()
+    assert main(["evaluate", str(ds), "--where", "system = 'sys1'", "--format", "json"]) == 0
+    want = json.loads(capsys.readouterr().out)["groups"][0]["eer"]
+    assert f"{eer:.2f}" == f"{100 * want:.2f}" and re.search(r"\d+\.\d\d\b", rows[0])

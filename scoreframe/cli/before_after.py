@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from scoreframe.before_after import before_after, columns, raw_stages
-from scoreframe.cli.console import print_frame
+from scoreframe.cli.console import percent, print_frame
 from scoreframe.metrics.registry import declared
 
 __all__ = ["fit_summary", "print_before_after", "report_sets"]
@@ -13,10 +13,12 @@ __all__ = ["fit_summary", "print_before_after", "report_sets"]
 
 def print_before_after(table: pl.DataFrame, *, title: str) -> None:
     """Print a before/after table (stage x system x prior); rates in % as in ``evaluate``."""
-    percent = [m.name for m in declared(family=None) if m.unit == "%" and m.name in table.columns]
-    shown = table.select(columns()).with_columns([pl.col(c) * 100 for c in percent]) \
-        .rename({c: f"{c} (%)" for c in percent})
-    print_frame(shown, title, left=("set", "stage", "system"))
+    rates = [m.name for m in declared(family=None) if m.unit == "%" and m.name in table.columns]
+    shown = table.select(columns()).with_columns(
+        [pl.Series(c, [percent(v) for v in table[c]], dtype=pl.String) for c in rates]) \
+        .rename({c: f"{c} (%)" for c in rates})
+    print_frame(shown, title, left=("set", "stage", "system"),
+                right=tuple(f"{c} (%)" for c in rates))
 
 
 def report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],

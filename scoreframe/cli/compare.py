@@ -55,6 +55,13 @@ def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
     """Keyword arguments of the bootstrap functions from the interval options."""
     if a.bootstrap is not None:
         check_positive_int(a.bootstrap, name="--bootstrap", minimum=2)
+    else:
+        given = [o for o, v, default in (("--ci", a.ci, 0.95), ("--resample", a.resample,
+                                         ["trial"]), ("--interval", a.interval, "percentile"))
+                 if v != default]
+        if given:
+            raise UsageError(f"{', '.join(given)} set how intervals are computed, and "
+                             "intervals need --bootstrap B (e.g. --bootstrap 1000)")
     resample = list(a.resample)
     return {"bootstrap": a.bootstrap, "ci": a.ci,
             "resample": resample[0] if resample == ["trial"] else resample,

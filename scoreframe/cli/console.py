@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 __all__ = ["LineProgress", "console", "emit_frame", "fmt", "json_safe", "print_frame",
-           "print_table", "progress", "rich_table", "write_text_output"]
+           "percent", "print_table", "progress", "rich_table", "write_text_output"]
 
 
 def console() -> Console:
@@ -128,6 +128,17 @@ def fmt(v: object) -> str:
     return "" if v is None else str(v)
 
 
+def percent(v: object) -> str:
+    """A rate as a percentage with two decimals (the report's EER format).
+
+    Examples
+    --------
+    >>> percent(0.07742), percent(None)
+    ('7.74', '')
+    """
+    return "" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]
+
+
 def json_safe(v: object) -> object:
     """Replace non-finite floats by ``None`` (JSON has no NaN), recursively.
 
@@ -217,15 +228,16 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
 
 
 def print_frame(df: pl.DataFrame, title: str | None = None, *,
-                left: tuple[str, ...] = ()) -> None:
+                left: tuple[str, ...] = (), right: tuple[str, ...] = ()) -> None:
     """Print a frame as a rich table: numbers right-aligned, text (and ``left``) left-aligned.
 
     The ``left`` columns are the keys repeated in every block on a narrow terminal
-    (:func:`print_table`).
+    (:func:`print_table`); ``right`` text columns (numbers formatted beforehand) are
+    right-aligned.
     """
     rows = [[fmt(v) for v in row] for row in df.iter_rows()]
     lefts = [i for i, (c, dtype) in enumerate(df.schema.items())
-             if c in left or not dtype.is_numeric()]
+             if c in left or (not dtype.is_numeric() and c not in right)]
     print_table(df.columns, rows, key=[i for i, c in enumerate(df.columns) if c in left],
                 left=lefts, title=title)
 

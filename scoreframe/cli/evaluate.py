@@ -13,6 +13,7 @@ from scoreframe.cli.console import (
     emit_frame,
     fmt,
     json_safe,
+    percent,
     print_table,
     progress,
     write_text_output,
@@ -123,17 +124,6 @@ def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | Non
 #: Columns the table shows in percent (as the HTML report does: "EER (%)", two decimals):
 #: the declared metrics whose unit is "%", and the equalized EER.
 PERCENT = (*(m.name for m in declared(family=None) if m.unit == "%"), "eq_eer")
-
-
-def percent(v: object) -> str:
-    """A rate as a percentage with two decimals (the report's EER format).
-
-    Examples
-    --------
-    >>> percent(0.07742), percent(None)
-    ('7.74', '')
-    """
-    return "" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]
 
 
 def with_interval(row: dict[str, object], c: str) -> str:
