@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 __all__ = ["LineProgress", "console", "emit_frame", "fmt", "json_safe", "print_frame",
-           "percent", "print_table", "progress", "rich_table", "write_text_output"]
+           "percent", "print_table", "progress", "write_text_output"]
 
 
 def console() -> Console:
@@ -156,21 +156,9 @@ def json_safe(v: object) -> object:
     return v
 
 
-def rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
-               left: Sequence[int] = (), title: str | None = None) -> Table:
-    """A rich table of text cells; a cell too wide for the terminal wraps, it is never cut.
-
-    Parameters
-    ----------
-    header
-        Column names.
-    rows
-        The cells, already formatted as text.
-    left
-        Indices of the left-aligned columns (the others are right-aligned).
-    title
-        The table's title.
-    """
+def _rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
+                left: Sequence[int] = (), title: str | None = None) -> Table:
+    """One block of :func:`print_table` (same arguments); a cell too wide wraps, never cut."""
     from rich.table import Table
 
     t = Table(title=title or None)
@@ -222,9 +210,9 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
         used += width[i]
     for n, block in enumerate(blocks):
         cols = [*keys, *block]
-        out.print(rich_table([header[i] for i in cols], [[r[i] for i in cols] for r in rows],
-                             left=[j for j, i in enumerate(cols) if i in left],
-                             title=title if n == 0 else None))
+        out.print(_rich_table([header[i] for i in cols], [[r[i] for i in cols] for r in rows],
+                              left=[j for j, i in enumerate(cols) if i in left],
+                              title=title if n == 0 else None))
 
 
 def print_frame(df: pl.DataFrame, title: str | None = None, *,
