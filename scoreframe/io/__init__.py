@@ -193,18 +193,22 @@ def _sniff_text_kind(path: Path) -> Kind:
     return "key"  # empty: the key reader says so, naming the file
 
 
+def _tsv_header(path: Path) -> set[str]:
+    """The column names of a TSV's header line (exact, as the readers match them)."""
+    head = _head_lines(path)
+    return set(head[0].split("\t")) if head else set()
+
+
 def _is_nist(path: Path) -> bool:
     """A TSV whose header has NIST's ``modelid``, ``segmentid`` and ``targettype`` or ``LLR``."""
-    head = _head_lines(path)
-    names = set(head[0].split("\t")) if head else set()  # exact names, as the readers need
+    names = _tsv_header(path)
     return {"modelid", "segmentid"} <= names and bool(names & {"targettype", "LLR"})
 
 
 def _nist_sniff(path: Path, kind: Kind | None = None,
                 text_columns: Sequence[str] = ()) -> pl.DataFrame:
     """A NIST TSV by its header: a key, a system output, or both (``targettype`` and ``LLR``)."""
-    head = _head_lines(path)
-    header = {h.strip() for h in head[0].split("\t")} if head else set()
+    header = _tsv_header(path)
     if {"targettype", "LLR"} <= header:  # key and scores in one table: trials
         return read_table(path, columns={"model": "modelid", "segment": "segmentid",
                                          "label": "targettype", "score": "LLR"},

@@ -56,10 +56,10 @@ def _read_delimited(path: Path, separator: str,
     where = f"`{path}`"
     arr = byte_array(src)
     quoted = bool(np.count_nonzero(arr == ord('"')))
-    _check_header_utf8(arr, where)
+    header = _header_text(arr, where)
     if not quoted:
         check_control_bytes(arr, path)
-        fast = _fast_delimited(src, arr, separator, path, text_columns)
+        fast = _fast_delimited(src, arr, separator, path, header, text_columns)
         if fast is not None:
             return fast
     if quoted:  # quoted separators: count fields on the lines, quotes removed
@@ -97,7 +97,7 @@ def _read_delimited(path: Path, separator: str,
                 + (f" ({bad.height} bad rows in all)" if bad.height > 1 else ""),
             hint="Rows are never padded or shifted: fix or remove the row."))
     if not quoted:
-        _check_header(text(1), separator, where)
+        _check_header(header, separator, where)
     df = _parse(src, separator, path, text_columns)
     body = counted.slice(1)
     if df.height != body.height:
@@ -146,19 +146,22 @@ def _parse(src: bytes | Path, separator: str, path: Path,
                                   got=str(exc).splitlines()[0])) from None
 
 
-def _check_header_utf8(arr: np.ndarray, where: str) -> None:
-    """The header line must be UTF-8 (polars would read it lossily into a mangled name)."""
-    end = bytes(arr[:1 << 16]).find(b"\n")
-    head = bytes(arr[:end]) if end >= 0 else bytes(arr[:1 << 16])
+def _header_text(arr: np.ndarray, where: str) -> str:
+    """The header line (byte-order mark and CR removed); bytes that are not UTF-8 are an error.
+
+    Polars would read such a header lossily into a mangled column name.
+    """
+    end = bytes(arr[:1 << 16]).find(b"\n")  # the header ends in the first 64 KiB...
+    if end < 0:  # ... or the search goes on through the whole file
+        end = int(np.argmax(arr == 10)) if (arr == 10).any() else arr.size
     try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if end < 0 and exc.start >= len(head) - 3:  # a character cut at the 64 KiB edge
-            return
+        text = bytes(arr[:end]).decode("utf-8")
+    except UnicodeDecodeError:
         raise FormatError(message("invalid UTF-8", where=f"{where} line 1",
                                   expected="UTF-8 text", got="bytes that are not UTF-8",
                                   hint="Re-encode the file as UTF-8 (e.g. iconv -f latin1 -t "
                                        "utf-8).")) from None
+    return text.removeprefix("\ufeff").removesuffix("\r")
 
 
 def _check_header(header: str, separator: str, where: str) -> None:
@@ -169,8 +172,8 @@ def _check_header(header: str, separator: str, where: str) -> None:
                                   expected="distinct names", got=", ".join(dups)))
 
 
-def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str,
-                    path: Path, text_columns: Sequence[str] = ()) -> pl.DataFrame | None:
+def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str, path: Path,
+                    header: str, text_columns: Sequence[str] = ()) -> pl.DataFrame | None:
     """Parse an unquoted table directly when no row can be ragged; None otherwise.
 
     A long row makes polars raise and a short row (or a blank line) leaves the last column
@@ -185,11 +188,7 @@ def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str,
         return None
     if not df.height or df.get_column(df.columns[-1]).null_count():
         return None
-    first = bytes(arr[:1 << 16]).find(b"\n")  # the header line ends in the first 64 KiB...
-    if first < 0:  # ... or the search goes on through the whole file
-        first = int(np.argmax(arr == 10)) if (arr == 10).any() else arr.size
-    header = bytes(arr[:first]).decode("utf-8", errors="replace").removeprefix("\ufeff")
-    _check_header(header.removesuffix("\r"), separator, f"`{path}`")
+    _check_header(header, separator, f"`{path}`")
     return df.with_columns(pl.int_range(2, df.height + 2, dtype=pl.Int64).alias("__line"))
 
 

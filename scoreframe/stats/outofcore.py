@@ -38,11 +38,19 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import ScoreframeError, ValidationError, message
+from scoreframe.errors import ScoreframeError, message
 from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.schema import id_hash, repeated_hashes
 from scoreframe.stats.executors import Executor, LocalExecutor
 from scoreframe.stats.groups import Unit, plan_units
-from scoreframe.stats.reduce import Checks, UnitStats, check_counts, label_columns, merge_sorted
+from scoreframe.stats.reduce import (
+    Checks,
+    UnitStats,
+    check_counts,
+    label_columns,
+    merge_sorted,
+    require_columns,
+)
 from scoreframe.stats.summary import (
     Context,
     EqContext,
@@ -186,7 +194,7 @@ def _batches(lf: pl.LazyFrame, spec: PartitionSpec) -> Any:
         keys = [pl.col(c).cast(pl.String).alias(c) for c in spec.group_cols]
     cols: list[pl.Expr] = [*keys, pl.col("score").cast(pl.Float64), label, bad.alias("__bad")]
     if spec.id_cols:
-        cols.append(pl.struct(list(spec.id_cols)).hash(seed=7).alias("__hash"))
+        cols.append(id_hash(spec.id_cols).alias("__hash"))
     return lf.select(cols).collect_batches(chunk_size=spec.batch_rows, engine="streaming")
 
 
@@ -374,11 +382,9 @@ def duplicate_task(args: tuple[str, int]) -> np.ndarray:
     """Hashes that occur more than once in one hash range (candidates for duplicates)."""
     spill_dir, index = args
     path = Path(spill_dir) / f"h{index:05d}"
-    h = np.sort(_read_dir(path, np.dtype("<u8")))
+    h = _read_dir(path, np.dtype("<u8"))
     shutil.rmtree(path, ignore_errors=True)
-    if h.shape[0] < 2:
-        return np.empty(0, np.uint64)
-    return np.unique(h[1:][h[1:] == h[:-1]])
+    return repeated_hashes(h)
 
 
 def pieces_of(data: object, lf: pl.LazyFrame) -> list[Piece]:
@@ -459,12 +465,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
 
     t0 = time.perf_counter()
     schema = lf.collect_schema()
-    for c in ("score", *group_cols):
-        if c not in schema:
-            raise ValidationError(message(
-                f"column `{c}` not found", where=where_name,
-                expected="score and the columns named in by= / --by and equalize_by= / "
-                "--equalize-by", got="columns " + ", ".join(schema.names())))
+    require_columns(schema, group_cols, where=where_name)
     label_columns(schema)  # checks the label column's type up front
     root = spill_root or os.environ.get("SCOREFRAME_SPILL_DIR") or tempfile.gettempdir()
     if not Path(root).is_dir():
@@ -617,5 +618,5 @@ def _report_duplicates(lf: pl.LazyFrame, ids: list[str], cand: np.ndarray, where
     from scoreframe.stats.reduce import check_duplicates
 
     h = pl.Series("h", cand, dtype=pl.UInt64)
-    sub = lf.filter(pl.struct(ids).hash(seed=7).is_in(h.implode()))
+    sub = lf.filter(id_hash(ids).is_in(h.implode()))
     check_duplicates(sub, ids, where=where)  # exact comparison of the candidates

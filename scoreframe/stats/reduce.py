@@ -19,7 +19,7 @@ import polars as pl
 
 from scoreframe.errors import DegenerateError, ValidationError, message
 from scoreframe.kernels.sorted_scores import SortedScores
-from scoreframe.schema import normalize_label
+from scoreframe.schema import id_hash, normalize_label, repeated_hashes
 from scoreframe.stats.groups import Unit
 from scoreframe.stats.summary import (
     EqContext,
@@ -31,7 +31,7 @@ from scoreframe.stats.summary import (
 )
 
 __all__ = ["Checks", "UnitStats", "check_counts", "check_duplicates", "check_trials",
-           "label_columns", "merge_sorted", "sorted_groups", "unit_statistics"]
+           "label_columns", "merge_sorted", "require_columns", "sorted_groups", "unit_statistics"]
 
 
 @dataclass
@@ -127,14 +127,11 @@ def check_duplicates(lf: pl.LazyFrame, id_cols: Sequence[str], *, where: str) ->
     if not id_cols:
         return
     ids = list(id_cols)
-    # a 64-bit hash per trial, sorted: candidates are equal neighbours; only they are
-    # compared exactly (a hash collision is never reported as a duplicate)
-    key = pl.struct(ids).hash(seed=7)
-    h = np.sort(lf.select(key).collect(engine="streaming").to_series().to_numpy())
-    equal = h[1:][h[1:] == h[:-1]]
-    if equal.shape[0] == 0:
+    key = id_hash(ids)  # only rows whose hash occurs twice are compared exactly
+    rep = repeated_hashes(lf.select(key).collect(engine="streaming").to_series().to_numpy())
+    if rep.shape[0] == 0:
         return
-    cand = pl.Series("h", np.unique(equal), dtype=pl.UInt64)
+    cand = pl.Series("h", rep, dtype=pl.UInt64)
     dup = (lf.filter(key.is_in(cand.implode())).select(ids).group_by(ids)
            .agg(pl.len().alias("n")).filter(pl.col("n") > 1).sort(ids)
            .collect(engine="streaming"))
@@ -184,6 +181,17 @@ def check_trials(lf: pl.LazyFrame, *, where: str, validate: bool = True,
     return lf.with_columns(label)
 
 
+def require_columns(schema: pl.Schema, group_cols: Sequence[str], *,
+                    where: str | None = None) -> None:
+    """``score`` and the grouping columns must be in the table; the error lists its columns."""
+    for c in ("score", *group_cols):
+        if c not in schema:
+            raise ValidationError(message(
+                f"column `{c}` not found", where=where,
+                expected="score and the columns named in by= / --by and equalize_by= / "
+                "--equalize-by", got="columns " + ", ".join(schema.names())))
+
+
 def sorted_groups(lf: pl.LazyFrame, group_cols: Sequence[str]
                   ) -> tuple[list[dict[str, str | None]], list[SortedScores], Checks]:
     """One :class:`SortedScores` per base group (keys in sorted order), and the check counts.
@@ -191,11 +199,7 @@ def sorted_groups(lf: pl.LazyFrame, group_cols: Sequence[str]
     Only ``score``, ``label`` and the grouping columns are read (never the id strings).
     """
     schema = lf.collect_schema()
-    for c in ("score", *group_cols):
-        if c not in schema:
-            raise ValidationError(message(
-                f"column `{c}` not found", expected="score and the columns named in by= / --by "
-                "and equalize_by= / --equalize-by", got="columns " + ", ".join(schema.names())))
+    require_columns(schema, group_cols)
     label, bad = label_columns(schema)
     keys = [pl.col(c).cast(pl.String).alias(c) for c in group_cols]
     score = pl.col("score").cast(pl.Float64)
