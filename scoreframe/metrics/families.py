@@ -65,7 +65,11 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
                   ) -> list[dict[str, object]]:
     """Per unit, the values of the requested families (empty where a class is empty)."""
     from scoreframe.forensic import forensic_summary_sorted
-    from scoreframe.spoof import asvspoof_eer_sorted, spoof_summary_sorted
+    from scoreframe.spoof import (
+        asvspoof_eer_sorted,
+        label_trial_type_problem,
+        spoof_summary_sorted,
+    )
 
     row_cols = list(row_cols)
     schema = lf.collect_schema()
@@ -80,6 +84,9 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
                 got=", ".join(schema.names())))
         problem = trial_type_problem(lf.select("trial_type").unique().collect()
                                      .to_series(), where=where)
+        if problem:
+            raise ValidationError(problem)
+        problem = label_trial_type_problem(lf, where=where)
         if problem:
             raise ValidationError(problem)
         cls = pl.col("trial_type").cast(pl.String)
