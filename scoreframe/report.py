@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 import numpy as np
@@ -170,6 +170,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                  seed: int = 0, interval: str = "percentile", rel_width: float = 0.2,
                  spoof: bool | None = None, forensic: bool = False,
                  tandem: Sequence[str] | None = None, t_dcf_variant: str = "2021",
+                 tandem_unpaired: Literal["error", "drop"] = "error",
                  compare: Sequence[str] | None = None,
                  progress: Progress | None = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
@@ -193,6 +194,9 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         The anti-spoofing metrics (default: when the data have a ``trial_type`` column), the
         forensic metrics with Tippett and ECE plots, and the t-DCF curve of the CM system in
         front of the ASV system ``tandem=(asv, cm)``.
+    tandem_unpaired
+        Trials scored by only one of the tandem systems: ``"error"`` or ``"drop"`` (with a
+        warning), as ``unpaired`` of :func:`scoreframe.tandem.tandem_t_dcf`.
     compare
         ``(a, b)``: a forest plot of the paired-bootstrap differences ``b - a`` of two
         systems scored on the same trials (:func:`scoreframe.compare`; ``bootstrap``
@@ -268,7 +272,8 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         from scoreframe.spoof import t_dcf_curve
         from scoreframe.tandem import tandem_arrays
 
-        arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where)
+        arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where,
+                                  unpaired=tandem_unpaired)
         curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]
         extra["t_dcf"] = curve
         best = curve.filter(pl.col("is_min")).row(0, named=True)

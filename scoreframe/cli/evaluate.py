@@ -86,6 +86,9 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
                         "on model, segment) as a top-level `t_dcf` object")
     s.add_argument("--t-dcf-variant", choices=("2021", "2019"), default="2021",
                    help="t-DCF definition: revised (ASVspoof 2021 and 5) or ASVspoof 2019 v1")
+    s.add_argument("--tandem-unpaired", choices=("error", "drop"), default="error",
+                   help="trials that only one of the two --tandem systems scored: an error "
+                        "(default) or dropped with a warning giving their number")
     s.add_argument("--forensic", action="store_true",
                    help="add AUC, rates of misleading evidence (rmep, rmed) and ELUB bounds "
                         "(log10) per group; scores are natural-log llrs")
@@ -178,7 +181,7 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     tandem = None
     if a.tandem:
         tandem = tandem_t_dcf(source, asv=a.tandem[0], cm=a.tandem[1], where=a.where,
-                              variant=a.t_dcf_variant)
+                              variant=a.t_dcf_variant, unpaired=a.tandem_unpaired)
     if a.format == "table":
         print_results(res, title=f"EER method: {a.eer_method}")
         if tandem is not None:
