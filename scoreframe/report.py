@@ -37,6 +37,7 @@ from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.metrics.registry import GroupStats, declared, table_metrics
 from scoreframe.plots.save import javascript_bundle
 from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
+from scoreframe.stats.groups import POOLED
 
 __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", "write_report"]
 
@@ -242,7 +243,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                                      forensic=forensic)
     summary = results_frame(stats, ops, metrics=declared(family=["binary", *families]),
                             extras=extras, on_group=on_group)
-    pieces["hist"].append(cv.histogram_frame(source, by=by, where=where, bins=50))
+    pieces["hist"] += _histograms(source, summary, where=where)
     extra: dict[str, Any] = {}
     if bootstrap:
         from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
@@ -290,6 +291,27 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                   histograms=cat("hist"), calibration=cal_frame, notes=notes, **extra)
 
 
+def _histograms(source: Any, summary: pl.DataFrame, *, where: str | None
+                ) -> list[pl.DataFrame]:
+    """Score histograms of every summary row: one per group, and one per pooled ``all`` row.
+
+    The pooled rows' histograms are taken over all the trials of their system (the groups
+    together), on their own bins, and get ``all`` in the condition columns. Labels are read
+    in any accepted spelling (``target``/``nontarget``, 1/0, booleans).
+    """
+    from scoreframe.stats.reduce import label_columns
+
+    lf = as_lazy(source, where=where)
+    lf = lf.with_columns(label_columns(lf.collect_schema())[0])  # text labels as booleans
+    cond = [c for c in group_columns(summary) if c != "system"]
+    out = [cv.histogram_frame(lf, by=cond, bins=50)]
+    if cond and summary.filter(pl.all_horizontal([pl.col(c) == POOLED for c in cond])).height:
+        pooled = cv.histogram_frame(lf, by=None, bins=50)
+        out.append(pooled.with_columns([pl.lit(POOLED).alias(c) for c in cond])
+                   .select(out[0].columns))
+    return out
+
+
 def forensic_frames(data: Any, *, by: Sequence[str] | str | None = None,
                     where: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Tippett and ECE frames per group (scores read as natural-log llrs).
@@ -299,7 +321,7 @@ def forensic_frames(data: Any, *, by: Sequence[str] | str | None = None,
     from scoreframe.forensic import ece_curve, tippett
 
     lf = as_lazy(data, where=where)
-    by_cols = [by] if isinstance(by, str) else list(by or [])
+    by_cols = [c for c in by.split(",") if c] if isinstance(by, str) else list(by or [])
     if "system" in lf.collect_schema().names() and "system" not in by_cols:
         by_cols = ["system", *by_cols]
     df = lf.select(*[pl.col(c).cast(pl.String) for c in by_cols],
