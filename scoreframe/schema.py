@@ -63,8 +63,10 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "ndx": ("model", "segment"),
 }
 _KEY_ENUM = pl.Enum(["nontarget", "target"])  # physical 0 / 1
-_TRUE = ("target", "1", "true")
-_FALSE = ("nontarget", "0", "false")
+# text labels: the numbers 1/0 are also accepted as written by float columns (1.0/0.0), so a
+# column that mixes them with target/nontarget (and is read as text) reads as the numbers do
+_TRUE = ("target", "1", "1.0", "true")
+_FALSE = ("nontarget", "0", "0.0", "false")
 
 
 def user_columns(names: Sequence[str]) -> str:
@@ -112,8 +114,11 @@ def id_columns(schema: pl.Schema | Sequence[str]) -> list[str]:
 def normalize_label(dtype: pl.DataType, name: str = "label") -> pl.Expr:
     """Expression mapping an accepted label column to ``Boolean`` (invalid values become null).
 
-    Accepted: booleans; integers 1/0; strings ``target``/``nontarget``, ``1``/``0``,
-    ``true``/``false`` (case-insensitive, surrounding space ignored). Null stays null (unknown).
+    Accepted: booleans; numbers 1/0; strings ``target``/``nontarget``, ``1``/``0``,
+    ``1.0``/``0.0``, ``true``/``false`` (case-insensitive, surrounding space ignored). Null
+    stays null (unknown). The text ``1.0``/``0.0`` is what a float label column becomes when it
+    is written as text, and what it reads as when another row of the same column says
+    ``target`` (the column is then text): it means what the numbers mean.
     """
     col = pl.col(name)
     if dtype == pl.Boolean:

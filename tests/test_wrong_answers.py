@@ -294,3 +294,25 @@ def test_report_json_histograms_are_not_empty(tmp_path) -> None:
     path = write_report(build_report(df, by="condition"), tmp_path / "r.html")
     html = Path(path).read_text(encoding="utf-8")
     assert '"values": []' not in html and '"values":[]' not in html
+
+
+# ---------------------------------------------------------------- noticed in the last round
+
+
+def test_text_labels_1_0_mix_with_target_nontarget(tmp_path, capsys) -> None:
+    """``1.0``/``0.0`` (a float label column written as text) were refused as soon as another
+    row said ``target`` (the column is then read as text); they mean what the numbers mean."""
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("model,segment,score,label\na,x,1.0,1.0\nb,y,0.2,0.0\nc,z,0.5,target\n"
+                     "d,w,0.1,nontarget\ne,v,0.3,0\n")
+    numeric = tmp_path / "numeric.csv"
+    numeric.write_text("model,segment,score,label\na,x,1.0,1.0\nb,y,0.2,0.0\nc,z,0.5,1.0\n"
+                       "d,w,0.1,0.0\ne,v,0.3,0.0\n")
+    for path in (mixed, numeric):
+        assert main(["evaluate", str(path), "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert (doc["groups"][0]["n_tar"], doc["groups"][0]["n_non"]) == (2, 3)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model,segment,score,label\na,x,1.0,2.0\nc,z,0.5,target\nd,w,0.1,nontarget\n")
+    assert main(["evaluate", str(bad)]) == 2
+    assert "'2.0' (line 2)" in capsys.readouterr().err
