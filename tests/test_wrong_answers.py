@@ -316,3 +316,20 @@ def test_text_labels_1_0_mix_with_target_nontarget(tmp_path, capsys) -> None:
     bad.write_text("model,segment,score,label\na,x,1.0,2.0\nc,z,0.5,target\nd,w,0.1,nontarget\n")
     assert main(["evaluate", str(bad)]) == 2
     assert "'2.0' (line 2)" in capsys.readouterr().err
+
+
+def test_compare_table_shows_rates_in_percent_like_evaluate(tmp_path, capsys, monkeypatch) -> None:
+    """One unit rule: rates in % with two decimals in console tables, fractions in frames."""
+    monkeypatch.setenv("COLUMNS", "200")
+    path = tmp_path / "two.parquet"
+    df = pl.concat(synth_chunks(3000, n_systems=2, seed=1))
+    df.write_parquet(path)
+    eer = evaluate(df)["eer"].to_list()
+    assert main(["compare", str(path), "--systems", "sys1", "sys2", "--bootstrap", "20"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "eer (%)" in x)
+    assert f"{100 * eer[0]:.2f}" in line and f"{100 * eer[1]:.2f}" in line
+    out = tmp_path / "cmp.csv"
+    assert main(["compare", str(path), "--systems", "sys1", "sys2", "--bootstrap", "20",
+                 "--format", "csv", "-o", str(out)]) == 0
+    row = pl.read_csv(out).filter(pl.col("metric") == "eer").row(0, named=True)
+    assert (row["a"], row["b"]) == (eer[0], eer[1])  # fractions, evaluate's values
