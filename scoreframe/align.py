@@ -23,7 +23,34 @@ _EXAMPLES = 3
 
 @dataclass(frozen=True)
 class AlignmentReport:
-    """Counts (and a few examples) of what did not align."""
+    """Counts (and a few examples) of what did not align, from :func:`alignment_report`.
+
+    Attributes
+    ----------
+    n_key, n_scores
+        Rows of the key and of the scores.
+    n_missing, n_extra
+        Key trials with no score; scores with no key trial.
+    n_dup_key, n_dup_scores
+        Trials that appear more than once in the key, in the scores.
+    examples
+        A few trials of each kind, to show in a message.
+
+    See Also
+    --------
+    alignment_report : Makes one.
+    align : Joins a key and scores, refusing what does not align.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> key = pl.DataFrame({"model": ["m1", "m1"], "segment": ["s1", "s2"],
+    ...                     "label": [True, False]})
+    >>> scores = pl.DataFrame({"model": ["m1"], "segment": ["s1"], "score": [1.0]})
+    >>> r = alignment_report(key, scores)
+    >>> r.ok, r.n_missing, r.n_extra
+    (False, 1, 0)
+    """
 
     n_key: int
     n_scores: int
@@ -80,7 +107,32 @@ def _expected(key: pl.LazyFrame, scores: pl.LazyFrame) -> tuple[pl.LazyFrame, li
 
 def alignment_report(key: pl.LazyFrame | pl.DataFrame,
                      scores: pl.LazyFrame | pl.DataFrame) -> AlignmentReport:
-    """Count key trials without score, scores without trial and duplicates (lazy queries)."""
+    """Count key trials without score, scores without trial and duplicates (lazy queries).
+
+    Parameters
+    ----------
+    key, scores
+        The key (``model``, ``segment``, ``label``) and the scores (``model``, ``segment``,
+        ``score``), as frames.
+
+    Returns
+    -------
+    AlignmentReport
+        The counts and a few examples of each problem.
+
+    See Also
+    --------
+    align : Joins the two, with the same checks.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> key = pl.DataFrame({"model": ["m1"], "segment": ["s1"], "label": [True]})
+    >>> scores = pl.DataFrame({"model": ["m1", "m1"], "segment": ["s1", "s1"],
+    ...                        "score": [1.0, 2.0]})
+    >>> alignment_report(key, scores).n_dup_scores
+    1
+    """
     key, scores = polars_frame(key).lazy(), polars_frame(scores).lazy()
     expected, on = _expected(key, scores)
     missing = expected.join(scores.select(on), on=on, how="anti")

@@ -129,6 +129,19 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     (BOSARIS text and Kaldi default to ``key`` when the third field is a label).
     ``text_columns`` name columns of CSV/TSV/NIST tables read as text, never as numbers
     (conditions to group by: ``01`` and ``1`` stay apart).
+
+    See Also
+    --------
+    write_any : The writer of the same formats.
+    scoreframe.scan_trials : Lazy scan of a Parquet dataset.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "key.txt"
+    >>> _ = p.write_text("m1 s1 target\\nm1 s2 nontarget\\n")
+    >>> read_any(p, fmt="bosaris-txt")["label"].to_list()
+    [True, False]
     """
     fmt = fmt or guess_format(path)
     if fmt == "parquet":
@@ -226,6 +239,19 @@ def write_any(data: pl.DataFrame, path: str | Path, *, fmt: str, kind: Kind,
     """Write a table in the given format (see :data:`FORMATS`).
 
     ``max_dense_bytes`` applies to BOSARIS HDF5 (see :func:`write_bosaris_hdf5`).
+
+    See Also
+    --------
+    read_any : The reader of the same formats.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, polars as pl
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "scores.txt"
+    >>> df = pl.DataFrame({"model": ["m1"], "segment": ["s1"], "score": [0.25]})
+    >>> write_any(df, p, fmt="bosaris-txt", kind="scores")
+    >>> p.read_text()
+    'm1 s1 0.25\\n'
     """
     if fmt == "parquet":
         write_trials(data, path, partition_by=partition_by, overwrite=overwrite)
