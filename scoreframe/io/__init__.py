@@ -123,7 +123,7 @@ def guess_format(path: str | Path) -> str:
 def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = None,
              columns: dict[str, str] | None = None,
              text_columns: Sequence[str] = ()) -> pl.DataFrame:
-    """Read a key, ndx, scores or trials table in any supported format.
+    r"""Read a key, ndx, scores or trials table in any supported format.
 
     ``kind`` is needed for text formats that cannot tell a key from scores by their content
     (BOSARIS text and Kaldi default to ``key`` when the third field is a label).
@@ -139,7 +139,7 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "key.txt"
-    >>> _ = p.write_text("m1 s1 target\\nm1 s2 nontarget\\n")
+    >>> _ = p.write_text("m1 s1 target\nm1 s2 nontarget\n")
     >>> read_any(p, fmt="bosaris-txt")["label"].to_list()
     [True, False]
     """
@@ -236,7 +236,7 @@ def _nist_sniff(path: Path, kind: Kind | None = None,
 def write_any(data: pl.DataFrame, path: str | Path, *, fmt: str, kind: Kind,
               overwrite: bool = False, partition_by: tuple[str, ...] = (),
               max_dense_bytes: int | None = DEFAULT_MAX_DENSE_BYTES) -> None:
-    """Write a table in the given format (see :data:`FORMATS`).
+    r"""Write a table in the given format (see :data:`FORMATS`).
 
     ``max_dense_bytes`` applies to BOSARIS HDF5 (see :func:`write_bosaris_hdf5`).
 
@@ -251,7 +251,7 @@ def write_any(data: pl.DataFrame, path: str | Path, *, fmt: str, kind: Kind,
     >>> df = pl.DataFrame({"model": ["m1"], "segment": ["s1"], "score": [0.25]})
     >>> write_any(df, p, fmt="bosaris-txt", kind="scores")
     >>> p.read_text()
-    'm1 s1 0.25\\n'
+    'm1 s1 0.25\n'
     """
     if fmt == "parquet":
         write_trials(data, path, partition_by=partition_by, overwrite=overwrite)
