@@ -9,11 +9,13 @@ The default is an error; ``missing="drop"`` or ``missing=<float>`` (BOSARIS
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import polars as pl
 
 from scoreframe.errors import AlignmentError, message
+from scoreframe.io import load_trials
 from scoreframe.schema import polars_frame
 
 __all__ = ["AlignmentReport", "align", "alignment_report"]
@@ -153,7 +155,8 @@ def alignment_report(key: pl.LazyFrame | pl.DataFrame,
     return AlignmentReport(n_key, n_scores, n_missing, n_extra, n_dk, n_ds, examples)
 
 
-def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame, *,
+def align(key: pl.LazyFrame | pl.DataFrame | str | Path,
+          scores: pl.LazyFrame | pl.DataFrame | str | Path, *,
           missing: str | float = "error", extra: str = "error",
           check: bool = True) -> pl.LazyFrame:
     """Join scores to a key on (``model``, ``segment``[, ``system``]).
@@ -161,10 +164,11 @@ def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame,
     Parameters
     ----------
     key
-        Key (``model, segment, label`` + conditions) or trial list (Ndx, no ``label``).
+        Key (``model, segment, label`` + conditions) or trial list (Ndx, no ``label``): a
+        frame, or a file of any registered format (read as a key).
     scores
         ``model, segment, score`` (+ ``system``: then every key trial is expected once per
-        system).
+        system): a frame or a file (read as scores).
     missing
         Key trials with no score: ``"error"`` (default), ``"drop"``, or a float to fill in.
     extra
@@ -196,6 +200,10 @@ def align(key: pl.LazyFrame | pl.DataFrame, scores: pl.LazyFrame | pl.DataFrame,
     if extra not in ("error", "drop"):
         raise AlignmentError(message("bad `extra` policy", expected="error | drop",
                                      got=repr(extra)))
+    if isinstance(key, str | Path):
+        key = load_trials(key, kind="key")
+    if isinstance(scores, str | Path):
+        scores = load_trials(scores, kind="scores")
     key, scores = polars_frame(key).lazy(), polars_frame(scores).lazy()
     if "score" in key.collect_schema().names():  # which score would be evaluated?
         raise AlignmentError(message(
