@@ -13,7 +13,7 @@ from typing import TypedDict
 import polars as pl
 
 from scoreframe import io as sio
-from scoreframe.align import align
+from scoreframe.align import align, join_metadata
 from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.io.parquet import scan_trials, write_trials
@@ -110,7 +110,9 @@ def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.Laz
 
     With ``--key K --scores S`` instead of a dataset, the two files are read (any registered
     format) and aligned as ``convert --key K --scores S`` aligns them: trials that do not
-    align are an error naming counts and examples.
+    align are an error naming counts and examples. Each ``--join FILE --on COL ...`` joins a
+    metadata table (:func:`scoreframe.align.join_metadata`: a missing or repeated key is an
+    error naming the rows).
 
     A Parquet path is passed as is (the library scans it and prunes partitions); any other
     file goes through :func:`load_dataset` with the reading options (``--from``,
@@ -118,6 +120,17 @@ def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.Laz
     path is also checked here, unless the library function takes ``trial_id`` itself
     (``library_trial_id=True``, e.g. :func:`scoreframe.evaluate.evaluate`).
     """
+    src = _trials_source(a, library_trial_id=library_trial_id)
+    joins = list(zip(getattr(a, "join", None) or [], getattr(a, "on", None) or [], strict=True))
+    if not joins:
+        return src
+    lf = scan_trials(src) if isinstance(src, str) else src
+    for table, on in joins:
+        lf = join_metadata(lf, table, on=on)
+    return lf
+
+
+def _trials_source(a: object, *, library_trial_id: bool) -> str | pl.LazyFrame:
     kw = reading_kwargs(a)
     if getattr(a, "key", None):
         how = {"fmt": kw["fmt"], "columns": kw["columns"], "order": kw["order"]}
@@ -140,8 +153,8 @@ def dataset_label(a: object) -> str:
 
 def input_paths(a: object) -> list[str]:
     """The input files of a command (never to be written): the dataset or the key and scores."""
-    return [p for p in (getattr(a, n, None) for n in ("dataset", "key", "scores"))
-            if isinstance(p, str)]
+    return [*(p for p in (getattr(a, n, None) for n in ("dataset", "key", "scores"))
+              if isinstance(p, str)), *(getattr(a, "join", None) or [])]
 
 
 def _suffix_format(output: str, machine: Sequence[str]) -> str:

@@ -113,6 +113,10 @@ def restore_dataset(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> 
     positionals only) the last. An optional positional is restored only from an existing path.
     """
     name, required = getattr(ns, "restorable", ("dataset", True))
+    joins, ons = getattr(ns, "join", None) or [], getattr(ns, "on", None) or []
+    if len(joins) != len(ons):
+        parser.error(f"each --join FILE needs its --on COL ... (got {len(joins)} --join, "
+                     f"{len(ons)} --on)")
     if (name == "dataset" and hasattr(ns, "dataset") and hasattr(ns, "key")
             and (ns.key or getattr(ns, "scores", None))):
         if not (getattr(ns, "key", None) and getattr(ns, "scores", None)):
@@ -158,6 +162,11 @@ def dataset_options(help_text: str = DATASET_HELP) -> argparse.ArgumentParser:
     p.add_argument("--key", help="instead of DATASET: a key or trial list (any format), "
                                  "aligned with --scores as `convert --key --scores` does")
     p.add_argument("--scores", help="instead of DATASET: the scores of the --key trials")
+    p.add_argument("--join", action="append", metavar="FILE", default=[],
+                   help="a metadata table (parquet, csv, tsv) joined to the trials on the "
+                        "columns of the --on that follows it; repeatable")
+    p.add_argument("--on", action="append", nargs="+", metavar="COL", default=[],
+                   help="the key columns of the --join before it")
     p.add_argument("--where", help="SQL predicate selecting trials, e.g. \"gender = 'f'\"")
     return p
 
