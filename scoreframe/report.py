@@ -24,6 +24,7 @@ import polars as pl
 
 from scoreframe import curves as cv
 from scoreframe import plots
+from scoreframe.errors import ScoreframeError, message
 from scoreframe.evaluate import (
     attach_intervals,
     explode_dcf,
@@ -495,14 +496,22 @@ def write_report(report: Report, path: str | Path, *, overwrite: bool = False,
 
     ``progress(done, total)`` counts the charts rendered into the HTML and, with
     ``export_dir``, every exported file. Exported files replace earlier ones of the same name
-    only with ``overwrite=True``.
+    only with ``overwrite=True``. ``export_dir`` is created when it does not exist (its parent
+    must, as for every output).
     """
     charts = report.charts()
     n_export = len(charts) * len(export_formats) if export_dir is not None else 0
     total = len(charts) + n_export
-    targets = [Path(path)] + ([Path(export_dir) / f"{name}.{fmt.lstrip('.')}"
-                               for _, name, _ in charts for fmt in export_formats]
-                              if export_dir is not None else [])
+    targets = [Path(path)]
+    if export_dir is not None:
+        if Path(export_dir).exists() and not Path(export_dir).is_dir():
+            raise ScoreframeError(message(f"the export directory `{export_dir}` is a file",
+                                          hint="Name a directory for the exported charts."))
+        if Path(export_dir).is_dir():  # its files are the outputs
+            targets += [Path(export_dir) / f"{name}.{fmt.lstrip('.')}"
+                        for _, name, _ in charts for fmt in export_formats]
+        else:  # a new directory: an output itself
+            targets.append(Path(export_dir))
     check_outputs(targets, overwrite=overwrite)  # refused before any rendering work
     text = render_html(report, progress=None if progress is None else
                        lambda done, _: progress(done, total))
@@ -510,7 +519,7 @@ def write_report(report: Report, path: str | Path, *, overwrite: bool = False,
         tmp.write_text(text, encoding="utf-8")
     if export_dir is not None:
         out = Path(export_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)
         done = len(charts)
         for _, name, chart in charts:
             for fmt in export_formats:

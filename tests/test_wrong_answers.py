@@ -333,3 +333,48 @@ def test_compare_table_shows_rates_in_percent_like_evaluate(tmp_path, capsys, mo
                  "--format", "csv", "-o", str(out)]) == 0
     row = pl.read_csv(out).filter(pl.col("metric") == "eer").row(0, named=True)
     assert (row["a"], row["b"]) == (eer[0], eer[1])  # fractions, evaluate's values
+
+
+@pytest.fixture(scope="module")
+def two_systems(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("two") / "two.parquet"
+    pl.concat(synth_chunks(2000, n_systems=2, seed=1)).write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("argv", [
+    ["evaluate", "{data}", "-o", "{out}/r.csv"],
+    ["compare", "{data}", "--systems", "sys1", "sys2", "--bootstrap", "20", "-o",
+     "{out}/c.json", "--format", "json"],
+    ["report", "{data}", "-o", "{out}/r.html"],
+    ["convert", "{data}", "-o", "{out}/ds"],
+    ["synth", "{out}/ds", "--trials", "200"],
+    ["demo", "--out", "{out}/demo", "--trials", "200"],
+])
+@pytest.mark.parametrize("parent", ["missing", "file"])
+def test_an_output_whose_directory_is_missing_is_an_error(argv, parent, two_systems, tmp_path,
+                                                         capsys) -> None:
+    """One rule for every command: outputs go into existing directories (a mistyped path
+    never creates directories); the error names the directory; nothing is written."""
+    out = tmp_path / "nodir"
+    if parent == "file":
+        out.write_text("a file")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    args = [a.format(data=two_systems, out=out) for a in argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert f"`{out}`" in err
+    assert ("does not exist" if parent == "missing" else "is not a directory") in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_outputs_in_existing_directories_and_new_export_dirs_work(two_systems, tmp_path) -> None:
+    assert main(["evaluate", str(two_systems), "-o", str(tmp_path / "r.csv")]) == 0
+    charts = tmp_path / "charts"  # an output directory itself: created (its parent exists)
+    assert main(["report", str(two_systems), "-o", str(tmp_path / "r.html"), "--export-dir",
+                 str(charts), "--export-format", "svg"]) == 0
+    assert any(charts.glob("*.svg"))
+    assert main(["report", str(two_systems), "-o", str(tmp_path / "r2.html"), "--export-dir",
+                 str(tmp_path / "no" / "charts")]) == 2
+    assert not (tmp_path / "no").exists() and not (tmp_path / "r2.html").exists()
