@@ -378,3 +378,20 @@ def test_outputs_in_existing_directories_and_new_export_dirs_work(two_systems, t
     assert main(["report", str(two_systems), "-o", str(tmp_path / "r2.html"), "--export-dir",
                  str(tmp_path / "no" / "charts")]) == 2
     assert not (tmp_path / "no").exists() and not (tmp_path / "r2.html").exists()
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_info_and_evaluate_word_duplicates_the_same_way(suffix, tmp_path, capsys) -> None:
+    df = pl.DataFrame({"model": ["a", "a", "c", "d", "d", "d"],
+                       "segment": ["x", "x", "z", "w", "w", "w"],
+                       "score": [1.0, 0.2, 0.5, 0.1, 0.3, 0.3], "label": [1, 0, 1, 0, 0, 0]})
+    path = tmp_path / f"dup.{suffix}"
+    df.write_parquet(path) if suffix == "parquet" else df.write_csv(path)
+    said = []
+    for command in ("info", "evaluate"):
+        assert main([command, str(path)]) == 2
+        err = capsys.readouterr().err
+        said.append(err[err.index("got "):err.index(" (hint")])
+    assert said[0] == said[1]
+    assert said[0].startswith("got 2 trial(s) that occur more than once (3 extra row(s)), "
+                              "e.g. model=a, segment=x (x2")
