@@ -354,5 +354,18 @@ def group_columns(results: pl.DataFrame) -> list[str]:
 
 
 def explode_dcf(results: pl.DataFrame) -> pl.DataFrame:
-    """One row per group x operating point: the ``dcf`` structs unnested beside the group."""
+    """One row per group x operating point: the ``dcf`` structs unnested beside the group.
+
+    See Also
+    --------
+    evaluate : the results frame, one row per group with a ``dcf`` list.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"score": [2.0, 1.0, -1.0, 0.5], "label": [True, True, False, False]})
+    >>> flat = explode_dcf(evaluate(df, p_target=[0.1, 0.5]))
+    >>> flat.select("p_target", "min_dcf_norm").rows()
+    [(0.1, 0.0), (0.5, 0.0)]
+    """
     return results.drop("dr30_ok", strict=False).explode("dcf").unnest("dcf")
