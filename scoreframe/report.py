@@ -69,7 +69,7 @@ class Report:
     ece: pl.DataFrame | None = None
     t_dcf: pl.DataFrame | None = None  # t-DCF over CM thresholds (tandem)
     comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
-    _charts: list | None = field(default=None, repr=False)
+    _charts: list[tuple[str, str, alt.TopLevelMixin]] | None = field(default=None, repr=False)
 
     @property
     def group_cols(self) -> list[str]:
@@ -437,7 +437,7 @@ def render_html(report: Report, *, progress: Progress | None = None) -> str:
     ``progress(done, total)`` is called as each chart is built and serialized.
     """
     charts = report.charts()
-    sections: dict[str, list[tuple[str, dict]]] = {}
+    sections: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for i, (section, name, chart) in enumerate(charts):
         sections.setdefault(section, []).append((name, chart.to_dict(validate=False)))
         if progress is not None:

@@ -133,7 +133,7 @@ def print_comparison(res: pl.DataFrame, a: str, b: str, *, ci: float) -> None:
                       "tests")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``compare`` to the command line."""
     c = add_command(sub, "compare", func=cmd_compare, first="DATASET --systems A B",
                     help_text="paired comparison of two systems on the same trials "

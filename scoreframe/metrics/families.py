@@ -10,7 +10,7 @@ in memory (Polars) and merges sorted runs for pooled rows; the kernels are those
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -30,7 +30,7 @@ FAMILIES = {
 }
 
 
-def _extra(name: str):  # noqa: ANN202 - a small closure factory
+def _extra(name: str) -> Callable[[GroupStats], object]:
     def compute(g: GroupStats) -> object:
         return g.extras.get(name)
     return compute
@@ -96,7 +96,7 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
              .filter(pl.col("label").is_not_null())
              .group_by([*row_cols, "__class"]).agg(score.sort().alias("s"))
              .collect(engine="streaming"))
-    base: dict[tuple, dict[str, np.ndarray]] = {}
+    base: dict[tuple[object, ...], dict[str, np.ndarray]] = {}
     for row in frame.iter_rows(named=True):
         k = tuple(row[c] for c in row_cols)
         base.setdefault(k, {})[row["__class"]] = np.asarray(row["s"], dtype=np.float64)

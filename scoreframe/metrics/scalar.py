@@ -109,7 +109,7 @@ def sorted_scores(tar: ArrayLike | SortedScores, non: ArrayLike | None = None) -
     """
     if isinstance(tar, SortedScores):
         return tar
-    return sort_scores(*check_scores(tar, non))  # type: ignore[arg-type]
+    return sort_scores(*check_scores(tar, non))
 
 
 def _ops(p_target: ArrayLike | None, c_miss: ArrayLike, c_fa: ArrayLike,
