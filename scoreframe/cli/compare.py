@@ -20,6 +20,7 @@ from scoreframe.cli.options import (
     ListAction,
     add_command,
     by_options,
+    column_arg,
     dataset_options,
     engine_kwargs,
     engine_options,
@@ -49,7 +50,8 @@ def add_interval_options(p: argparse.ArgumentParser, *, bootstrap_default: int |
                    metavar="B", help="bootstrap replicates (intervals for every metric)")
     g.add_argument("--ci", type=probability_open("a coverage"), default=0.95,
                    help="nominal coverage of the intervals")
-    g.add_argument("--resample", action=ListAction, default=["trial"], metavar="UNIT",
+    g.add_argument("--resample", action=ListAction, converter=column_arg(distinct=True),
+                   default=["trial"], metavar="UNIT",
                    help="resampling units: trial, or id columns resampled independently "
                         "(model segment: the two-way bootstrap for shared speakers)")
     g.add_argument("--seed", type=int_in(0, MAX_SEED), default=0,

@@ -222,9 +222,13 @@ def _word(kind: str, expected: str, check: Callable[[str], object] | None = None
     return OptionType(kind, expected, parse, distinct=distinct)
 
 
-def column_arg() -> OptionType:
-    """A column name (items of list options such as ``--by``; they must differ)."""
-    return _word("column", "a column name", distinct=True)
+def column_arg(*, distinct: bool = False) -> OptionType:
+    """A column name (items of list options such as ``--by``).
+
+    A column named twice in ``--by`` or ``--trial-id`` counts once; with ``distinct=True``
+    (``--resample``, where a repeated unit is a typo with a meaning) it is an error.
+    """
+    return _word("column", "a column name", distinct=distinct)
 
 
 def name_arg(what: str = "a system name", *, distinct: bool = False) -> OptionType:
