@@ -127,7 +127,8 @@ def bad_values(action: argparse.Action) -> list[str]:
     t = value_type(action)
     name = action.option_strings[-1]
     if kind == "choice":
-        return [v for v in ["", "0", "-1", "1e400", "abc", " "] if v not in action.choices]
+        choices = list(action.choices or ())
+        return [v for v in ["", "0", "-1", "1e400", "abc", " "] if v not in choices]
     assert t is not None
     if kind in ("integer", "real", "size"):
         values = [v for v in NUMBERS if not is_valid(t, v)]
@@ -135,7 +136,7 @@ def bad_values(action: argparse.Action) -> list[str]:
     else:
         values = [*WORDS, *EXTRA.get(name, [])]
     if t.distinct and isinstance(action, ListAction):
-        ok = {"real": "0.25", "name": "sys1", "column": "gender"}[kind]
+        ok = {"real": "0.25", "name": "sys1", "column": "gender"}[t.kind]
         values.append(f"{ok},{ok}")
     return values
 

@@ -173,24 +173,23 @@ class DaskExecutor:
         twice its timeout.
         """
         async def probe() -> None:
-            args = distributed.security.Security().get_connection_args("client")
-            comm = await distributed.comm.connect(scheduler, timeout=timeout, **args)
+            from distributed.comm import connect
+            from distributed.security import Security
+
+            args = Security().get_connection_args("client")
+            comm = await connect(scheduler, timeout=timeout, **args)
             await comm.close()
 
-        hint = ("Check the address and that `dask scheduler` runs there, or leave out "
-                "--scheduler / scheduler= for a local cluster.")
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="scoreframe-dask-probe") as pool:
                 pool.submit(asyncio.run, probe()).result()
             return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as e:
             raise EngineError(message("cannot reach the dask scheduler", where=scheduler,
-                                      got=f"{type(e).__name__}: {_one_line(e)}",
-                                      hint=hint)) from None
+                                      got=f"{type(e).__name__}: {_one_line(e)}")) from None
         except Exception as e:  # noqa: BLE001 (a server that is not a Dask scheduler)
             raise EngineError(message("no dask scheduler answered", where=scheduler,
-                                      got=f"{type(e).__name__}: {_one_line(e)}",
-                                      hint=hint)) from None
+                                      got=f"{type(e).__name__}: {_one_line(e)}")) from None
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """Run ``fn`` on every item on the workers; results in input order.
