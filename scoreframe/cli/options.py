@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -301,9 +302,16 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        """Print ``message`` and this command's usage on one line; exit with status 2."""
+        """Print ``message`` and this command's usage on one line; exit with status 2.
+
+        Values quoted by argparse itself (``invalid choice: '...'``) are cut, so the line stays
+        a few hundred characters whatever was typed.
+        """
         usage = " ".join(self.format_usage().split()).removeprefix("usage: ")
-        self.exit(2, f"{self.prog}: error: {message} (usage: {usage})\n")
+        text = re.sub(r"\S{61,}", lambda m: m.group(0)[:40] + "...", " ".join(message.split()))
+        if len(text) > 300:
+            text = text[:300] + "..."
+        self.exit(2, f"{self.prog}: error: {text} (usage: {usage})\n")
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):
