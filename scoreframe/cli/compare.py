@@ -11,7 +11,6 @@ import argparse
 
 import polars as pl
 
-from scoreframe.checks import check_positive_int
 from scoreframe.cli.console import emit_frame, fmt, print_table
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
@@ -63,9 +62,7 @@ def add_interval_options(p: argparse.ArgumentParser, *, bootstrap_default: int |
 
 def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
     """Keyword arguments of the bootstrap functions from the interval options."""
-    if a.bootstrap is not None:
-        check_positive_int(a.bootstrap, name="--bootstrap", minimum=2)
-    else:
+    if a.bootstrap is None:  # its range is checked while parsing (--bootstrap B)
         given = [o for o, v, default in (("--ci", a.ci, 0.95), ("--resample", a.resample,
                                          ["trial"]), ("--interval", a.interval, "percentile"))
                  if v != default]
