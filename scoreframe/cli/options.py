@@ -37,11 +37,12 @@ from scoreframe.stats.engine import ENGINES, parse_memory
 
 __all__ = ["ENGINE_OPTIONS", "KINDS", "MAX_BOOTSTRAP", "MAX_COST", "MAX_ITER", "MAX_SEED",
            "MAX_SIZE", "MAX_WORKERS", "Distinct", "Formatter", "ListAction", "OptionType",
-           "Parser", "add_command", "by_options", "column_arg", "dataset_options",
-           "engine_kwargs", "engine_options", "first_positional", "int_in", "name_arg",
-           "operating_point_options", "option_kind", "output_options", "overwrite_option",
-           "path_arg", "prior", "probability_open", "reading_options", "real_in",
-           "restore_dataset", "scheduler_address", "size_bytes", "text_arg", "where_option"]
+           "Parser", "add_command", "by_options", "column_arg", "columns_arg",
+           "dataset_options", "engine_kwargs", "engine_options", "first_positional", "int_in",
+           "missing_arg", "name_arg", "objective_arg", "operating_point_options",
+           "option_kind", "output_options", "overwrite_option", "path_arg", "prior",
+           "probability_open", "reading_options", "real_in", "restore_dataset",
+           "scheduler_address", "size_bytes", "text_arg", "where_option"]
 
 #: Largest ``--bootstrap``: 100,000 replicates. Every replicate keeps a value per group, metric
 #: and operating point in memory; beyond this the Monte Carlo error of an interval end is far
@@ -207,7 +208,7 @@ def size_bytes(*, lo: int = 1024, hi: int = MAX_SIZE, none: bool = False) -> Opt
             raise ValueError(text)
         return v
 
-    expected = (f"a size from {lo} bytes to {hi // 2**50}PiB such as 16GB or 512MiB"
+    expected = (f"a size from {lo} bytes to {hi / 2**50:g}PiB such as 16GB or 512MiB"
                 + (", or none" if none else ""))
     t = OptionType("size", expected, parse, lo=lo, hi=hi, none=none)
     return t
