@@ -30,6 +30,8 @@ definition, with examples).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -69,7 +71,7 @@ def error_counts(tar: F64, non: F64, thresholds: ArrayLike, *, strict: bool = Fa
     ([1], [1])
     """
     t = np.asarray(thresholds, dtype=np.float64)
-    side = "right" if strict else "left"
+    side: Literal["left", "right"] = "right" if strict else "left"
     fnm = np.searchsorted(tar, t, side=side).astype(np.int64)
     fm = non.shape[0] - np.searchsorted(non, t, side=side).astype(np.int64)
     return fnm, fm
@@ -294,7 +296,7 @@ def bob_min_hter(tar: F64, non: F64) -> tuple[float, float]:
 
 
 def pyeer_roc(tar: F64, non: F64) -> tuple[F64, F64, F64]:
-    """pyeer's ROC: thresholds at the distinct scores only, FMR ``#non >= t / N``, FNMR.
+    """The ROC of pyeer: thresholds at the distinct scores only, FMR ``#non >= t / N``, FNMR.
 
     No threshold above the highest score: when it is an impostor's, FMR never reaches 0.
     """
@@ -304,7 +306,7 @@ def pyeer_roc(tar: F64, non: F64) -> tuple[F64, F64, F64]:
 
 
 def pyeer_fmr_op(fmr: F64, fnmr: F64, op: float) -> int:
-    """pyeer's FMR operating point: the first threshold whose FMR is *nearest* to ``op``.
+    """The FMR operating point of pyeer: the first threshold whose FMR is *nearest* to ``op``.
 
     The nearest FMR can be above ``op`` (FMR 0.17 reported "at FMR = 0.1").
     """
@@ -312,14 +314,16 @@ def pyeer_fmr_op(fmr: F64, fnmr: F64, op: float) -> int:
 
 
 def pyeer_fnmr_op(fmr: F64, fnmr: F64, op: float) -> int:
-    """pyeer's FNMR operating point: the *last* threshold whose FNMR is nearest to ``op``."""
+    """The FNMR operating point of pyeer: the *last* threshold with FNMR nearest ``op``."""
     d = np.abs(fnmr - op)
     return int(np.flatnonzero(d == d.min())[-1])
 
 
 def pyeer_eer(fmr: F64, fnmr: F64) -> float:
-    """pyeer's EER: at the first point with ``FMR <= FNMR`` or the one before it, whichever
-    has the smaller ``FMR + FNMR`` (the earlier on a tie); ``(FMR + FNMR) / 2`` there.
+    """The EER of pyeer: ``(FMR + FNMR) / 2`` at one of the two points around the crossing.
+
+    The first point with ``FMR <= FNMR`` or the one before it, whichever has the smaller
+    ``FMR + FNMR`` (the earlier on a tie).
 
     When the curves never cross pyeer warns and returns 1.
     """
@@ -334,7 +338,7 @@ def pyeer_eer(fmr: F64, fnmr: F64) -> float:
 
 
 def pyeer_auc(fmr: F64, fnmr: F64) -> float:
-    """pyeer's AUC: the trapezoid rule over its ROC points (equals Mann-Whitney up to rounding)."""
+    """The AUC of pyeer: the trapezoid rule over its ROC points (Mann-Whitney up to rounding)."""
     tpr = 1 - fnmr
     x1, x2, y1, y2 = fmr[:-1], fmr[1:], tpr[:-1], tpr[1:]
     return float(((x1 - x2) * (y1 + (y2 - y1) / 2)).sum())

@@ -38,13 +38,14 @@ from scoreframe.errors import DegenerateError, ScoreframeError, UnresolvedTarget
 from scoreframe.kernels import biometric as kb
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores
 from scoreframe.metrics.registry import GroupStats, Metric, declare
-from scoreframe.stats._biometric import (
+from scoreframe.stats.summary import (
     VerificationRequest,
     VerificationStats,
     reduce_verification,
 )
 
-__all__ = ["CONVENTIONS", "RatesAt", "VerificationRequest", "check_convention",
+__all__ = ["CONVENTIONS", "RatesAt", "VerificationRequest", "attach_target_columns",
+           "check_convention", "explode_targets",
            "check_rate_targets", "fmr_at_fnmr", "fmr_fnmr", "fnmr_at_fmr", "min_hter",
            "mw_auc", "verification_request", "verification_summary", "verification_values",
            "zero_fmr", "zero_fnmr"]
@@ -240,8 +241,8 @@ def _peer_values(s: SortedScores, request: VerificationRequest, convention: str
         out["min_hter"], out["min_hter_threshold"] = (fnm / t + fm / n) / 2.0, thr
         out["eer_peer"] = kb.pyeer_eer(fmr_, fnmr_)
         out["auc_mw"] = kb.pyeer_auc(fmr_, fnmr_)
-    fnm, fm = kb.error_counts(tar, non, request.threshold_array)
-    out["at_threshold"] = _at_thresholds(request.thresholds, fnm, fm, t, n)
+    fnm_t, fm_t = kb.error_counts(tar, non, request.threshold_array)
+    out["at_threshold"] = _at_thresholds(request.thresholds, fnm_t, fm_t, t, n)
     return out
 
 
@@ -379,7 +380,7 @@ def fmr_at_fnmr(tar: ArrayLike, non: ArrayLike, fnmr: ArrayLike | float, *,
     --------
     >>> r = fmr_at_fnmr([1.0, 1.0, 2.0], [0.0, 1.0, 1.0, 3.0], [0.5])
     >>> r.fmr.tolist(), r.fnmr.tolist(), r.threshold.tolist()
-    ([0.75, 0.0, 1.0])
+    ([0.75], [0.0], [1.0])
     """
     req = verification_request(fnmr=fnmr, strict=strict)
     values, _ = _values(tar, non, req, convention)
@@ -582,3 +583,58 @@ def peer_sorted_units(stats: Any, data: Any, *, where: str | None) -> list[Sorte
                    if all(kk[row_cols.index(c)] == u.key[c] for c in match)]
         out.append(merge_sorted([base[i] for i in members]) if members else None)
     return out
+
+
+def _struct_dtype(kind: str) -> Any:
+    import polars as pl
+
+    ints = {"n_fnm", "n_fm"}
+    return pl.List(pl.Struct({f: pl.Int64 if f in ints else pl.Float64
+                              for f in TARGET_FIELDS[kind]}))
+
+
+def attach_target_columns(results: Any, stats: Any, values: Sequence[dict[str, Any]], *,
+                          convention: str = "exact") -> Any:
+    """Add the per-target list-of-struct columns to ``evaluate``'s results (before ``dcf``).
+
+    Rows are matched on the group columns; ``eer_peer`` is dropped for the exact convention
+    (its EERs are the ``eer`` column's conventions).
+    """
+    import polars as pl
+
+    keys = list(stats.row_cols)
+    data: dict[str, list[Any]] = {k: [us.unit.key[k] for us in stats.units] for k in keys}
+    for kind in TARGET_FIELDS:
+        data[kind] = [v.get(kind) if v else None for v in values]
+    schema: dict[str, Any] = {k: pl.String for k in keys}
+    schema.update({kind: _struct_dtype(kind) for kind in TARGET_FIELDS})
+    extra = pl.DataFrame(data, schema=schema)
+    out = (results.join(extra, on=keys, how="left", nulls_equal=True, maintain_order="left")
+           if keys else pl.concat([results, extra], how="horizontal"))
+    cols = [c for c in out.columns if c != "dcf"] + ["dcf"]
+    if convention == "exact" and "eer_peer" in cols:
+        cols.remove("eer_peer")
+    return out.select(cols)
+
+
+def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
+    """One row per group x target of a per-target column of ``evaluate``, unnested.
+
+    ``kind`` is ``"fnmr_at_fmr"``, ``"fmr_at_fnmr"`` or ``"at_threshold"``; the group
+    columns and counts come first.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from scoreframe import evaluate
+    >>> df = pl.DataFrame({"score": [0.5, 1.0, 1.0, 2.0, 3.0, 0.0, 0.5, 1.0, 1.0, 1.5, 2.5],
+    ...                    "label": [True] * 5 + [False] * 6})
+    >>> res = evaluate(df, fmr=[0.2, 0.5])
+    >>> explode_targets(res).select("fmr_target", "fnmr", "threshold").rows()
+    [(0.2, 0.6, 2.0), (0.5, 0.6, 1.5)]
+    """
+    if kind not in TARGET_FIELDS:
+        raise ScoreframeError(message("unknown target column",
+                                      expected=" | ".join(TARGET_FIELDS), got=repr(kind)))
+    front = results.columns[: results.columns.index("n_non") + 1]
+    return results.select(*front, kind).explode(kind).unnest(kind)

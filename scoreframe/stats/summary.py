@@ -29,12 +29,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scoreframe.kernels.elementary import exact_sum, softplus
-from scoreframe.stats._biometric import (
-    VerificationRequest,
-    VerificationStats,
-    merge_verification,
-    reduce_verification,
-)
 from scoreframe.kernels.sorted_scores import (
     Blocks,
     SortedScores,
@@ -42,10 +36,18 @@ from scoreframe.kernels.sorted_scores import (
     label_runs,
     pav_blocks,
 )
+from scoreframe.stats._biometric import (
+    VerificationRequest,
+    VerificationStats,
+    merge_verification,
+    reduce_verification,
+)
 
 __all__ = ["Context", "EqContext", "EqStats", "Request", "ScoreStats", "empty_stats", "merge",
            "merge_all", "merge_equalized", "reduce_equalized",
            "reduce_range", "reduce_sorted"]
+__all__ += ["VerificationRequest", "VerificationStats", "merge_verification",
+            "reduce_verification"]  # re-exported from the private biometric statistics
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]

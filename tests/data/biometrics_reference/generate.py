@@ -33,7 +33,7 @@ def cases():
     yield "separated", [2.0, 3.0], [0.0, 1.0]
     yield "inverted", [0.0, 1.0], [2.0, 3.0]
     yield "tie_spike", [0.3, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2],  \
-        [0.0, 0.1, 0.2, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.95]
+        [0.0, 0.1, 0.2, 0.5, 0.5, 0.5, 0.95]
     for i in range(24):
         t = int(rng.integers(2, 60))
         n = int(rng.integers(2, 400))
