@@ -11,6 +11,7 @@ reports in :mod:`scoreframe.report`, multiclass tools in :mod:`scoreframe.multic
 """
 
 from scoreframe import forensic, spoof
+from scoreframe._verification import epc_curve
 from scoreframe.align import AlignmentReport, align, alignment_report
 from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
 from scoreframe.calibration import LinearCalibration, PavCalibration
@@ -85,6 +86,7 @@ __all__ = [
     "det_curve",
     "eer",
     "effective_prior",
+    "epc_curve",
     "evaluate",
     "explode_dcf",
     "forensic",

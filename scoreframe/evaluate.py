@@ -189,7 +189,8 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
              biometric: bool = False, fmr: Sequence[float] | float | None = None,
              fnmr: Sequence[float] | float | None = None,
              at_threshold: Sequence[float] | float | None = None, strict: bool = False,
-             convention: str = "exact") -> pl.DataFrame:
+             convention: str = "exact", threshold_from: str | None = None,
+             thresholds: object = None) -> pl.DataFrame:
     """Evaluate binary scores per condition: EER, Cllr, minCllr, PRBEP, actual/min DCF.
 
     Parameters
@@ -264,6 +265,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         (``strict=True``: ``>``). ``convention="exact"`` (default) computes on the
         statistics layer on every engine; ``"bob"`` / ``"pyeer"`` reproduce bob.measure
         6.1.1 / pyeer 0.5.6 from each group's sorted scores in memory.
+    threshold_from, thresholds
+        Thresholds fixed on development trials and applied to the evaluated ones (adds the
+        list-of-struct column ``fixed``: ``criterion``, ``threshold``, ``fmr``, ``fnmr``,
+        ``hter`` and counts). ``threshold_from`` is a SQL predicate selecting the
+        development trials; each group's thresholds are chosen there (``min_hter`` and one
+        per ``fmr`` / ``fnmr`` target) and the evaluated trials are ``where`` (default: the
+        others). ``thresholds`` is instead a table of given thresholds: grouping columns (a
+        subset of ``by``, compared as text), ``threshold`` and optional ``criterion``.
 
     Returns
     -------
@@ -285,15 +294,28 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     from scoreframe.metrics import _biometric as bio
 
     vreq = None
-    if biometric or fmr is not None or fnmr is not None or at_threshold is not None:
+    fixed_on = threshold_from is not None or thresholds is not None
+    if biometric or fmr is not None or fnmr is not None or at_threshold is not None or fixed_on:
         convention = bio.check_convention(convention)
         vreq = bio.verification_request(fmr=fmr, fnmr=fnmr, thresholds=at_threshold,
                                         strict=strict)
+    req = vreq
+    if fixed_on:
+        from scoreframe import _verification as fixed
+
+        table, where = _fixed_thresholds(
+            data, threshold_from=threshold_from, thresholds=thresholds, where=where, by=by,
+            pooled=pooled, request=vreq, engine=engine, memory_limit=memory_limit,  # type: ignore[arg-type]
+            workers=workers, scheduler=scheduler, validate=validate, trial_id=trial_id,
+            spill_dir=spill_dir)
+        fixed_thr = fixed.table_thresholds(table)
+        req = VerificationRequest(vreq.fmr, vreq.fnmr, vreq.thresholds + fixed_thr,  # type: ignore[union-attr]
+                                  vreq.strict)  # type: ignore[union-attr]
     stats, ops = group_statistics(
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa,
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
         memory_limit=memory_limit, workers=workers, scheduler=scheduler, validate=validate,
-        trial_id=trial_id, spill_dir=spill_dir, progress=progress, verification=vreq)
+        trial_id=trial_id, spill_dir=spill_dir, progress=progress, verification=req)
     families, extras = family_extras(data, stats, where=where, spoof=spoof,
                                      forensic=forensic, eer_method=eer_method)
     ver_values = None
@@ -310,6 +332,10 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                         on_group=on_group)
     if ver_values is not None:
         res = bio.attach_target_columns(res, stats, ver_values, convention=convention)
+    if fixed_on:
+        col = fixed.fixed_threshold_column(stats, table, fixed_thr,
+                                           offset=len(vreq.thresholds))  # type: ignore[union-attr]
+        res = fixed.attach_fixed(res, stats, col)
     if bootstrap:
         from scoreframe.bootstrap import bootstrap_evaluate
 
@@ -321,6 +347,27 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                                   trial_id=_as_list(trial_id) or None, validate=False)
         res = attach_intervals(res, reps, eer=eer_method == "rocch")
     return res
+
+
+def _fixed_thresholds(data: Data, *, threshold_from: str | None, thresholds: object,
+                      where: str | None, by: Sequence[str] | str | None, pooled: bool,
+                      request: VerificationRequest, **engine: object
+                      ) -> tuple[pl.DataFrame, str | None]:
+    """The thresholds table of ``threshold_from`` or ``thresholds``, and the eval selection."""
+    from scoreframe import _verification as fixed
+    from scoreframe.errors import UsageError
+
+    if threshold_from is not None and thresholds is not None:
+        raise UsageError(message("give `threshold_from` or `thresholds`, not both",
+                                 got="both"))
+    if thresholds is not None:
+        return fixed.check_threshold_table(thresholds, ["system", *_as_list(by)]), where
+    dev, _ = group_statistics(data, by=by, where=threshold_from, pooled=pooled,
+                              verification=VerificationRequest(request.fmr, request.fnmr,
+                                                               strict=request.strict),
+                              **engine)  # type: ignore[arg-type]
+    table = fixed.dev_thresholds(dev, request)
+    return table, fixed.eval_where(where, threshold_from)
 
 
 def family_extras(data: Data, stats: Statistics, *, where: str | None = None,
