@@ -23,6 +23,7 @@ from scoreframe.cli import (
     demo,
     evaluate,
     fuse,
+    identify,
     info,
     multiclass,
     query,
@@ -37,7 +38,8 @@ __all__ = ["build_parser", "main", "one_line", "option_names"]
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
-            demo)
+            demo,
+            identify)  # biometrics: 1:N identification
 
 
 def _version() -> str:

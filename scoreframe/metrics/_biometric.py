@@ -91,10 +91,12 @@ def check_rate_targets(values: ArrayLike | float | None, *, name: str) -> tuple[
         except (TypeError, ValueError):
             f = math.nan
         if isinstance(v, bool) or not 0.0 < f < 1.0:
+            hint = ("ZeroFMR and ZeroFNMR are their own metrics (zero_fmr, zero_fnmr); a "
+                    "rate of 1 accepts or rejects everything.") if name in ("fmr", "fnmr") \
+                else None
             raise ScoreframeError(message(
                 f"bad `{name}` target", expected="rates strictly between 0 and 1",
-                got=repr(v), hint="ZeroFMR and ZeroFNMR are their own metrics (zero_fmr, "
-                                  "zero_fnmr); a rate of 1 accepts or rejects everything."))
+                got=repr(v), hint=hint))
         if f not in out:
             out.append(f)
     return tuple(out)
