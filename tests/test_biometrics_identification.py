@@ -172,3 +172,13 @@ def test_bad_identification_input():
     with pytest.warns(UnresolvedTargetWarning, match="cannot be resolved with [0-9]+ non-mated"):
         res = identify(searches(n_probe=6, open_frac=0.3, seed=4), fpir=[0.01])
     assert res["open_set"][0][0]["fnir"] is None
+
+
+def test_identification_charts():
+    from scoreframe.plots import cmc_plot, fnir_fpir_plot
+
+    df = searches()
+    spec = cmc_plot(cmc_curve(df, max_rank=5, by="sex"), series=["sex"]).to_dict()
+    assert spec["layer"][0]["encoding"]["y"]["field"] == "identification_rate"
+    spec = fnir_fpir_plot(fnir_fpir_curve(df, rank=1)).to_dict()
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"

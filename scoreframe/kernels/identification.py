@@ -46,7 +46,7 @@ class SearchState:
         Highest non-mate score (``-inf`` when none).
     top_probe, top_score, top_pos
         The kept non-mates: at most ``r`` per probe, the first in (score descending, input
-        position ascending) order, sorted by probe then that order.
+        position ascending) order (in no particular order overall).
     r
         How many non-mates are kept per probe.
     """
@@ -101,11 +101,18 @@ def merge_states(a: SearchState, b: SearchState) -> SearchState:
     seen = ~np.isnan(b.mate_score)
     mate_score = np.where(seen, b.mate_score, a.mate_score)
     mate_pos = np.where(seen, b.mate_pos, a.mate_pos)
-    tp, ts, tq = _top(np.concatenate((a.top_probe, b.top_probe)),
-                      np.concatenate((a.top_score, b.top_score)),
-                      np.concatenate((a.top_pos, b.top_pos)), a.r)
+    touched = np.zeros(a.n_mates.shape[0], dtype=bool)  # probes with kept rows in b
+    touched[b.top_probe] = True
+    mine = touched[a.top_probe]  # only those probes are selected again
+    tp, ts, tq = _top(np.concatenate((a.top_probe[mine], b.top_probe)),
+                      np.concatenate((a.top_score[mine], b.top_score)),
+                      np.concatenate((a.top_pos[mine], b.top_pos)), a.r)
+    keep = ~mine
     return SearchState(a.n_mates + b.n_mates, a.n_cand + b.n_cand, mate_score, mate_pos,
-                       np.maximum(a.best_non, b.best_non), tp, ts, tq, a.r)
+                       np.maximum(a.best_non, b.best_non),
+                       np.concatenate((a.top_probe[keep], tp)),
+                       np.concatenate((a.top_score[keep], ts)),
+                       np.concatenate((a.top_pos[keep], tq)), a.r)
 
 
 def mate_ranks(st: SearchState, *, tie: str = "pessimistic") -> I64:

@@ -1,7 +1,9 @@
-"""Biometric verification views: the expected performance curve (EPC).
+"""Biometric views: the expected performance curve (EPC), the CMC and FNIR against FPIR.
 
-Draws an :func:`scoreframe.epc_curve` frame: for each weight ``alpha`` of FMR, the HTER (or
-the weighted error) on evaluation trials at the threshold chosen on development trials.
+Draw the frames of :func:`scoreframe.epc_curve` (for each weight ``alpha`` of FMR, the HTER
+or weighted error on evaluation trials at the threshold chosen on development trials),
+:func:`scoreframe.identification.cmc_curve` and
+:func:`scoreframe.identification.fnir_fpir_curve`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from scoreframe.plots.style import (
     styles_for,
 )
 
-__all__ = ["epc_plot"]
+__all__ = ["cmc_plot", "epc_plot", "fnir_fpir_plot"]
 
 
 def epc_plot(curve: Any, *, y: str = "hter", series: Sequence[str] | None = None,
@@ -74,3 +76,82 @@ def epc_plot(curve: Any, *, y: str = "hter", series: Sequence[str] | None = None
     head = alt.Title(title, subtitle="threshold minimizing alpha FMR + (1 - alpha) FNMR "
                                      "on dev, applied to eval")
     return alt.layer(line).properties(width=width, height=height, title=head)
+
+
+def cmc_plot(curve: Any, *, series: Sequence[str] | None = None,
+             styles: Mapping[str, SeriesStyle] | None = None, width: int = WIDTH,
+             height: int = HEIGHT, title: str = "Cumulative match characteristic (CMC)"
+             ) -> alt.LayerChart | alt.FacetChart:
+    """The CMC: closed-set identification rate against rank.
+
+    Parameters
+    ----------
+    curve
+        A :func:`scoreframe.identification.cmc_curve` frame (``rank``,
+        ``identification_rate``), optionally with group columns.
+    series, styles
+        Group columns naming a series and the series' colours and dashes.
+
+    See Also
+    --------
+    scoreframe.identification.cmc_curve, fnir_fpir_plot
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> c = pl.DataFrame({"rank": [1, 2, 3], "identification_rate": [0.6, 0.8, 0.9]})
+    >>> cmc_plot(c).to_dict()["layer"][0]["encoding"]["x"]["field"]
+    'rank'
+    """
+    df = series_labels(as_polars(curve), series)
+    order = series_order(df, None)
+    style = styles_for(order, styles)
+    line = alt.Chart(inline_data(df.select(SERIES, "rank", "identification_rate"))).mark_line(
+        point=True, interpolate="step-after").encode(
+        x=alt.X("rank:Q", title="rank", scale=alt.Scale(zero=False, nice=False)),
+        y=alt.Y("identification_rate:Q", title="identification rate",
+                axis=alt.Axis(format="%")),
+        **series_encodings(order, style, dash=len(order) > 1),
+        tooltip=[f"{SERIES}:N", "rank:Q",
+                 alt.Tooltip("identification_rate:Q", format=".4%")])
+    return alt.layer(line).properties(width=width, height=height, title=title)
+
+
+def fnir_fpir_plot(curve: Any, *, series: Sequence[str] | None = None,
+                   styles: Mapping[str, SeriesStyle] | None = None, width: int = WIDTH,
+                   height: int = HEIGHT, title: str = "FNIR against FPIR (open-set 1:N)"
+                   ) -> alt.LayerChart | alt.FacetChart:
+    """FNIR against FPIR on a log FPIR axis (NIST FRTE 1:N style); FPIR = 0 is left out.
+
+    Parameters
+    ----------
+    curve
+        A :func:`scoreframe.identification.fnir_fpir_curve` frame (``fpir``, ``fnir``,
+        ``threshold``), optionally with group columns.
+    series, styles
+        Group columns naming a series and the series' colours and dashes.
+
+    See Also
+    --------
+    scoreframe.identification.fnir_fpir_curve, cmc_plot
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> c = pl.DataFrame({"threshold": [2.0, 1.0], "fpir": [0.01, 0.1], "fnir": [0.3, 0.1]})
+    >>> fnir_fpir_plot(c).to_dict()["layer"][0]["encoding"]["x"]["scale"]["type"]
+    'log'
+    """
+    import polars as pl
+
+    df = series_labels(as_polars(curve), series).filter(pl.col("fpir") > 0)
+    order = series_order(df, None)
+    style = styles_for(order, styles)
+    line = alt.Chart(inline_data(df.select(SERIES, "fpir", "fnir", "threshold"))).mark_line(
+        interpolate="step-after", clip=True).encode(
+        x=alt.X("fpir:Q", title="FPIR (log scale)", scale=alt.Scale(type="log")),
+        y=alt.Y("fnir:Q", title="FNIR", axis=alt.Axis(format="%")),
+        **series_encodings(order, style, dash=len(order) > 1),
+        tooltip=[f"{SERIES}:N", alt.Tooltip("fpir:Q", format=".3g"),
+                 alt.Tooltip("fnir:Q", format=".4%"), alt.Tooltip("threshold:Q", format=".4g")])
+    return alt.layer(line).properties(width=width, height=height, title=title)
