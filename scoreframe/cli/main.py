@@ -21,6 +21,7 @@ from scoreframe.cli import (
     compare,
     convert,
     demo,
+    differentials,
     evaluate,
     fuse,
     identify,
@@ -39,7 +40,7 @@ DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, que
                "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
             demo,
-            identify)  # biometrics: 1:N identification
+            identify, differentials)  # biometrics
 
 
 def _version() -> str:

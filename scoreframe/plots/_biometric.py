@@ -27,7 +27,7 @@ from scoreframe.plots.style import (
     styles_for,
 )
 
-__all__ = ["cmc_plot", "epc_plot", "fnir_fpir_plot"]
+__all__ = ["cmc_plot", "differentials_plot", "epc_plot", "fnir_fpir_plot"]
 
 
 def epc_plot(curve: Any, *, y: str = "hter", series: Sequence[str] | None = None,
@@ -155,3 +155,45 @@ def fnir_fpir_plot(curve: Any, *, series: Sequence[str] | None = None,
         tooltip=[f"{SERIES}:N", alt.Tooltip("fpir:Q", format=".3g"),
                  alt.Tooltip("fnir:Q", format=".4%"), alt.Tooltip("threshold:Q", format=".4g")])
     return alt.layer(line).properties(width=width, height=height, title=title)
+
+
+def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
+                       title: str = "Error rates per demographic group at one threshold"
+                       ) -> alt.LayerChart | alt.FacetChart:
+    """Per-group FMR and FNMR on a log axis (a :func:`scoreframe.differentials` frame).
+
+    Rates of 0 cannot be drawn on a log axis: they are named in the subtitle.
+
+    See Also
+    --------
+    scoreframe.differentials
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> g = pl.DataFrame({"sex": ["f", "f", "m", "m"], "kind": ["genuine", "impostor"] * 2,
+    ...                   "rate": [0.1, 0.001, 0.2, 0.0]})
+    >>> differentials_plot(g).to_dict()["layer"][0]["encoding"]["y"]["scale"]["type"]
+    'log'
+    """
+    import polars as pl
+
+    df = as_polars(groups)
+    keys = [c for c in df.columns if c not in ("kind", "n_trials", "errors", "rate", "reason")]
+    df = df.with_columns(group=pl.concat_str([pl.col(c).fill_null("") for c in keys],
+                                             separator=" / ") if keys else pl.lit("all"),
+                         measure=pl.when(pl.col("kind") == "genuine").then(pl.lit("FNMR"))
+                         .otherwise(pl.lit("FMR")))
+    zero = df.filter(pl.col("rate") == 0)
+    shown = df.filter(pl.col("rate") > 0)
+    note = ("rate 0 (not drawn): " + ", ".join(
+        f"{m} {g}" for g, m in zero.select("group", "measure").iter_rows())) if zero.height \
+        else "log scale"
+    points = alt.Chart(inline_data(shown.select("group", "measure", "rate"))).mark_point(
+        filled=True, size=70).encode(
+        x=alt.X("group:N", title="group", sort=None),
+        y=alt.Y("rate:Q", title="error rate (log scale)", scale=alt.Scale(type="log")),
+        color=alt.Color("measure:N", title=""), shape=alt.Shape("measure:N", title=""),
+        tooltip=["group:N", "measure:N", alt.Tooltip("rate:Q", format=".4g")])
+    return alt.layer(points).properties(width=width, height=height,
+                                        title=alt.Title(title, subtitle=note))
