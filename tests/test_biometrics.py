@@ -377,3 +377,13 @@ def test_peer_conventions_refuse_what_the_peers_refuse():
         zero_fmr([1.0], [0.0, 0.5], convention="bob")
     with pytest.raises(ScoreframeError, match="no strict accept rule"):
         fnmr_at_fmr([1.0, 2.0], [0.0, 1.0], 0.5, convention="pyeer", strict=True)
+
+
+def test_bob_convention_in_evaluate_nulls_groups_bob_refuses():
+    df = pl.DataFrame({"score": [2.0, 0.0, 1.0, 3.0, 2.5, 0.5, 0.2],
+                       "label": [True, False, False, True, True, False, False],
+                       "g": ["a", "a", "a", "b", "b", "b", "b"]})
+    with pytest.warns(DegenerateGroupWarning, match="g=a \\(convention `bob` needs"):
+        res = evaluate(df, by="g", biometric=True, convention="bob")
+    rows = {r["g"]: r for r in res.iter_rows(named=True)}
+    assert rows["a"]["zero_fmr"] is None and rows["b"]["zero_fmr"] is not None

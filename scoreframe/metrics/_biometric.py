@@ -34,7 +34,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from scoreframe.errors import DegenerateError, ScoreframeError, UnresolvedTargetWarning, message
+from scoreframe.errors import (
+    DegenerateError,
+    DegenerateGroupWarning,
+    ScoreframeError,
+    UnresolvedTargetWarning,
+    message,
+)
 from scoreframe.kernels import biometric as kb
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores
 from scoreframe.metrics.registry import GroupStats, Metric, declare
@@ -520,6 +526,7 @@ def verification_values(units: Sequence[Any], request: VerificationRequest, *,
     """
     out: list[dict[str, Any]] = []
     notes: list[str] = []
+    skipped: list[str] = []
     for i, us in enumerate(units):
         st = us.stats
         if not (st.n_tar and st.n_non):
@@ -533,11 +540,20 @@ def verification_values(units: Sequence[Any], request: VerificationRequest, *,
             s = sorted_units[i] if sorted_units is not None else None
             if s is None:
                 raise RuntimeError("the peers' conventions need the units' sorted scores")
-            v = group_values(s, request, convention=convention)
+            try:
+                v = group_values(s, request, convention=convention)
+            except DegenerateError as exc:  # bob.measure needs two scores per class
+                name = ", ".join(f"{k}={val}" for k, val in us.unit.key.items()) or "(all)"
+                skipped.append(f"{name} ({str(exc).splitlines()[0]})")
+                out.append({})
+                continue
         name = ", ".join(f"{k}={val}" for k, val in us.unit.key.items()) or "(all)"
         notes += unresolved(v, n_tar=st.n_tar, n_non=st.n_non, where=f"group {name}")
         out.append(v)
     warn_unresolved(notes, stacklevel=4)
+    if skipped:
+        warnings.warn("verification metrics undefined for group(s): " + "; ".join(skipped)
+                      + "; they are null", DegenerateGroupWarning, stacklevel=4)
     return out
 
 
