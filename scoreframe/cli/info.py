@@ -5,19 +5,22 @@ from __future__ import annotations
 import argparse
 
 from scoreframe.cli.console import console, print_frame
-from scoreframe.cli.inputs import load_dataset, reading_kwargs
+from scoreframe.cli.inputs import dataset_label, dataset_source, load_dataset, reading_kwargs
 from scoreframe.cli.options import add_command, dataset_options, reading_options
 from scoreframe.info import dataset_info
+from scoreframe.io.parquet import apply_where
 
 __all__ = ["cmd_info", "register"]
 
 
 def cmd_info(a: argparse.Namespace) -> int:
     """Run ``scoreframe info``."""
-    lf = load_dataset(a.dataset, where=a.where, **reading_kwargs(a))  # type: ignore[arg-type]
+    src = dataset_source(a)
+    lf = (load_dataset(src, where=a.where, **reading_kwargs(a))  # type: ignore[arg-type]
+          if isinstance(src, str) else apply_where(src, a.where))
     info = dataset_info(lf, max_values=a.max_values)
     con = console()
-    con.print(f"[bold]{a.dataset}[/bold]: {info.rows} rows", highlight=False)
+    con.print(f"[bold]{dataset_label(a)}[/bold]: {info.rows} rows", highlight=False)
     con.print("schema: " + ", ".join(f"{k}: {v}" for k, v in info.schema.items()),
               highlight=False)
     if not info.has_labels:
