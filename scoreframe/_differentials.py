@@ -60,6 +60,14 @@ class Differentials:
         ``fnmr_max_geomean``, ``fdr``, ``garbe``): ``value`` and ``reason`` when null.
     threshold
         The global threshold (accept ``score >= threshold``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"score": [2.0, 0.0, 3.0, 1.0], "label": [True, False] * 2,
+    ...                    "sex": ["f", "f", "m", "m"]})
+    >>> differentials(df, by="sex", threshold=1.0).threshold
+    1.0
     """
 
     groups: pl.DataFrame
