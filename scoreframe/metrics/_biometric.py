@@ -169,8 +169,7 @@ def from_statistics(ver: VerificationStats, blocks: Blocks, n_tar: int, n_non: i
                                       strict=strict)
     out["min_hter"] = (_rate(fnm, n_tar) + _rate(fm, n_non)) / 2.0
     out["min_hter_threshold"] = thr
-    out["auc_mw"] = ver.twice_u / (2.0 * n_tar * n_non) if n_tar * n_non < 2**52 else \
-        float(ver.twice_u) / (2.0 * float(n_tar) * float(n_non))
+    out["auc_mw"] = int(ver.twice_u) / (2 * int(n_tar) * int(n_non))  # int / int: rounded once
     out["eer_peer"] = None
     out["at_threshold"] = _at_thresholds(request.thresholds, ver.fnm, ver.fm, n_tar, n_non)
     return out
@@ -222,7 +221,7 @@ def _peer_values(s: SortedScores, request: VerificationRequest, convention: str
         out["zero_fnmr"], out["zero_fnmr_threshold"] = at(thr)[1] / n, thr
         out["min_hter"], out["min_hter_threshold"] = kb.bob_min_hter(tar, non)
         out["eer_peer"] = kb.bob_eer(tar, non)[0]
-        out["auc_mw"] = kb.auc_twice_u(tar, non) / (2.0 * t * n)
+        out["auc_mw"] = kb.auc_twice_u(tar, non) / (2 * t * n)
     else:
         thr_, fmr_, fnmr_ = kb.pyeer_roc(tar, non)
         fnm_, fm_ = kb.error_counts(tar, non, thr_)
@@ -459,7 +458,7 @@ def mw_auc(tar: ArrayLike, non: ArrayLike) -> float:
     0.75
     """
     s = _sorted(tar, non)
-    return kb.auc_twice_u(s.tar, s.non) / (2.0 * s.n_tar * s.n_non)
+    return kb.auc_twice_u(s.tar, s.non) / (2 * s.n_tar * s.n_non)
 
 
 def fmr_fnmr(tar: ArrayLike, non: ArrayLike, thresholds: ArrayLike | float, *,
