@@ -63,11 +63,18 @@ class SearchState:
 
 
 def _top(probe: I64, score: F64, pos: I64, r: int) -> tuple[I64, F64, I64]:
-    """The first ``r`` rows of each probe in (score descending, position ascending) order."""
-    order = np.lexsort((pos, -score, probe))
-    probe, score, pos = probe[order], score[order], pos[order]
+    """The first ``r`` rows of each probe in (score descending, position ascending) order.
+
+    Rows must come with their tied ``(probe, score)`` entries in ascending position (rows in
+    input order do, and so does a kept state followed by a later batch's): two stable sorts
+    (score, then probe) then give the full order without sorting the positions.
+    """
     if probe.shape[0] == 0:
         return probe, score, pos
+    by_score = np.argsort(-score, kind="stable")
+    small = probe.astype(np.uint16 if probe.max() < 65536 else np.uint32)  # radix sort
+    order = by_score[np.argsort(small[by_score], kind="stable")]
+    probe, score, pos = probe[order], score[order], pos[order]
     start = np.ones(probe.shape[0], dtype=bool)
     start[1:] = probe[1:] != probe[:-1]
     first = np.maximum.accumulate(np.where(start, np.arange(probe.shape[0]), 0))
@@ -92,6 +99,9 @@ def search_state(probe: I64, score: F64, mate: NDArray[np.bool_], pos: I64, *, n
     mate_pos[probe[mate]] = pos[mate]
     best_non = np.full(n, -np.inf)
     np.maximum.at(best_non, probe[~mate], score[~mate])
+    if pos.shape[0] > 1 and not (np.diff(pos) > 0).all():  # not in input order: put it back
+        o = np.argsort(pos, kind="stable")
+        probe, score, mate, pos = probe[o], score[o], mate[o], pos[o]
     tp, ts, tq = _top(probe[~mate], score[~mate], pos[~mate], r)
     return SearchState(n_mates, n_cand, mate_score, mate_pos, best_non, tp, ts, tq, r)
 
