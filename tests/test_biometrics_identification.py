@@ -182,3 +182,16 @@ def test_identification_charts():
     assert spec["layer"][0]["encoding"]["y"]["field"] == "identification_rate"
     spec = fnir_fpir_plot(fnir_fpir_curve(df, rank=1)).to_dict()
     assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+
+
+def test_row_order_matters_only_for_the_stable_rule():
+    df = searches(seed=6)
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
+    for tie in ("pessimistic", "optimistic"):
+        a = identify(df, rank=[1, 2, 5], tie=tie, batch_rows=50)
+        assert a.equals(identify(shuffled, rank=[1, 2, 5], tie=tie, batch_rows=50))
+    ranks = brute_ranks(shuffled, "stable")  # the stable rule follows the shuffled order
+    res = identify(shuffled, rank=[1, 2], tie="stable", batch_rows=50)
+    for d in res["cmc"][0]:
+        assert d["identification_rate"] == sum(r <= d["rank"] for r in ranks.values()) \
+            / len(ranks)
