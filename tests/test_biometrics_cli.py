@@ -75,7 +75,8 @@ def test_evaluate_bad_targets_exit_2_and_write_nothing(trials, tmp_path, capsys)
         assert main(["evaluate", str(path), *argv, "-o", str(out)]) == 2
     assert not out.exists()
     err = capsys.readouterr().err
-    assert "bad `--fmr` target" in err and "bad `--fnmr` target" in err
+    assert "argument --fmr: expected an FMR target in (0, 1)" in err
+    assert "argument --fnmr: expected an FNMR target in (0, 1)" in err
     assert "choose from 'exact', 'bob', 'pyeer'" in err
 
 

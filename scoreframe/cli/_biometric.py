@@ -13,7 +13,7 @@ import json
 import polars as pl
 
 from scoreframe.cli.console import percent, print_table
-from scoreframe.cli.options import ListAction
+from scoreframe.cli.options import ListAction, probability_open, real_in, text_arg
 from scoreframe.metrics import CONVENTIONS
 
 __all__ = ["TARGET_COLUMNS", "add_biometric_options", "biometric_kwargs", "flat_for_csv",
@@ -28,17 +28,20 @@ def add_biometric_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("biometric verification (ISO/IEC 19795-1)")
     g.add_argument("--biometric", action="store_true",
                    help="add ZeroFMR, ZeroFNMR, min HTER (with thresholds) and the exact AUC")
-    g.add_argument("--fmr", action=ListAction, converter=float, metavar="A",
+    g.add_argument("--fmr", action=ListAction, converter=probability_open("an FMR target"),
+                   metavar="A",
                    help="FNMR at these FMR targets, e.g. --fmr 1e-3 1e-4 (TAR@FAR = 1 - FNMR)")
-    g.add_argument("--fnmr", action=ListAction, converter=float, metavar="B",
+    g.add_argument("--fnmr", action=ListAction, converter=probability_open("an FNMR target"),
+                   metavar="B",
                    help="FMR at these FNMR targets")
-    g.add_argument("--at-threshold", action=ListAction, converter=float, metavar="T",
+    g.add_argument("--at-threshold", action=ListAction,
+                   converter=real_in(-1e15, 1e15, what="a threshold"), metavar="T",
                    help="FMR, FNMR and HTER at these thresholds")
     g.add_argument("--strict", action="store_true",
                    help="accept score > threshold (default: score >= threshold)")
     g.add_argument("--convention", choices=CONVENTIONS, default="exact",
                    help="exact (the definitions), bob (bob.measure 6.1.1) or pyeer (0.5.6)")
-    g.add_argument("--threshold-from", metavar="SQL",
+    g.add_argument("--threshold-from", metavar="SQL", type=text_arg("an SQL predicate"),
                    help="choose thresholds on these trials (e.g. \"split = 'dev'\") and report "
                         "FMR/FNMR/HTER on the others (or on --where)")
 

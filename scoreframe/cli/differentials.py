@@ -11,9 +11,14 @@ from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
     ListAction,
     add_command,
+    column_arg,
     dataset_options,
+    engine_kwargs,
+    engine_options,
     output_options,
+    probability_open,
     reading_options,
+    real_in,
 )
 from scoreframe.errors import UsageError, message
 
@@ -31,7 +36,7 @@ def cmd_differentials(a: argparse.Namespace) -> int:
                                  got="both" if a.fmr is not None else "neither"))
     d = differentials(dataset_source(a), by=a.by, fmr=a.fmr, threshold=a.threshold,
                       pair_with=a.pair_with, where=a.where, alpha=a.alpha,
-                      garbe_weight=a.garbe_weight, memory_limit=a.memory_limit)
+                      garbe_weight=a.garbe_weight, **engine_kwargs(a))
     if a.format == "table":
         g = d.groups
         keys = [c for c in g.columns if c not in ("kind", "n_trials", "errors", "rate",
@@ -62,18 +67,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "differentials", func=cmd_differentials, first="DATASET",
                     help_text="FMR and FNMR per demographic group at one global threshold, "
                               "max/min, max/geomean, FDR and GARBE",
-                    parents=[dataset_options(), reading_options(),
+                    parents=[dataset_options(), reading_options(), engine_options(),
                              output_options(("table", "json", "csv", "parquet"),
                                             default="table")])
-    p.add_argument("--by", action=ListAction, default=[], metavar="COL",
+    p.add_argument("--by", action=ListAction, converter=column_arg(), default=[], metavar="COL",
                    help="demographic columns, e.g. --by sex age_band")
-    p.add_argument("--pair-with", action=ListAction, default=[], metavar="COL",
+    p.add_argument("--pair-with", action=ListAction, converter=column_arg(), default=[],
+                   metavar="COL",
                    help="the other side's demographic columns: impostor rates per pair of "
                         "groups (same-group and cross-group apart)")
-    p.add_argument("--fmr", type=float, default=None,
+    p.add_argument("--fmr", type=probability_open("an FMR target"), default=None,
                    help="set the global threshold at this global FMR, e.g. 1e-4")
-    p.add_argument("--threshold", type=float, default=None, help="or give the threshold")
-    p.add_argument("--alpha", type=float, default=0.5, help="weight of FMR in the FDR")
-    p.add_argument("--garbe-weight", type=float, default=0.5, help="weight of FMR in GARBE")
-    p.add_argument("--memory-limit", default="1GiB", metavar="SIZE",
-                   help="memory budget of the reduction (out of core above it)")
+    p.add_argument("--threshold", type=real_in(-1e15, 1e15, what="a threshold"), default=None,
+                   help="or give the threshold")
+    p.add_argument("--alpha", type=real_in(0.0, 1.0, what="a weight"), default=0.5,
+                   help="weight of FMR in the FDR")
+    p.add_argument("--garbe-weight", type=real_in(0.0, 1.0, what="a weight"), default=0.5,
+                   help="weight of FMR in GARBE")

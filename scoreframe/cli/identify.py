@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
+from scoreframe.align import join_metadata
 from scoreframe.cli.console import emit_frame, percent, print_table, write_text_output
 from scoreframe.cli.inputs import check_output_format
 from scoreframe.cli.options import (
@@ -15,9 +16,11 @@ from scoreframe.cli.options import (
     add_command,
     by_options,
     dataset_options,
+    int_in,
     output_options,
+    probability_open,
 )
-from scoreframe.errors import FormatError, message
+from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.identification import THRESHOLD_CONVENTIONS, TIE_RULES, identify
 
 __all__ = ["cmd_identify", "flat_rows", "register"]
@@ -26,13 +29,26 @@ HELP = ("candidate rows (probe, score, mate; parquet file or directory, csv, tsv
         "probe x gallery score matrix (.npz, .h5)")
 
 
-def _source(path: str) -> object:
+def _source(a: argparse.Namespace) -> object:
+    if a.key or a.scores:
+        raise UsageError("identify reads one table of candidate rows (or a score matrix); "
+                         "--key/--scores do not apply")
+    path: str = a.dataset
     p = Path(path)
     if not p.exists():
         raise FormatError(message("input not found", where=f"`{path}`"))
+    if a.join and p.suffix in (".npz", ".h5", ".hdf5"):
+        raise UsageError(f"--join needs candidate rows, not a score matrix ({path})")
+    src: object = path
     if p.suffix in (".csv", ".tsv"):
-        return pl.scan_csv(p, separator="\t" if p.suffix == ".tsv" else ",")
-    return path
+        src = pl.scan_csv(p, separator="\t" if p.suffix == ".tsv" else ",")
+    if a.join:
+        lf = src if isinstance(src, pl.LazyFrame) else pl.scan_parquet(
+            str(p / "**" / "*.parquet") if p.is_dir() else str(p))
+        for table, on in zip(a.join, a.on, strict=True):
+            lf = join_metadata(lf, table, on=on)
+        src = lf
+    return src
 
 
 def flat_rows(res: pl.DataFrame, by: list[str]) -> pl.DataFrame:
@@ -57,7 +73,7 @@ def flat_rows(res: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 def cmd_identify(a: argparse.Namespace) -> int:
     """Run ``scoreframe identify``."""
     check_output_format(a, machine=("json", "csv", "parquet"))
-    res = identify(_source(a.dataset), rank=a.rank, fpir=a.fpir, by=a.by, where=a.where,
+    res = identify(_source(a), rank=a.rank, fpir=a.fpir, by=a.by, where=a.where,
                    tie=a.tie, threshold=a.threshold)
     by = [c for c in res.columns[: res.columns.index("n_searches")]]
     flat = flat_rows(res, by)
@@ -89,9 +105,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                     parents=[dataset_options(HELP), by_options(),
                              output_options(("table", "json", "csv", "parquet"),
                                             default="table")])
-    p.add_argument("--rank", action=ListAction, converter=int, default=[1], metavar="K",
+    p.add_argument("--rank", action=ListAction, converter=int_in(1, 1_000_000), default=[1],
+                   metavar="K",
                    help="ranks of the CMC and of the open-set rates, e.g. --rank 1 5 10")
-    p.add_argument("--fpir", action=ListAction, converter=float, default=[], metavar="F",
+    p.add_argument("--fpir", action=ListAction, converter=probability_open("an FPIR target"),
+                   default=[], metavar="F",
                    help="FPIR targets of the open-set FNIR, e.g. --fpir 0.01 0.001")
     p.add_argument("--tie", choices=TIE_RULES, default="pessimistic",
                    help="mate tied with non-mates: pessimistic (as bob.measure), optimistic, "
