@@ -21,8 +21,10 @@ from scoreframe.cli import (
     compare,
     convert,
     demo,
+    differentials,
     evaluate,
     fuse,
+    identify,
     info,
     multiclass,
     query,
@@ -37,7 +39,8 @@ __all__ = ["build_parser", "main", "one_line", "option_names"]
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
-            demo)
+            demo,
+            identify, differentials)  # biometrics
 
 
 def _version() -> str:
