@@ -31,6 +31,7 @@ from scoreframe.cli import (
 )
 from scoreframe.cli.options import Formatter, Parser, restore_dataset
 from scoreframe.errors import ScoreframeError
+from scoreframe.io import max_line_bytes
 
 __all__ = ["build_parser", "main", "one_line", "option_names"]
 
@@ -137,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        return int(args.func(args))
+        with max_line_bytes(getattr(args, "max_line_bytes", None)):
+            return int(args.func(args))
     except BrokenPipeError:  # `scoreframe ... | head`: stop quietly, as other tools do
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

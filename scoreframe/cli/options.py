@@ -12,6 +12,7 @@ and swallows it, the dataset is given back (see :func:`restore_dataset`).
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -19,8 +20,9 @@ from typing import Any, NoReturn
 from scoreframe import io as sio
 
 __all__ = ["Formatter", "ListAction", "Parser", "add_command", "by_options", "dataset_options",
-           "first_positional", "operating_point_options", "output_options", "overwrite_option",
-           "prior", "reading_options", "restore_dataset", "where_option"]
+           "first_positional", "line_bytes", "max_line_bytes_option", "operating_point_options",
+           "output_options", "overwrite_option", "prior", "reading_options", "restore_dataset",
+           "where_option"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -212,6 +214,34 @@ def output_options(formats: Sequence[str] | None = None, *, default: str | None 
     return p
 
 
+_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "ki": 1 << 10, "mi": 1 << 20,
+          "gi": 1 << 30}
+
+
+def line_bytes(text: str) -> int:
+    """A line length in bytes from ``1MiB``, ``4096`` or ``64KB``, from 1 byte to 1 GiB.
+
+    >>> line_bytes("1MiB"), line_bytes("4096")
+    (1048576, 4096)
+    """
+    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]i?)?[bB]?\s*", text)
+    value = int(m.group(1)) * _UNITS[(m.group(2) or "").lower()] if m else 0
+    if not 1 <= value <= 1 << 30:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text[:40]!r} (expected a whole number of bytes from 1 to 1GiB, "
+            "e.g. 1MiB)")
+    return value
+
+
+def max_line_bytes_option() -> argparse.ArgumentParser:
+    """``--max-line-bytes``: the longest line a text input may have (every command)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--max-line-bytes", type=line_bytes, default=None, metavar="SIZE",
+                   help="longest line accepted in a text input (a longer one is an error "
+                        "naming the file and line) (default: 1MiB)")
+    return p
+
+
 def add_command(sub: argparse._SubParsersAction, name: str, *, help_text: str,
                 parents: Sequence[argparse.ArgumentParser] = (),
                 func: Callable[[argparse.Namespace], int] | None = None,
@@ -221,7 +251,8 @@ def add_command(sub: argparse._SubParsersAction, name: str, *, help_text: str,
     The parser is stored as the ``parser`` default so errors found after parsing (unknown
     options, a missing dataset) are answered with this command's usage.
     """
-    p = sub.add_parser(name, help=help_text, description=help_text, parents=list(parents),
+    p = sub.add_parser(name, help=help_text, description=help_text,
+                       parents=[*parents, max_line_bytes_option()],
                        formatter_class=Formatter,
                        usage=f"%(prog)s {first} [options]" if first else None)
     p.set_defaults(parser=p)

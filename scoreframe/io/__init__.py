@@ -20,7 +20,8 @@ from scoreframe.io.bosaris_hdf5 import (
     read_bosaris_hdf5,
     write_bosaris_hdf5,
 )
-from scoreframe.io.lines import read_source
+from scoreframe.io.lines import DEFAULT_MAX_LINE_BYTES, max_line_bytes, read_source
+from scoreframe.io.lines import max_line_bytes as _line_limit
 from scoreframe.io.multiclass import (
     read_lre22_key,
     read_lre22_scores,
@@ -54,9 +55,11 @@ from scoreframe.io.text import (
 from scoreframe.schema import Kind
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
     "FORMATS",
     "dataset_validated",
     "guess_format",
+    "max_line_bytes",
     "read_any",
     "read_bosaris_hdf5",
     "read_kaldi_scores",
@@ -122,14 +125,23 @@ def guess_format(path: str | Path) -> str:
 
 def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = None,
              columns: dict[str, str] | None = None,
-             text_columns: Sequence[str] = ()) -> pl.DataFrame:
+             text_columns: Sequence[str] = (),
+             max_line_bytes: int | None = None) -> pl.DataFrame:
     """Read a key, ndx, scores or trials table in any supported format.
 
     ``kind`` is needed for text formats that cannot tell a key from scores by their content
     (BOSARIS text and Kaldi default to ``key`` when the third field is a label).
     ``text_columns`` name columns of CSV/TSV/NIST tables read as text, never as numbers
-    (conditions to group by: ``01`` and ``1`` stay apart).
+    (conditions to group by: ``01`` and ``1`` stay apart). ``max_line_bytes`` is the longest
+    line of a text format accepted (default 1 MiB, or as set by :func:`max_line_bytes`): a
+    longer line is an error naming the file and line, found in bounded memory.
     """
+    with _line_limit(max_line_bytes):
+        return _read_any(path, fmt=fmt, kind=kind, columns=columns, text_columns=text_columns)
+
+
+def _read_any(path: str | Path, *, fmt: str | None, kind: Kind | None,
+              columns: dict[str, str] | None, text_columns: Sequence[str]) -> pl.DataFrame:
     fmt = fmt or guess_format(path)
     if fmt == "parquet":
         return read_trials(path, kind=kind)
@@ -141,7 +153,7 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     if fmt == "nist":
         return _nist_sniff(Path(path), kind, text_columns)
     if fmt == "tsv" and columns is None and _is_nist(Path(path)):
-        return read_any(path, fmt="nist", kind=kind, text_columns=text_columns)
+        return _read_any(path, fmt="nist", kind=kind, columns=None, text_columns=text_columns)
     if fmt in ("csv", "tsv"):
         return read_table(path, columns=columns, kind=kind, text_columns=text_columns,
                           separator="," if fmt == "csv" else "\t")

@@ -50,7 +50,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
 
 
 def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
-                     validate: bool = True) -> pl.DataFrame:
+                     validate: bool = True, max_line_bytes: int | None = None) -> pl.DataFrame:
     r"""Read a whitespace-separated trial list of the given kind (see the module docstring).
 
     Parameters
@@ -64,12 +64,16 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     validate
         Run the data checks of :func:`scoreframe.schema.validate_trials` (labels, NaN
         scores, duplicate trials), reporting line numbers.
+    max_line_bytes
+        Longest line accepted, in bytes (default :func:`scoreframe.io.lines.line_limit`,
+        1 MiB): a longer line is an error found without reading it whole.
 
     Raises
     ------
     FormatError
         Naming the file and the 1-based line: wrong number of fields, a score that is not a
-        number, control characters, invalid UTF-8, truncated gzip.
+        number, a line longer than ``max_line_bytes``, control characters, invalid UTF-8,
+        truncated gzip.
     SchemaError
         Bad labels, NaN scores, duplicate trials (with line numbers).
 
@@ -86,7 +90,7 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     path = Path(path)
     fields = _FIELDS[kind]
     where = f"`{path}`"
-    src = read_source(path)
+    src = read_source(path, max_line_bytes=max_line_bytes)
     n_tab, n_cr = check_control_bytes(byte_array(src), path)
     df = _single_spaced(src, path, fields) if not (n_tab or n_cr) else None
     if df is None:
