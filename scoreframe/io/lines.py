@@ -45,7 +45,7 @@ DEFAULT_MAX_LINE_BYTES = 1 << 20
 MAX_MAX_LINE_BYTES = 1 << 30
 _LIMIT: ContextVar[int] = ContextVar("scoreframe_max_line_bytes", default=DEFAULT_MAX_LINE_BYTES)
 _WINDOW = 64 << 20  # bytes of a file mapped at once while scanning for line ends
-_GZIP_CHUNK = 8 << 20  # decompressed bytes produced at once
+_GZIP_CHUNK = 16 << 20  # decompressed bytes produced at once
 _QUOTE = 80  # characters of an offending line quoted in a message
 
 _SEP = "\x1f"  # a control character: any line holding one is refused anyway
