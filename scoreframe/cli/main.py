@@ -18,6 +18,7 @@ import polars as pl
 
 from scoreframe.cli import (
     calibrate,
+    clean,
     compare,
     convert,
     demo,
@@ -32,13 +33,14 @@ from scoreframe.cli import (
 from scoreframe.cli.options import Formatter, Parser, restore_dataset
 from scoreframe.errors import ScoreframeError
 from scoreframe.io import max_line_bytes
+from scoreframe.io.atomic import clean_stale
 
 __all__ = ["build_parser", "main", "one_line", "option_names"]
 
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
-               "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
+               "evaluate, compare, calibrate, fuse, report, multiclass, demo, clean.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
-            demo)
+            demo, clean)
 
 
 def _version() -> str:
@@ -137,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    clean_stale()  # what killed runs left behind, in any directory
     try:
         with max_line_bytes(getattr(args, "max_line_bytes", None)):
             return int(args.func(args))

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe.errors import FormatError, message
-from scoreframe.io.atomic import atomic_outputs
+from scoreframe.io.atomic import atomic_outputs, consistent_read
 from scoreframe.io.bosaris_hdf5 import (
     DEFAULT_MAX_DENSE_BYTES,
     read_bosaris_hdf5,
@@ -134,10 +134,13 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     ``text_columns`` name columns of CSV/TSV/NIST tables read as text, never as numbers
     (conditions to group by: ``01`` and ``1`` stay apart). ``max_line_bytes`` is the longest
     line of a text format accepted (default 1 MiB, or as set by :func:`max_line_bytes`): a
-    longer line is an error naming the file and line, found in bounded memory.
+    longer line is an error naming the file and line, found in bounded memory. A file or
+    dataset replaced by another process during the read is read again
+    (:func:`scoreframe.io.atomic.consistent_read`).
     """
     with _line_limit(max_line_bytes):
-        return _read_any(path, fmt=fmt, kind=kind, columns=columns, text_columns=text_columns)
+        return consistent_read(path, lambda: _read_any(
+            path, fmt=fmt, kind=kind, columns=columns, text_columns=text_columns))
 
 
 def _read_any(path: str | Path, *, fmt: str | None, kind: Kind | None,

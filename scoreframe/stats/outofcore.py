@@ -146,16 +146,17 @@ def _host() -> str:
     return socket.gethostname().replace("-", "_") or "host"
 
 
-def clean_stale_spills(root: str | os.PathLike[str]) -> None:
+def clean_stale_spills(root: str | os.PathLike[str]) -> list[Path]:
     """Remove this host's spill directories whose process is no longer running.
 
     Names are ``scoreframe-spill-<host>-<pid>-<random>``: on a spill directory shared by the
-    nodes of a cluster, only the directories of this host are ever removed.
+    nodes of a cluster, only the directories of this host are ever removed. Returns them.
     """
+    removed: list[Path] = []
     try:
         entries = list(Path(root).glob(f"{SPILL_PREFIX}{_host()}-*"))
     except OSError:
-        return
+        return removed
     for d in entries:
         try:
             pid = int(d.name[len(SPILL_PREFIX) + len(_host()) + 1:].split("-")[0])
@@ -167,8 +168,10 @@ def clean_stale_spills(root: str | os.PathLike[str]) -> None:
             os.kill(pid, 0)
         except ProcessLookupError:
             shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
         except PermissionError:
             pass
+    return removed
 
 
 def _scan_piece(piece: Piece, spec: PartitionSpec) -> pl.LazyFrame:
