@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import h5py
@@ -76,7 +77,7 @@ def _write_line(path: Path, head: bytes, n: int, tail: bytes = b"") -> None:
 
 
 @pytest.fixture(scope="module")
-def huge_lines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def huge_lines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     d = tmp_path_factory.mktemp("huge")
     first = d / "noline.txt"  # one line, no line end at all
     _write_line(first, b"", BIG)

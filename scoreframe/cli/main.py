@@ -139,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    clean_stale()  # what killed runs left behind, in any directory
+    if args.command != "clean":  # `clean` does it itself, and lists what it removes
+        clean_stale()  # what killed runs left behind, in any directory
     try:
         with max_line_bytes(getattr(args, "max_line_bytes", None)):
             return int(args.func(args))

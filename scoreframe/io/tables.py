@@ -233,7 +233,22 @@ def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
     path = Path(path)
     df = _renamed(_read_delimited(path, "\t", text_columns, max_line_bytes), NIST_KEY, path,
                   "NIST key")
+    _require_targettype(df, path)
     return validate_trials(df, kind="key", where=f"`{path}`", line_column="__line").collect()
+
+
+def _require_targettype(df: pl.DataFrame, path: Path) -> None:
+    """A NIST key names every trial's ``targettype``: an empty one is an error, not unknown."""
+    label = pl.col("label")
+    empty = label.is_null() | (label.cast(pl.String).str.strip_chars() == "")
+    bad = df.filter(empty)
+    if bad.height:
+        raise FormatError(message(
+            "empty `targettype` in NIST key", where=f"`{path}` line {bad['__line'][0]}",
+            expected="target or nontarget", got="an empty field"
+            + (f" ({bad.height} lines in all)" if bad.height > 1 else ""),
+            hint="Every trial of a NIST key is a target or a non-target; remove the line or "
+                 "give its type."))
 
 
 def read_nist_scores(path: str | Path, *, max_line_bytes: int | None = None) -> pl.DataFrame:
