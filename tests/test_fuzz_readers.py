@@ -131,7 +131,7 @@ def _number(tok: str) -> float | None:
 
 def twin_whitespace(data: bytes, kind: str) -> list[tuple]:
     n = {"key": 3, "ndx": 2, "scores": 3}[kind]
-    rows = []
+    rows: list[tuple] = []
     for ln in _lines(data):
         fields = re.split(r"[ \t]+", ln.strip(" \t"))
         if fields == [""]:
@@ -381,7 +381,7 @@ def test_text_readers_long(tmp_path: Path, name: str, data: st.DataObject) -> No
 # ---------------------------------------------------------------- binary formats -------------
 
 def _binary_files(tmp: Path) -> dict[str, tuple[str, bytes, Callable[[Path], pl.DataFrame]]]:
-    out = {}
+    out: dict[str, tuple[str, bytes, Callable[[Path], pl.DataFrame]]] = {}
     # unmarked: the reader runs every data check on whatever the damaged file decodes to
     sio.write_trials(TRIALS, tmp / "t.parquet", validate=False)
     out["parquet"] = ("t.parquet", (tmp / "t.parquet").read_bytes(), sio.read_trials)
