@@ -184,6 +184,9 @@ def twin_table(data: bytes, sep: str, cols: dict[str, str]) -> list[tuple]:
                 if cols["label"] == "targettype":
                     raise Reject("empty targettype")  # a NIST key names every trial's type
                 return None  # type: ignore[return-value]  # a null label is unknown: legal
+            if re.fullmatch(r"[+-]?0*[01]", f[idx["label"]].strip()) and f[idx[
+                    "label"]].strip() not in ("0", "1"):
+                return None  # type: ignore[return-value]  # `00`: 0 in an integer column
             row += (_label(f[idx["label"]]),)
         rows.append(row)
     if not rows:

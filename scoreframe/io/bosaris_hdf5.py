@@ -36,6 +36,7 @@ import polars as pl
 
 from scoreframe.errors import FormatError, ScoreframeError, ScoreframeWarning, message
 from scoreframe.io.atomic import atomic_output, final_path
+from scoreframe.io.lines import quote
 from scoreframe.schema import Kind, validate_trials
 
 __all__ = ["DEFAULT_MAX_DENSE_BYTES", "dense_bytes", "read_bosaris_hdf5", "write_bosaris_hdf5"]
@@ -88,11 +89,11 @@ def _names(f: h5py.File, name: str, where: str) -> pl.Series:
     if bad.any():
         raise FormatError(message("control character in a name", where=at,
                                   expected="printable names",
-                                  got=repr(names.filter(bad)[0])))
+                                  got=quote(names.filter(bad)[0])))
     if names.n_unique() != names.len():
         dup = names.filter(names.is_duplicated()).unique().sort().head(3).to_list()
         raise FormatError(message("repeated names", where=at, expected="each name once",
-                                  got=", ".join(repr(d) for d in dup)))
+                                  got=", ".join(quote(d) for d in dup)))
     return names
 
 

@@ -36,7 +36,7 @@ from scoreframe.errors import FormatError, message
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "byte_array", "check_control_bytes", "check_line_lengths",
            "count_fields", "field_counts", "first_bad_line", "line_limit", "max_line_bytes",
-           "read_lines", "read_source", "utf8_or_format_error"]
+           "quote", "read_lines", "read_source", "utf8_or_format_error"]
 
 #: The default maximum length of a line of a text input, in bytes (line end excluded): 1 MiB,
 #: thousands of times a trial line's length.
@@ -50,6 +50,20 @@ _QUOTE = 80  # characters of an offending line quoted in a message
 
 _SEP = "\x1f"  # a control character: any line holding one is refused anyway
 _GZIP_MAGIC = b"\x1f\x8b"
+
+
+def quote(value: object, limit: int = _QUOTE) -> str:
+    """A value for a message: ``repr`` of at most ``limit`` characters of it, ``...`` if cut.
+
+    Messages never echo unbounded input.
+
+    Examples
+    --------
+    >>> quote("abc"), quote("x" * 100, 5)
+    ("'abc'", "'xxxxx'...")
+    """
+    text = value if isinstance(value, str) else str(value)
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
 
 
 def _checked_limit(limit: object) -> int:

@@ -25,6 +25,7 @@ from scoreframe.io.lines import (
     count_fields,
     field_counts,
     first_bad_line,
+    quote,
     read_lines,
     read_source,
     utf8_or_format_error,
@@ -93,7 +94,7 @@ def _read_delimited(path: Path, separator: str, text_columns: Sequence[str] = ()
         raise FormatError(message(
             "row with the wrong number of fields", where=f"{where} line {first['lineno']}",
             expected=f"{expected} fields, as in the header",
-            got=f"{first['n']} field(s): {text(first['lineno'])[:80]!r}"
+            got=f"{first['n']} field(s): {quote(text(first['lineno']))}"
                 + (f" ({bad.height} bad rows in all)" if bad.height > 1 else ""),
             hint="Rows are never padded or shifted: fix or remove the row."))
     if not quoted:
@@ -201,7 +202,7 @@ def _numeric(df: pl.DataFrame, column: str, path: Path) -> pl.DataFrame:
     if bad.height:
         raise FormatError(message(f"bad value in column `{column}`",
                                   where=f"`{path}` line {bad['__line'][0]}",
-                                  expected="a number", got=repr(bad[column][0])))
+                                  expected="a number", got=quote(bad[column][0])))
     return df.with_columns(parsed)
 
 

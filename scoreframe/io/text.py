@@ -26,6 +26,7 @@ from scoreframe.io.lines import (
     check_control_bytes,
     count_fields,
     first_bad_line,
+    quote,
     read_lines,
     read_source,
     utf8_or_format_error,
@@ -102,7 +103,7 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
         if ln is not None:
             raw_value = df.filter(pl.col("lineno") == ln)["score"][0]
             raise FormatError(message(f"bad score in {fmt} scores", where=f"{where} line {ln}",
-                                      expected="a number", got=repr(raw_value)))
+                                      expected="a number", got=quote(raw_value)))
         df = df.with_columns(pl.col("__score").alias("score")).drop("__score")
     if not validate:
         return validate_trials(df, kind=kind, where=where, check_data=False).drop(
@@ -153,7 +154,7 @@ def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: K
         raise FormatError(message(
             f"ragged {fmt} {kind} line", where=f"{where} line {first['lineno']}",
             expected=f"{len(fields)} fields ({' '.join(fields)})",
-            got=f"{len(got)} field(s): {first['line']!r}"
+            got=f"{len(got)} field(s): {quote(first['line'])}"
                 + (f" ({bad.height} bad lines in all)" if bad.height > 1 else "")))
     return (lines.select(line.str.split_exact(" ", len(fields) - 1)
                          .struct.rename_fields(list(fields)), "lineno")
