@@ -334,3 +334,38 @@ def test_abandoned_temporaries_of_earlier_versions_are_removed(tmp_path: Path) -
         os.utime(d, (stale, stale))
     assert remove_stale_temps(tmp_path) == [old]
     assert not old.exists() and recent.exists() and foreign.exists()
+
+
+def test_consistent_read_runs_again_after_a_replacement(tmp_path: Path) -> None:
+    from scoreframe.errors import ScoreframeError
+    from scoreframe.io.atomic import consistent_read
+
+    f = tmp_path / "x.txt"
+    f.write_text("v1")
+    calls = []
+
+    def read_then_replaced() -> str:  # another process replaces the file during the 1st read
+        calls.append(1)
+        text = f.read_text()
+        if len(calls) == 1:
+            new = tmp_path / "new.txt"
+            new.write_text("v2")
+            os.replace(new, f)
+        return text
+
+    assert consistent_read(f, read_then_replaced) == "v2" and len(calls) == 2
+
+    def always_replaced() -> str:
+        new = tmp_path / "new.txt"
+        new.write_text("v")
+        os.replace(new, f)
+        return "x"
+
+    with pytest.raises(ScoreframeError, match="replaced while it was read, 5 times"):
+        consistent_read(f, always_replaced, attempts=5)
+
+    def broken() -> str:  # a failure on a path that did not change is the failure
+        raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad"):
+        consistent_read(f, broken)

@@ -340,8 +340,8 @@ def consistent_read(path: str | Path, read: Callable[[], T], *, attempts: int = 
     """Run ``read()`` and return its result, again if ``path`` was replaced while it ran.
 
     A read that fails or that saw the path change (another process replaced the output with
-    ``overwrite``) is run again, up to ``attempts`` times; a failure on a path that did not
-    change is raised as it is.
+    ``overwrite``) is run again, up to ``attempts`` times (then a ScoreframeError); a failure
+    on a path that did not change is raised as it is.
 
     Examples
     --------
@@ -365,7 +365,9 @@ def consistent_read(path: str | Path, read: Callable[[], T], *, attempts: int = 
             raise
         if _version(p) == before:
             return out
-    return read()
+    raise ScoreframeError(message(
+        f"`{p}` was replaced while it was read, {attempts} times in a row",
+        hint="Another process keeps replacing it; read it when that process is done."))
 
 
 def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
