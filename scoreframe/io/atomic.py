@@ -336,6 +336,26 @@ def _version(path: Path) -> tuple[int, int, int] | None:
     return st.st_dev, st.st_ino, st.st_ctime_ns
 
 
+@contextmanager
+def _pinned(path: Path) -> Iterator[tuple[int, int, int] | None]:
+    """The version of ``path`` now, its inode held open for the block.
+
+    Holding the inode open keeps its number from being reused by a later replacement while
+    the read runs (a freed inode number comes back quickly, with the same coarse ctime), so
+    a version that compares equal after the read is the same file or directory.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        yield None
+        return
+    try:
+        st = os.fstat(fd)
+        yield st.st_dev, st.st_ino, st.st_ctime_ns
+    finally:
+        os.close(fd)
+
+
 def consistent_read(path: str | Path, read: Callable[[], T], *, attempts: int = 20) -> T:
     """Run ``read()`` and return its result, again if ``path`` was replaced while it ran.
 
@@ -353,18 +373,18 @@ def consistent_read(path: str | Path, read: Callable[[], T], *, attempts: int = 
     """
     p = Path(path)
     for attempt in range(attempts):
-        before = _version(p)
-        try:
-            out = read()
-        except Exception:
-            after = _version(p)
-            if attempt + 1 < attempts and (after != before or after is None) and (
-                    before is not None or after is not None):
-                time.sleep(0.001 * (attempt + 1))
-                continue
-            raise
-        if _version(p) == before:
-            return out
+        with _pinned(p) as before:
+            try:
+                out = read()
+            except Exception:
+                after = _version(p)
+                if attempt + 1 < attempts and (after != before or after is None) and (
+                        before is not None or after is not None):
+                    time.sleep(0.001 * (attempt + 1))
+                    continue
+                raise
+            if _version(p) == before:
+                return out
     raise ScoreframeError(message(
         f"`{p}` was replaced while it was read, {attempts} times in a row",
         hint="Another process keeps replacing it; read it when that process is done."))
