@@ -59,6 +59,7 @@ BASE = {
     "multiclass fuse apply": ["{model}", "{mc}", "-o", "out.parquet"],
     "demo": [],
     "identify": ["{ds}"],
+    "clean": [],
     "differentials": ["{ds}", "--by", "gender", "--fmr", "0.01"],
 }
 
