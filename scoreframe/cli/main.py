@@ -25,6 +25,7 @@ from scoreframe.cli import (
     fuse,
     info,
     multiclass,
+    norm,
     query,
     report,
     synth,
@@ -38,6 +39,7 @@ DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, que
                "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
             demo)
+COMMANDS += (norm,)
 
 
 def _version() -> str:

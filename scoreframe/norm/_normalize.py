@@ -421,7 +421,8 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
         left = (out.with_columns(pl.col(col).cast(pl.String).alias(key))
                 if out.collect_schema()[col] != pl.String else out.with_columns(
                     pl.col(col).alias(key)))
-        out = left.join(table.lazy().rename({col: key}), on=key, how="left")
+        out = left.join(table.lazy().rename({col: key}), on=key, how="left",
+                        maintain_order="left")
     score = pl.col("score").cast(pl.Float64)
 
     def side_expr(side: str, k: int | None) -> pl.Expr:
