@@ -1,9 +1,12 @@
 """Embeddings: reading (Parquet, npz, HDF5), checks, and cohort statistics by blocks of products.
 
-Cosine scores are products of length-normalized vectors computed by BLAS in row blocks of a
-fixed size (:data:`BLOCK_ROWS`, padded), so that every score is computed by the same call
-shape whatever the memory limit or the number of workers; the full cohort score matrix is
-never held (only ``workers`` blocks of ``BLOCK_ROWS`` rows at a time).
+Cosine scores are products of length-normalized vectors computed by BLAS (matrix-matrix
+products) in row blocks; the full cohort score matrix is never held. BLAS may sum a product
+element in a different order depending on the shape of the call (OpenBLAS 0.3.31 does for small
+dimensions: an 8-row and a 300-row call give different last bits), so every call has the same
+shape: :func:`block_rows` rows (the last block zero-padded), a number fixed by the cohort size
+alone. The memory limit sets how many blocks are in flight (one per worker, as many as fit);
+statistics are therefore the same whatever the memory limit or the number of workers.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ from scoreframe.errors import FormatError, ScoreframeError, ValidationError, mes
 from scoreframe.kernels.cohort import moments_of_rows, row_topk
 from scoreframe.stats.executors import LocalExecutor
 
-__all__ = ["BLOCK_ROWS", "Embeddings", "block_statistics", "prepare", "read_embeddings",
+__all__ = ["BLOCK_BYTES", "MAX_BLOCK_ROWS", "block_rows", "Embeddings", "block_statistics", "prepare", "read_embeddings",
            "trial_scores"]
 
 F64 = NDArray[np.float64]
-#: Rows of the enrolment/test matrix per BLAS product (the last block is zero-padded).
-BLOCK_ROWS = 256
+#: Most rows of the enrolment/test matrix per BLAS product.
+MAX_BLOCK_ROWS = 256
+#: Target size of one block of cohort scores (bytes).
+BLOCK_BYTES = 64 * 2**20
 _ID_KEYS = ("id", "ids")
 _VEC_KEYS = ("vector", "vectors", "embedding", "embeddings")
 
@@ -198,6 +203,18 @@ def prepare(vectors: F64, *, center: F64 | None) -> F64:
     return v
 
 
+def block_rows(n_cohort: int) -> int:
+    """Rows per BLAS product: a power of two, at most 256, one block of scores <= 64 MiB.
+
+    >>> block_rows(20_000), block_rows(10**6)
+    (256, 8)
+    """
+    rows = MAX_BLOCK_ROWS
+    while rows > 1 and rows * n_cohort * 8 > BLOCK_BYTES:
+        rows //= 2
+    return rows
+
+
 def trial_scores(left: F64, right: F64) -> F64:
     """Row-wise dot products (cosine scores of normalized vectors)."""
     return np.einsum("ij,ij->i", left, right)
@@ -224,9 +241,9 @@ def block_statistics(side: F64, cohort: F64, *, ks: Sequence[int | None], ddof: 
     """
     n, m = side.shape[0], cohort.shape[0]
     cohort_t = np.ascontiguousarray(cohort.T)
-    rows = BLOCK_ROWS
+    rows = block_rows(m)
     per_block = rows * m * 8 * 3  # the products, the partition copy, temporaries
-    workers = max(1, min(workers, memory_limit // max(per_block, 1)))
+    workers = max(1, min(workers, memory_limit // per_block))
     blocks = [_Block(s, min(s + rows, n)) for s in range(0, n, rows)]
     done = [0]
 
