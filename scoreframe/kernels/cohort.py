@@ -157,8 +157,10 @@ class GroupMoments:
         if not np.all(np.abs(x) < MAX_ABS):  # also rejects NaN and infinities
             raise ValueError("values must be finite and of magnitude below 2**500")
         self.count += np.bincount(g, minlength=self.n_groups)
-        self._s1.add(x, g)
-        self._s2.add(_square_terms(x), np.concatenate([g, g, g]))
+        for i in range(0, x.shape[0], _CHUNK):  # chunks stay in cache
+            xs, gs = x[i:i + _CHUNK], g[i:i + _CHUNK]
+            self._s1.add(xs, gs)
+            self._s2.add(_square_terms(xs), np.concatenate([gs, gs, gs]))
 
     def merge(self, other: GroupMoments) -> GroupMoments:
         """Add another accumulator of the same groups into this one (exact); return self."""
