@@ -146,12 +146,15 @@ def cmd_norm(a: argparse.Namespace) -> int:
 
 def _labels(a: argparse.Namespace, out: pl.LazyFrame) -> list[str]:
     names = out.collect_schema().names()
-    return [c for c in names if c.startswith("score_")] if a.layout == "columns" else ["system"]
+    if a.layout == "columns":
+        return [c for c in names if c.startswith("score_")]
+    return ["systems " + ", ".join(out.select(pl.col("system").unique(maintain_order=True))
+                                   .collect()["system"].to_list())]
 
 
 def _summary(a: argparse.Namespace, out: pl.LazyFrame) -> None:
     """EER and minDCF of the raw and normalized scores (trials with labels)."""
-    from scoreframe.evaluate import evaluate
+    from scoreframe.evaluate import evaluate, explode_dcf
 
     names = out.collect_schema().names()
     if "label" not in names:
@@ -164,10 +167,10 @@ def _summary(a: argparse.Namespace, out: pl.LazyFrame) -> None:
             out.with_columns(pl.col(col).alias("score")).select(keep)
             .with_columns(pl.lit(col.removeprefix("score_")).alias("system"))
             for col in norm_cols])
-    table = evaluate(out, p_target=a.p_target)
-    keep = [c for c in ("system", "n_tar", "n_non", "eer", "min_dcf_norm", "act_dcf_norm")
-            if c in table.columns]
-    print_frame(table.select(keep), "before/after normalization", left=("system",))
+    table = explode_dcf(evaluate(out, p_target=a.p_target))
+    keep = ["system", "n_tar", "n_non", "eer", "p_target", "min_dcf_norm", "act_dcf_norm"]
+    print_frame(table.select(keep).with_columns(pl.col("eer") * 100).rename(
+        {"eer": "eer (%)"}), "before/after normalization", left=("system",))
 
 
 def register(sub: argparse._SubParsersAction) -> None:

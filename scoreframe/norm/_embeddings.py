@@ -24,8 +24,8 @@ from scoreframe.errors import FormatError, ScoreframeError, ValidationError, mes
 from scoreframe.kernels.cohort import moments_of_rows, row_topk
 from scoreframe.stats.executors import LocalExecutor
 
-__all__ = ["BLOCK_BYTES", "MAX_BLOCK_ROWS", "block_rows", "Embeddings", "block_statistics", "prepare", "read_embeddings",
-           "trial_scores"]
+__all__ = ["BLOCK_BYTES", "MAX_BLOCK_ROWS", "Embeddings", "block_rows", "block_statistics",
+           "prepare", "read_embeddings", "trial_scores"]
 
 F64 = NDArray[np.float64]
 #: Most rows of the enrolment/test matrix per BLAS product.
@@ -85,7 +85,8 @@ def _from_frame(df: pl.DataFrame, where: str) -> tuple[Any, Any, Any]:
                                                                      .to_list())[:5])))
         dim = int(lens[0]) if lens.len() else 0
         col = col.cast(pl.Array(pl.Float64, dim))
-    vectors = col.cast(pl.Array(pl.Float64, col.dtype.size)).to_numpy()  # type: ignore[attr-defined]
+    size = col.dtype.size  # type: ignore[attr-defined]
+    vectors = col.cast(pl.Array(pl.Float64, size)).to_numpy()
     speakers = df["speaker"].cast(pl.String).to_numpy() if "speaker" in df.columns else None
     return df[idc].cast(pl.String).to_numpy(), vectors, speakers
 
@@ -112,7 +113,8 @@ def read_embeddings(source: object) -> Embeddings:
     >>> e.ids.tolist(), e.vectors.shape
     (['a', 'b'], (2, 2))
     """
-    where = f"`{source}`" if isinstance(source, str | Path) else f"the {type(source).__name__} given"
+    where = (f"`{source}`" if isinstance(source, str | Path)
+             else f"the {type(source).__name__} given")
     speakers = None
     if isinstance(source, tuple) and len(source) == 2:
         ids, vectors = np.asarray(source[0]).astype(str), source[1]

@@ -239,9 +239,9 @@ def _statistics(source: str, methods: list[Method], ddof: int, *, cohort_scores:
         if too_few.height:
             raise ValidationError(message(
                 "`top_k` larger than the cohort", where=f"the {side} cohort scores",
-                expected=f"at least {too_few['top_k'].max()} cohort scores per id",
+                expected=f"at least {int(too_few['top_k'].max())} cohort scores per id",  # type: ignore[arg-type]
                 got=f"{too_few['id'].n_unique()} id(s) with fewer, e.g. " + ", ".join(
-                    f"`{r['id']}` ({r['n']})" for r in too_few.head(3).iter_rows(named=True))))
+                    f"`{r['id']!s}` ({r['n']})" for r in too_few.head(3).iter_rows(named=True))))
         frames.append(st)
     return pl.concat(frames), None
 
@@ -260,7 +260,8 @@ def _wide(stats: pl.DataFrame, side: str, ks: Sequence[int | None], ddof: int) -
             raise ValidationError(message(
                 "the statistics table lacks what the methods need", expected=(
                     f"{side}-side rows with top_k={'null' if k is None else k}, ddof={ddof}"),
-                got=f"sides/top_k/ddof {sorted(set(stats.select('side', 'top_k', 'ddof').iter_rows()), key=str)[:6]}",
+                got="(side, top_k, ddof) " + ", ".join(str(t) for t in sorted(
+                    set(stats.select("side", "top_k", "ddof").iter_rows()), key=str)[:6]),
                 hint="Compute the statistics with the same method, top_k and ddof."))
         out = part if out is None else out.join(part, on=_TRIAL_COL[side], how="full",
                                                 coalesce=True)
@@ -398,7 +399,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
             raise ValidationError(message("not a cohort statistics table", got="no column "
                                           + ", ".join(f"`{c}`" for c in missing)))
     else:
-        ids = None
+        ids: dict[str, Sequence[str]] | None = None
         if source == "embeddings":
             used = pl.collect_all([lf.select(pl.col(c).cast(pl.String).unique())
                                    for c in ("model", "segment")], engine="streaming")
@@ -413,6 +414,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
     tables = {side: _wide(stats, side, ks, d) for side, ks in wanted.items()}
     if "score" not in names:
         lf = _score_trials(lf, prepared)
+        names = lf.collect_schema().names()
     _check_ids(lf, tables)
     out = lf
     for side, table in tables.items():
