@@ -11,7 +11,7 @@ numpy only. Two pieces:
   Squares are split exactly (Veltkamp/Dekker: ``x*x = hi*hi + 2*hi*lo + lo*lo``, each term
   exact), so sums of squares are exact too for ``2**-510 < |x| < 2**500``.
 * top-k selection per row or per group (:func:`row_topk`, :func:`merge_topk`): the k largest
-  values, sorted descending. The k largest values of a set form a unique multiset whatever
+  values, sorted descending, and their moments (:func:`moments_of_rows`). The k largest values of a set form a unique multiset whatever
   the order or grouping of the input, so top-k statistics are deterministic; among equal
   values the kept copy is irrelevant (they are equal).
 
@@ -217,13 +217,21 @@ def merge_topk(a: F64, b: F64, k: int) -> F64:
 
 
 def moments_of_rows(values: F64, *, ddof: int) -> tuple[F64, F64]:
-    """Exact mean and standard deviation of every row of a 2-D array.
+    """Mean and standard deviation of every row of a 2-D array, in two passes.
+
+    Each row is summed on its own (the result depends on the row's values and their order
+    only, never on the other rows), then the squared deviations from the row mean. Applied to
+    sorted top-k rows, which are the same whatever the blocking, it is deterministic.
 
     >>> mean, std = moments_of_rows(np.array([[1.0, 3.0], [2.0, 2.0]]), ddof=0)
     >>> mean.tolist(), std.tolist()
     ([2.0, 2.0], [1.0, 0.0])
     """
-    rows, cols = values.shape
-    m = GroupMoments(rows)
-    m.add(values.ravel(), np.repeat(np.arange(rows, dtype=np.int64), cols))
-    return m.finalize(ddof=ddof)
+    v = np.ascontiguousarray(values, dtype=np.float64)
+    k = v.shape[1]
+    mean = v.sum(axis=1) / k
+    dev = v - mean[:, None]
+    np.square(dev, out=dev)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = dev.sum(axis=1) / (k - ddof)
+    return mean, np.sqrt(var) if k > ddof else np.full(v.shape[0], np.nan)

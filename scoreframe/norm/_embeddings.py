@@ -11,6 +11,7 @@ statistics are therefore the same whatever the memory limit or the number of wor
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,9 +238,12 @@ def block_statistics(side: F64, cohort: F64, *, ks: Sequence[int | None], ddof: 
 
     For each requested cohort size k (``None``: the whole cohort) returns ``(n, mean, std)``
     per row: the number of cohort scores used, their mean and standard deviation. Whole-
-    cohort moments are computed per row in two passes (mean, then squared deviations) over
-    the row's scores; top-k moments exactly (:func:`~scoreframe.kernels.cohort.moments_of_rows`)
-    over the k largest. ``exclude[i]`` lists cohort columns row ``i`` must not use.
+    cohort moments need no score matrix: the mean of ``x . c_j`` is ``x . cbar`` and the sum
+    of squared deviations is ``x' S x``, with ``cbar`` and ``S`` the cohort's mean vector and
+    scatter matrix (excluded entries are then taken out as a sub-sample, exactly in
+    arithmetic). Top-k moments come from the k largest scores of each row of a block of
+    products (:func:`~scoreframe.kernels.cohort.moments_of_rows`). ``exclude[i]`` lists the
+    cohort rows row ``i`` must not use.
     """
     n, m = side.shape[0], cohort.shape[0]
     cohort_t = np.ascontiguousarray(cohort.T)
@@ -248,47 +252,56 @@ def block_statistics(side: F64, cohort: F64, *, ks: Sequence[int | None], ddof: 
     workers = max(1, min(workers, memory_limit // per_block))
     blocks = [_Block(s, min(s + rows, n)) for s in range(0, n, rows)]
     done = [0]
+    lock = threading.Lock()
+
+    tops = [k for k in ks if k is not None]
+    if None in ks:  # whole-cohort moments from the cohort's mean vector and scatter matrix
+        cbar = cohort.mean(axis=0)
+        dev = cohort - cbar
+        scatter = dev.T @ dev
 
     def run(b: _Block) -> dict[int | None, tuple[Any, Any, Any]]:
+        nb = b.stop - b.start
         x = np.zeros((rows, side.shape[1]))
-        x[:b.stop - b.start] = side[b.start:b.stop]
-        s = (x @ cohort_t)[:b.stop - b.start]  # always a (rows x dim) @ (dim x m) product
-        cnt = np.full(s.shape[0], m, dtype=np.int64)
+        x[:nb] = side[b.start:b.stop]
+        cnt = np.full(nb, m, dtype=np.int64)
         pairs: tuple[Any, Any] | None = None
         if exclude is not None:
             lens = [len(exclude[i]) for i in range(b.start, b.stop)]
             if any(lens):
-                r = np.repeat(np.arange(s.shape[0]), lens)
+                r = np.repeat(np.arange(nb), lens)
                 c = np.concatenate([exclude[i] for i in range(b.start, b.stop)]).astype(np.int64)
                 pairs = (r, c)
                 cnt -= np.asarray(lens, dtype=np.int64)
         out: dict[int | None, tuple[Any, Any, Any]] = {}
-        tops = [k for k in ks if k is not None]
         if tops:
-            kmax = max(tops)
+            s = (x @ cohort_t)[:nb]  # always a (rows x dim) @ (dim x m) product
             if pairs is not None:
-                saved = s[pairs]
                 s[pairs] = -np.inf
-            top = row_topk(s, kmax)
-            if pairs is not None:
-                s[pairs] = saved
+            top = row_topk(s, max(tops))
+            del s
             for k in tops:
-                mean, std = moments_of_rows(np.ascontiguousarray(top[:, :k]), ddof=ddof)
-                out[k] = (np.full(s.shape[0], k, dtype=np.int64), mean, std)
+                mean, std = moments_of_rows(top[:, :k], ddof=ddof)
+                out[k] = (np.full(nb, k, dtype=np.int64), mean, std)
         if None in ks:
-            if pairs is not None:
-                s[pairs] = 0.0
-            mean = s.sum(axis=1) / cnt
-            s -= mean[:, None]
-            if pairs is not None:
-                s[pairs] = 0.0
-            np.square(s, out=s)
+            mean = (x @ cbar)[:nb]  # mean_i = x_i . cbar; sum (s - mean)^2 = x_i' S x_i
+            ss = np.einsum("ij,ij->i", x @ scatter, x)[:nb]
+            if pairs is not None:  # leave the excluded scores out of the moments
+                xs = np.einsum("ij,ij->i", x[pairs[0]], cohort[pairs[1]])
+                n_x = np.bincount(pairs[0], minlength=nb)
+                sum_x = np.bincount(pairs[0], weights=xs, minlength=nb)
+                dev_x = np.bincount(pairs[0], weights=(xs - mean[pairs[0]]) ** 2, minlength=nb)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    kept = (m * mean - sum_x) / (m - n_x)
+                ss = ss - dev_x - (m - n_x) * (kept - mean) ** 2
+                mean = kept
             with np.errstate(divide="ignore", invalid="ignore"):
-                var = s.sum(axis=1) / (cnt - ddof)
+                var = np.maximum(ss, 0.0) / (cnt - ddof)
             out[None] = (cnt, mean, np.sqrt(np.where(cnt > ddof, var, np.nan)))
-        done[0] += b.stop - b.start
-        if progress is not None:
-            progress(done[0], n)
+        with lock:
+            done[0] += nb
+            if progress is not None:
+                progress(done[0], n)
         return out
 
     results = LocalExecutor(workers=workers).map(run, blocks)

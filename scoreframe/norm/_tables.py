@@ -61,6 +61,7 @@ def _reduce_piece(lf: pl.LazyFrame, *, idc: str, ids: list[str], kmax: int | Non
     state = _State(GroupMoments(g), np.full((g, kmax), -np.inf) if kmax else None)
     q = lf.select(pl.col(idc).cast(pl.String).alias("id"),
                   pl.col("cohort_id").cast(pl.String), pl.col("score").cast(pl.Float64))
+    q = q.filter(pl.col("id").is_not_null())
     if exclude_same_id:
         q = q.filter(pl.col("id") != pl.col("cohort_id"))
     q = q.select(pl.col("id").cast(pl.Enum(ids)).to_physical().cast(pl.Int64).alias("code"),
