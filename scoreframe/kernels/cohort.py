@@ -8,8 +8,9 @@ numpy only. Two pieces:
   vectorized integer arithmetic. Merging two accumulators adds limbs, so the result does not
   depend on how the values were split into batches, blocks or workers, nor on their order;
   the mean and the variance are then computed from the exact sums and rounded once.
-  Squares are split exactly (Veltkamp/Dekker: ``x*x = hi*hi + 2*hi*lo + lo*lo``, each term
-  exact), so sums of squares are exact too for ``2**-510 < |x| < 2**500``.
+  Squares are split exactly (Dekker's TwoProduct: ``x*x = p + e`` with ``p = fl(x*x)`` and
+  ``e`` its exact rounding error), so sums of squares are exact too for
+  ``2**-510 < |x| < 2**500``.
 * top-k selection per row or per group (:func:`row_topk`, :func:`merge_topk`): the k largest
   values, sorted descending, and their moments (:func:`moments_of_rows`). The k largest values of a set form a unique multiset whatever
   the order or grouping of the input, so top-k statistics are deterministic; among equal
@@ -40,11 +41,13 @@ _SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's splitter for float64
 
 
 def _square_terms(x: F64) -> F64:
-    """``x*x`` as three floats whose exact sum is ``x*x`` (Dekker's product)."""
+    """``x*x`` as two floats whose exact sum is ``x*x`` (Dekker's TwoProduct: ``p, e``)."""
     c = x * _SPLIT
     hi = c - (c - x)
     lo = x - hi
-    return np.concatenate([hi * hi, 2.0 * hi * lo, lo * lo])
+    p = x * x
+    e = ((hi * hi - p) + 2.0 * hi * lo) + lo * lo
+    return np.concatenate([p, e])
 
 
 class _Limbs:
@@ -160,7 +163,7 @@ class GroupMoments:
         for i in range(0, x.shape[0], _CHUNK):  # chunks stay in cache
             xs, gs = x[i:i + _CHUNK], g[i:i + _CHUNK]
             self._s1.add(xs, gs)
-            self._s2.add(_square_terms(xs), np.concatenate([gs, gs, gs]))
+            self._s2.add(_square_terms(xs), np.concatenate([gs, gs]))
 
     def merge(self, other: GroupMoments) -> GroupMoments:
         """Add another accumulator of the same groups into this one (exact); return self."""
