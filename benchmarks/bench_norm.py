@@ -216,7 +216,8 @@ def main() -> None:
                   f"memory_limit='{a.memory_limit}')`. Floor: reading the same three columns "
                   "in 10^6-row batches.", "",
                   "| ids x cohort | rows | Parquet MB | read floor s (peak MB) | statistics s "
-                  "(peak MB) | ratio | rows/s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                  "(peak MB) | ratio | rows/s |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for shape in a.tables or ["2000x20000", "100000x400"]:
             ids, coh = (int(float(x)) for x in shape.split("x"))
             path = root / f"tables-{shape}"

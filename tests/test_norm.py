@@ -214,6 +214,12 @@ def test_topk_kernels() -> None:
                            row_topk(a[:, 13:], min(k, 17)), k) if k <= 13 else None
         if split is not None:
             np.testing.assert_array_equal(split, row_topk(a, k))
+    wide = rng.normal(size=(6, 4000))  # wide rows go through the screen
+    wide[1, :900] = 0.5  # ties at the k-th value
+    wide[2, ::2] = -np.inf  # left out by the leakage guard
+    wide[3] = 1.0
+    for k in (1, 50, 100, 1999):
+        np.testing.assert_array_equal(row_topk(wide, k), -np.sort(-wide, axis=1)[:, :k])
     mean, std = moments_of_rows(row_topk(a, 3), ddof=1)
     np.testing.assert_allclose(std, np.sort(a, axis=1)[:, ::-1][:, :3].std(axis=1, ddof=1))
 
@@ -391,3 +397,27 @@ def test_bad_inputs(tmp_path: Path) -> None:
                                    .otherwise(pl.col("score")).alias("score"))
     with pytest.raises(ValidationError, match="finite"):
         normalize(tr, method="znorm", cohort_scores=(nan_scores, None))
+
+
+def test_exact_moments_scattered_groups() -> None:
+    """Many groups, few values each, in any order (the kernel numbers the groups present)."""
+    rng = np.random.default_rng(8)
+    n_groups = 300_000
+    x = rng.normal(0.1, 0.3, 3000) * 10.0 ** rng.integers(-8, 3, 3000)
+    g = rng.integers(0, n_groups, 3000)
+    g[:40] = 17
+    whole = GroupMoments(n_groups)
+    whole.add(x, g)
+    parts = GroupMoments(n_groups)
+    for part in np.array_split(rng.permutation(3000), 4):
+        piece = GroupMoments(n_groups)
+        piece.add(x[part], g[part])
+        parts.merge(piece)
+    mean, std = whole.finalize(ddof=1)
+    mean2, std2 = parts.finalize(ddof=1)
+    np.testing.assert_array_equal(mean, mean2)
+    np.testing.assert_array_equal(std, std2)
+    v = [Fraction(t) for t in x[g == 17]]
+    s1, s2 = sum(v), sum(t * t for t in v)
+    assert mean[17] == float(s1 / len(v))
+    assert std[17] == math.sqrt(float((s2 - s1 * s1 / len(v)) / (len(v) - 1)))

@@ -12,8 +12,8 @@ numpy only. Two pieces:
   ``e`` its exact rounding error), so sums of squares are exact too for
   ``2**-510 < |x| < 2**500``.
 * top-k selection per row or per group (:func:`row_topk`, :func:`merge_topk`): the k largest
-  values, sorted descending, and their moments (:func:`moments_of_rows`). The k largest values of a set form a unique multiset whatever
-  the order or grouping of the input, so top-k statistics are deterministic; among equal
+  values, sorted descending, and their moments (:func:`moments_of_rows`). The k largest
+  values of a set form a unique multiset whatever the order or grouping of the input, so top-k statistics are deterministic; among equal
   values the kept copy is irrelevant (they are equal).
 
 References: T. J. Dekker, "A floating-point technique for extending the available precision",
@@ -37,6 +37,7 @@ MAX_ABS = 2.0**500
 _SCALE = 1126  # sums are integers in units of 2**-1126 (as elementary.exact_sum)
 _MASK = (1 << 32) - 1
 _CHUNK = 1 << 16  # values per bincount call: bins of 32-bit chunks stay below 2**53
+_STRIDE = 8  # column stride of the top-k screen
 _SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's splitter for float64
 
 
@@ -72,8 +73,9 @@ class _Limbs:
         acc[:, self.lo - new_lo:self.lo - new_lo + self.acc.shape[1]] = self.acc
         self.lo, self.acc = new_lo, acc
 
-    def _carry(self) -> None:
-        a = self.acc
+    def _carry(self, a: I64 | None = None) -> None:
+        """Move every limb's bits above 32 into the next limb (in place)."""
+        a = self.acc if a is None else a
         carry = a[:, :-1] >> 32  # arithmetic shift: floor division by 2**32
         a[:, :-1] -= carry << 32
         a[:, 1:] += carry
@@ -99,15 +101,34 @@ class _Limbs:
         c2 = mant >> (64 - off)
         lo, hi = int(limb.min()), int(limb.max()) + 3
         self._widen(lo, hi)
-        width = self.acc.shape[1]
-        base = groups * width + (limb - self.lo)
-        size = self.n_groups * width
+        width = hi - lo  # only the limbs this chunk touches
+        gmin, gmax = int(groups.min()), int(groups.max())
+        present: I64 | None = None
+        if gmax - gmin + 1 <= 2 * groups.shape[0]:  # a range of groups (grouped data)
+            local = groups - gmin
+            n_local = gmax - gmin + 1
+        else:  # scattered groups: number those present
+            present = np.flatnonzero(np.bincount(groups, minlength=self.n_groups))
+            lut = np.zeros(self.n_groups, dtype=np.int64)
+            lut[present] = np.arange(present.shape[0])
+            local = lut[groups]
+            n_local = present.shape[0]
+        base = local * width + (limb - lo)
+        size = n_local * width
         total = np.zeros(size, dtype=np.int64)
         for j, c in enumerate((c0, c1, c2)):
             total += np.rint(np.bincount(base + j, weights=c.astype(np.float64),
                                          minlength=size)).astype(np.int64)
-        self.acc += total.reshape(self.n_groups, width)
-        self._carry()
+        cols = slice(lo - self.lo, hi - self.lo)
+        if present is None:
+            rows = self.acc[gmin:gmax + 1]  # a view
+            rows[:, cols] += total.reshape(n_local, width)
+            self._carry(rows)
+        else:
+            rows = self.acc[present]
+            rows[:, cols] += total.reshape(n_local, width)
+            self._carry(rows)
+            self.acc[present] = rows
 
     def merge(self, other: _Limbs) -> None:
         if other.acc.shape[1] == 0:
@@ -199,13 +220,31 @@ class GroupMoments:
 def row_topk(block: ArrayLike, k: int) -> F64:
     """The ``k`` largest values of every row, sorted descending (shape ``(rows, k)``).
 
+    Wide rows are first screened: the k-th largest value ``t`` of every 8th column is a
+    threshold that at least k values of the row reach, so the row's k largest are among its
+    values ``>= t`` (all of them, ties included), and only those are partitioned.
+
     >>> row_topk(np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 5.0]]), 2).tolist()
     [[3.0, 2.0], [5.0, 5.0]]
     """
     a = np.asarray(block, dtype=np.float64)
-    n = a.shape[1]
+    rows, n = a.shape
     if not 1 <= k <= n:
         raise ValueError(f"k must be in [1, {n}]; got {k}")
+    if n >= 32 * k and rows > 0:
+        sub = a[:, ::_STRIDE]
+        t = np.partition(sub, sub.shape[1] - k, axis=1)[:, sub.shape[1] - k]
+        keep = a >= t[:, None]
+        counts = keep.sum(axis=1)
+        width = int(counts.max())
+        if width < n // 2:
+            vals = a[keep]  # row-major: each row's candidates together
+            cand = np.full((rows, width), -np.inf)
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            col = np.arange(vals.shape[0]) - np.repeat(starts, counts)
+            cand[np.repeat(np.arange(rows), counts), col] = vals
+            a = cand
+            n = width
     part = a if k == n else np.partition(a, n - k, axis=1)[:, n - k:]
     return np.sort(part, axis=1)[:, ::-1].copy()
 

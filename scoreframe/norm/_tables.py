@@ -125,7 +125,7 @@ def table_statistics(data: object, *, side: str, ks: Sequence[int | None], ddof:
     executor = LocalExecutor(workers=min(workers, len(pieces)))
     state_bytes = len(ids) * (8 * (kmax or 0) + 8 * 24)
     budget = max(memory_limit // executor.workers - state_bytes, 64 * BYTES_PER_ROW * 1024)
-    batch_rows = int(min(4_000_000, max(65_536, budget // BYTES_PER_ROW)))
+    batch_rows = int(min(1_000_000, max(65_536, budget // BYTES_PER_ROW)))
     lock = threading.Lock()
     done = [0]
 
