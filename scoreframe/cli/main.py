@@ -38,8 +38,7 @@ __all__ = ["build_parser", "main", "one_line", "option_names"]
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
-            demo)
-COMMANDS += (norm,)
+            demo, norm)
 
 
 def _version() -> str:

@@ -13,8 +13,8 @@ numpy only. Two pieces:
   ``2**-510 < |x| < 2**500``.
 * top-k selection per row or per group (:func:`row_topk`, :func:`merge_topk`): the k largest
   values, sorted descending, and their moments (:func:`moments_of_rows`). The k largest
-  values of a set form a unique multiset whatever the order or grouping of the input, so top-k statistics are deterministic; among equal
-  values the kept copy is irrelevant (they are equal).
+  values of a set form a unique multiset whatever the order or grouping of the input, so
+  top-k statistics are deterministic; among equal values the kept copy is irrelevant.
 
 References: T. J. Dekker, "A floating-point technique for extending the available precision",
 Numer. Math. 18 (1971) -- the exact splitting of products.

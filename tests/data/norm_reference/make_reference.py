@@ -47,10 +47,10 @@ cohort = (rng.normal(size=(n_cohort, dim)) + offset).astype(np.float32)
 mean_vec = cohort.mean(axis=0)
 np.save(out / "mean_vec.npy", mean_vec)
 with kaldiio.WriteHelper(f"ark,scp:{out}/eval.ark,{out}/eval.scp") as w:
-    for u, e in zip(utts, emb):
+    for u, e in zip(utts, emb, strict=True):
         w(u, e)
 with kaldiio.WriteHelper(f"ark,scp:{out}/cohort.ark,{out}/cohort.scp") as w:
-    for c, e in zip(cohort_ids, cohort):
+    for c, e in zip(cohort_ids, cohort, strict=True):
         w(c, e)
 np.savez(out / "embeddings.npz", id=np.array(utts), vector=emb)
 np.savez(out / "cohort.npz", id=np.array(cohort_ids), vector=cohort)
