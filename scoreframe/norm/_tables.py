@@ -88,7 +88,10 @@ def _reduce_piece(lf: pl.LazyFrame, *, idc: str, ids: list[str], kmax: int | Non
             dense = np.full((touched.shape[0], kmax), -np.inf)
             row = np.repeat(np.arange(starts.shape[0]), np.diff(np.r_[starts, c.shape[0]]))
             dense[row[keep], rank[keep]] = s[keep]
-            state.top[touched] = merge_topk(state.top[touched], dense, kmax)
+            seen = np.isfinite(state.top[touched, 0])  # rows sorted descending
+            if seen.any():
+                dense[seen] = merge_topk(state.top[touched[seen]], dense[seen], kmax)
+            state.top[touched] = dense
             if not full:
                 state.moments.count += np.bincount(codes, minlength=g)
         tick(batch.height)
