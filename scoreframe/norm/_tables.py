@@ -159,10 +159,16 @@ def table_statistics(data: object, *, side: str, ks: Sequence[int | None], ddof:
     return _frame(total, ids=ids, side=side, ks=ks, ddof=ddof)
 
 
+#: Ids per step when two top-k states merge (bounds the temporaries).
+MERGE_ROWS = 8192
+
+
 def _merge(a: _State, b: _State, kmax: int | None) -> _State:
     a.moments.merge(b.moments)
     if a.top is not None and b.top is not None and kmax:
-        a.top = merge_topk(a.top, b.top, kmax)
+        for i in range(0, a.top.shape[0], MERGE_ROWS):
+            rows = slice(i, i + MERGE_ROWS)
+            a.top[rows] = merge_topk(a.top[rows], b.top[rows], kmax)
     return a
 
 
@@ -191,8 +197,12 @@ def _frame(state: _State, *, ids: list[str], side: str, ks: Sequence[int | None]
             ok = np.isfinite(top).all(axis=1)
             mean = np.full(len(ids), np.nan)
             std = np.full(len(ids), np.nan)
-            if ok.any():
-                mean[ok], std[ok] = moments_of_rows(np.ascontiguousarray(top[ok]), ddof=ddof)
+            with np.errstate(invalid="ignore"):  # rows short of k (-inf): set to NaN below
+                for i in range(0, len(ids), MERGE_ROWS):  # in steps: bounded temporaries
+                    rows = slice(i, i + MERGE_ROWS)
+                    mean[rows], std[rows] = moments_of_rows(top[rows], ddof=ddof)
+            mean[~ok] = np.nan
+            std[~ok] = np.nan
             n = np.where(ok, k, np.minimum(counts, k))
         frames.append(pl.DataFrame({
             "side": side, "id": ids, "top_k": pl.Series([k] * len(ids), dtype=pl.Int64),
