@@ -293,6 +293,8 @@ def test_statistics_table_written_once_reused(tmp_path: Path) -> None:
         normalize(d["trials"], method="asnorm9", statistics=st)
     with pytest.raises(ValidationError, match="lacks what the methods need"):
         normalize(d["trials"], method="znorm", ddof=1, statistics=st)
+    with pytest.raises(ValidationError, match="more than once"):
+        normalize(d["trials"], method="znorm", statistics=pl.concat([st, st.head(1)]))
 
 
 def test_systems_layout_feeds_evaluate_and_compare() -> None:

@@ -263,6 +263,12 @@ def _wide(stats: pl.DataFrame, side: str, ks: Sequence[int | None], ddof: int) -
                 got="(side, top_k, ddof) " + ", ".join(str(t) for t in sorted(
                     set(stats.select("side", "top_k", "ddof").iter_rows()), key=str)[:6]),
                 hint="Compute the statistics with the same method, top_k and ddof."))
+        dup = part.filter(pl.col(_TRIAL_COL[side]).is_duplicated())
+        if dup.height:
+            raise ValidationError(message(
+                f"the statistics table has {dup[_TRIAL_COL[side]].n_unique()} {side} id(s) "
+                "more than once for the same top_k and ddof", got="e.g. " + ", ".join(
+                    f"`{v}`" for v in dup[_TRIAL_COL[side]].unique().head(3).to_list())))
         out = part if out is None else out.join(part, on=_TRIAL_COL[side], how="full",
                                                 coalesce=True)
     assert out is not None
