@@ -60,6 +60,7 @@ BASE = {
     "demo": [],
     "identify": ["{ds}"],
     "clean": [],
+    "norm": ["{ds}", "--statistics", "stats.parquet"],
     "differentials": ["{ds}", "--by", "gender", "--fmr", "0.01"],
 }
 

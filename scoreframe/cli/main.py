@@ -28,6 +28,7 @@ from scoreframe.cli import (
     identify,
     info,
     multiclass,
+    norm,
     query,
     report,
     synth,
@@ -41,9 +42,9 @@ __all__ = ["build_parser", "main", "one_line", "option_names"]
 
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo, identify, "
-               "differentials, clean.")
+               "differentials, norm, clean.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
-            demo, identify, differentials, clean)
+            demo, identify, differentials, norm, clean)
 
 
 def _version() -> str:

@@ -40,7 +40,8 @@ __all__ = ["ENGINE_OPTIONS", "KINDS", "MAX_BOOTSTRAP", "MAX_COST", "MAX_ITER", "
            "Parser", "add_command", "by_options", "column_arg", "columns_arg",
            "dataset_options", "engine_kwargs", "engine_options", "first_positional", "int_in",
            "max_line_bytes_option", "missing_arg", "name_arg", "objective_arg",
-           "operating_point_options", "option_kind", "output_options", "overwrite_option", "path_arg", "prior",
+           "operating_point_options", "option_kind", "output_options", "overwrite_option",
+           "path_arg", "prior",
            "probability_open", "reading_options", "real_in", "restore_dataset",
            "scheduler_address", "size_bytes", "text_arg", "where_option"]
 
