@@ -8,6 +8,15 @@ declares every per-group metric of ``evaluate`` once (:mod:`scoreframe.metrics.b
 from scoreframe.forensic import auc
 from scoreframe.metrics import binary as binary  # registers the binary metrics
 from scoreframe.metrics import families as families  # registers --spoof / --forensic metrics
+from scoreframe.metrics._intervals import (
+    INTERVALS,
+    MAX_BOOTSTRAP,
+    IntervalOptions,
+    Intervals,
+    interval_metrics,
+    metric_intervals,
+    replicate_values,
+)
 from scoreframe.metrics.registry import (
     GroupStats,
     Metric,
@@ -37,7 +46,11 @@ from scoreframe.metrics.scalar import (
 
 __all__ = [
     "EER_METHODS",
+    "INTERVALS",
+    "MAX_BOOTSTRAP",
     "GroupStats",
+    "IntervalOptions",
+    "Intervals",
     "Metric",
     "OperatingPoints",
     "act_dcf",
@@ -50,12 +63,15 @@ __all__ = [
     "declared",
     "display_columns",
     "eer",
+    "interval_metrics",
     "lookup",
+    "metric_intervals",
     "min_cllr",
     "min_dcf",
     "pav_llrs",
     "prbep",
     "psr",
+    "replicate_values",
     "rocch",
     "sorted_scores",
     "uer",

@@ -36,6 +36,7 @@ from scoreframe.kernels.sorted_scores import (
     label_runs,
     pav_blocks,
 )
+from scoreframe.stats._resampling import Replicates
 
 __all__ = ["Context", "EqContext", "EqStats", "Request", "ScoreStats", "empty_stats", "merge",
            "merge_all", "merge_equalized", "reduce_equalized",
@@ -60,12 +61,16 @@ class Request:
     det_resolution
         Keep the corners of the steppy DET curve, decimated to about one point per cell of
         this size in probit units (0: every corner; ``None``: no DET corners).
+    replicates
+        Bootstrap (and jackknife) replicates to compute besides the point statistics (see
+        :mod:`scoreframe.stats._replicates`); the reduction then reads each trial's unit ids.
     """
 
     thresholds: F64 = field(default_factory=lambda: np.empty(0))
     nist: bool = False
     kaldi: bool = False
     det_resolution: float | None = None
+    replicates: Replicates | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,10 @@ class ScoreStats:
         The first global target index where Kaldi's walk stops, if in this range.
     det_miss, det_fa
         Cumulative (global) miss and false-alarm counts at the kept steppy DET corners.
+    replicates
+        The statistics of every replicate of :attr:`Request.replicates` in this range (the
+        same fields with weighted integer counts and exact weighted sums, no located
+        results); empty when no replicates were asked for.
     """
 
     n_tar: int
@@ -117,6 +126,7 @@ class ScoreStats:
     kaldi: int | None = None
     det_miss: I64 | None = None
     det_fa: I64 | None = None
+    replicates: tuple[ScoreStats, ...] = ()
 
     @property
     def n(self) -> int:
@@ -279,7 +289,16 @@ def merge(a: ScoreStats, b: ScoreStats) -> ScoreStats:
         a.n_miss + b.n_miss, a.n_fa + b.n_fa,
         a.nist if a.nist is not None else b.nist,
         a.kaldi if a.kaldi is not None else b.kaldi,
-        cat(a.det_miss, b.det_miss), cat(a.det_fa, b.det_fa))
+        cat(a.det_miss, b.det_miss), cat(a.det_fa, b.det_fa),
+        _merge_replicates(a.replicates, b.replicates))
+
+
+def _merge_replicates(a: tuple[ScoreStats, ...], b: tuple[ScoreStats, ...]
+                      ) -> tuple[ScoreStats, ...]:
+    """Replicate by replicate (a range without replicates, e.g. an empty one, adds nothing)."""
+    if not a or not b:
+        return a or b
+    return tuple(merge(x, y) for x, y in zip(a, b, strict=True))
 
 
 def merge_all(parts: list[ScoreStats], request: Request) -> ScoreStats:
