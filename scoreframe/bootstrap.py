@@ -104,7 +104,8 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
     -------
     polars.DataFrame
         The frame of :func:`scoreframe.evaluate` with intervals (every metric declared with
-        intervals gets ``_lo``/``_hi``), ``n_replicates`` (replicates where the metrics are
+        intervals gets ``_lo``/``_hi``; group-level summaries named like a per-point metric,
+        ``dr30_ok``, are left out so the ``dcf`` structs unnest), ``n_replicates`` (replicates where the metrics are
         defined) after ``n_non``, and in each ``dcf`` struct ``pmiss_min`` and ``pfa_min``
         (the rates at the minimum-DCF point) with their intervals.
 
@@ -125,8 +126,12 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa, pooled=pooled,
         engine=engine, memory_limit=memory_limit, workers=workers, scheduler=scheduler,
         validate=validate, trial_id=trial_id, spill_dir=spill_dir, intervals=opts)
-    return results_frame(stats, ops, metrics=[*declared(family="binary"), *AT_MIN],
-                         intervals=opts, n_replicates=True)
+    # the group-level dr30_ok summary is left out: the dcf structs unnest beside the group
+    per_point = {m.name for m in declared(family="binary", per_operating_point=True)}
+    metrics = [m for m in declared(family="binary")
+               if m.per_operating_point or m.name not in per_point]
+    return results_frame(stats, ops, metrics=[*metrics, *AT_MIN], intervals=opts,
+                         n_replicates=True)
 
 
 def interval_long(results: pl.DataFrame) -> pl.DataFrame:
