@@ -372,3 +372,96 @@ def test_dask_engine_gives_the_same_intervals() -> None:
     local = bootstrap_evaluate(df, workers=1, **kw)
     remote = bootstrap_evaluate(df, engine="dask", workers=2, memory_limit=1 << 16, **kw)
     assert local.equals(remote)
+
+
+# --- bit identity: every engine, worker count, memory limit, file split and row order ---------
+def _two_systems(n: int = 3000, seed: int = 21) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    lab = rng.random(n) < 0.25
+    base = np.where(lab, rng.normal(1.5, 1.5, n), rng.normal(-1.0, 1.5, n))
+    ids = {"model": [f"m{i % 40}" for i in range(n)], "segment": [f"s{i // 40}" for i in range(n)],
+           "cond": rng.choice(["x", "y", "z"], n), "label": lab}
+    other = base + rng.normal(0, 0.7, n)
+    return pl.concat([pl.DataFrame(ids | {"system": "A", "score": np.round(base, 2)}),
+                      pl.DataFrame(ids | {"system": "B", "score": np.round(other, 2)})])
+
+
+KW = {"by": "cond", "p_target": (0.05, 0.3), "bootstrap": 30, "seed": 9,
+      "resample": ["model", "segment"]}
+
+
+def _outputs(data: object, **engine: object) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ev = sf.evaluate(data, **KW, **engine)  # type: ignore[arg-type]
+    cmp = sf.compare(data, "A", "B", **KW, **engine)  # type: ignore[arg-type]
+    return ev, cmp
+
+
+@pytest.fixture(scope="module")
+def reference() -> tuple[pl.DataFrame, pl.DataFrame]:
+    return _outputs(_two_systems(), workers=1, memory_limit="2GB")
+
+
+def _split(df: pl.DataFrame, root, files: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    shuffled = df[rng.permutation(df.height)]
+    root.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(df.height), files)):
+        shuffled[part].write_parquet(root / f"part-{i}.parquet")
+    return str(root)
+
+
+ENGINES = ([("memory", 1, "2GB")]
+           + [("streaming", w, lim) for w in (1, 2, 3) for lim in ("64KiB", "1MiB")]
+           + [pytest.param("dask", w, lim, marks=pytest.mark.slow)
+              for w in (1, 2, 3) for lim in ("64KiB", "1MiB")])
+
+
+@pytest.mark.parametrize("files", [1, 4])
+@pytest.mark.parametrize(("engine", "workers", "limit"), ENGINES)
+def test_every_output_bit_identical_across_engines(tmp_path, reference, engine, workers, limit,
+                                                   files) -> None:
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    path = _split(_two_systems(), tmp_path / "ds", files, seed=files * 10 + workers)
+    got = _outputs(path, engine="dask" if engine == "dask" else "local", workers=workers,
+                   memory_limit=limit)
+    for want, have in zip(reference, got, strict=True):
+        assert have.equals(want)
+    if engine == "streaming":  # the out-of-core engine ran (several score ranges)
+        stats, _ = group_statistics(path, by="cond", memory_limit=limit, workers=workers,
+                                    intervals=IntervalOptions(bootstrap=2,
+                                                              resample=["model", "segment"]))
+        assert stats.engine == "out-of-core" and stats.n_ranges > 1
+
+
+BLAS_SCRIPT = r"""
+import hashlib, sys
+import numpy as np, polars as pl
+import scoreframe as sf
+rng = np.random.default_rng(5)
+n = 60_000
+lab = rng.random(n) < 0.2
+df = pl.DataFrame({"score": rng.normal(size=n) + 2 * lab, "label": lab,
+                   "model": [f"m{i % 300}" for i in range(n)],
+                   "segment": [f"s{i // 300}" for i in range(n)]})
+res = sf.evaluate(df, bootstrap=64, resample=["model", "segment"], seed=2)
+print(hashlib.sha256(res.write_json().encode()).hexdigest())
+"""
+
+
+def test_same_intervals_with_one_blas_thread_and_the_default(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for threads in ("1", None):
+        env = dict(os.environ)
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.pop(var, None)
+        if threads:
+            env["OPENBLAS_NUM_THREADS"] = threads
+        run = subprocess.run([sys.executable, "-c", BLAS_SCRIPT], capture_output=True,
+                             text=True, env=env, check=True, timeout=600)
+        outs.append(run.stdout.strip())
+    assert outs[0] == outs[1] and len(outs[0]) == 64
