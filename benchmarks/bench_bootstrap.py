@@ -44,6 +44,8 @@ kw = {"by": "condition", "p_target": [0.01, 0.1]}
 if b:
     kw |= {"bootstrap": b, "resample": ["model", "segment"]}
 prof = cProfile.Profile() if profile else None
+if profile:  # one thread, so that the profile sees all the work
+    kw["workers"] = 1
 t = time.perf_counter()
 if prof:
     prof.enable()
@@ -134,7 +136,9 @@ def main() -> None:
                      f"{'met' if tr <= 10 else 'NOT met'} (<= 10x) |")
     for n, b, _, _, prof in rows:
         if prof:
-            lines += ["", f"Profile of {b} replicates at {n:.0e} (top functions by own time):",
+            lines += ["", f"Profile of {b} replicates at {n:.0e} (a separate run with "
+                      "`workers=1`, so that cProfile sees the work of every task; top "
+                      "functions by own time):",
                       "", "```", prof.strip(), "```"]
     text = "\n".join(lines)
     print(text)

@@ -105,9 +105,10 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
     polars.DataFrame
         The frame of :func:`scoreframe.evaluate` with intervals (every metric declared with
         intervals gets ``_lo``/``_hi``; group-level summaries named like a per-point metric,
-        ``dr30_ok``, are left out so the ``dcf`` structs unnest), ``n_replicates`` (replicates where the metrics are
-        defined) after ``n_non``, and in each ``dcf`` struct ``pmiss_min`` and ``pfa_min``
-        (the rates at the minimum-DCF point) with their intervals.
+        ``dr30_ok``, are left out so the ``dcf`` structs unnest), ``n_replicates``
+        (replicates where the metrics are defined) after ``n_non``, and in each ``dcf``
+        struct ``pmiss_min`` and ``pfa_min`` (the rates at the minimum-DCF point) with their
+        intervals.
 
     Examples
     --------

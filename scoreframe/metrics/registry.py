@@ -106,6 +106,13 @@ class GroupStats:
         return self.stats.n_miss[:k], self.stats.n_fa[:k]
 
     @cached_property
+    def min_cllr(self) -> float:
+        """The group's minCllr (PAV blocks, BOSARIS' ramp), computed once per group."""
+        from scoreframe.kernels.cllr import min_cllr
+
+        return min_cllr(self.stats.blocks)
+
+    @cached_property
     def min_dcf(self) -> tuple[F64, NDArray[np.int64], NDArray[np.int64]]:
         """Unnormalized min DCF and the miss/false-alarm counts at the minimizing vertex."""
         from scoreframe.kernels.rocch import min_dcf

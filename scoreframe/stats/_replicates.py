@@ -12,22 +12,25 @@ repeated as often as its weight, computed without repeating anything:
   (:func:`~scoreframe.kernels.sorted_scores.pav_runs`), and the blocks merge across ranges
   with the same :func:`~scoreframe.stats.summary.merge`;
 * the Cllr sums are exact, in the fixed point of
-  :func:`~scoreframe.kernels.elementary.exact_sum`: every finite cost term is split into its
-  binary exponent and three 18-bit pieces of its mantissa; a weight times a piece is an
-  integer below ``2**27`` (two resampling columns), so the per-exponent dot products are sums
-  of integers below ``2**53``, exact in float64 in any order (BLAS blocking and threads
-  cannot change them) and turned into exact Python integers;
+  :func:`~scoreframe.kernels.elementary.exact_sum`: the finite cost terms of a class are
+  monotone in the sorted order, so runs of one binary exponent are contiguous; each term's
+  mantissa is split into a low and a high piece (26 and 27 bits). A weight times a piece is an
+  integer below ``2**36`` (two resampling columns), and each run is summed in pieces of at
+  most ``2**17`` trials, so every partial sum is an integer below ``2**53``: exact in float64,
+  whatever the order, and turned into exact Python integers per run;
 * error counts at the thresholds are cumulative sums of the segment weights (integers).
 
-A replicate therefore costs a gather and a multiply per trial and resampling column, one add
-per trial for the segments and three multiply-adds per trial for Cllr, plus O(segments).
-Everything is integer-valued, so results do not depend on chunking, threads or engines.
+A replicate therefore costs, per trial, a gather and an integer multiply per resampling
+column, one add for the segments and two multiply-adds for Cllr, plus O(segments). No BLAS
+and no float sum whose value depends on an order: results do not depend on chunking,
+threads or engines.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -43,10 +46,9 @@ __all__ = ["CHUNK_BYTES", "merge_units", "replicate_stats", "with_replicates"]
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 U64 = NDArray[np.uint64]
-#: Bytes of one chunk's weight matrix (replicates x trials, float64): cache-sized temporaries.
+#: Bytes of one chunk's float64 temporaries (replicates x trials): cache-sized.
 CHUNK_BYTES = 16 * 2**20
-_PIECE = 18  # bits per mantissa piece
-_PMASK = (1 << _PIECE) - 1
+_LOW = 26  # bits of the low mantissa piece (the high piece has the other 27)
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,8 +64,11 @@ class _Class:
     codes: list[I64 | None]  # per unit column: unit code of each trial (None: one unit a trial)
     hashes: list[U64]  # per unit column: the units' hashes
     inf: slice  # trials with an infinite cost
-    pieces: list[tuple[int, int, int]]  # (first, end, exponent field) of finite cost terms
-    parts: F64  # (finite trials, 3) mantissa pieces, low first
+    fin: slice  # trials with a finite cost
+    piece_starts: I64  # first finite term of each piece (relative to ``fin``)
+    shifts: list[int]  # per piece: the binary shift of its exponent (units of 2**-1126)
+    low: F64  # low mantissa piece of every finite term
+    high: F64  # high mantissa piece
 
 
 def _class(x: F64, other: F64, hashes: Sequence[U64], thr: F64, *, target: bool,
@@ -101,80 +106,87 @@ def _class(x: F64, other: F64, hashes: Sequence[U64], thr: F64, *, target: bool,
     field = bits >> 52  # non-negative terms: the sign bit is 0
     mant = bits & ((1 << 52) - 1)
     mant |= (field > 0).astype(np.int64) << 52
-    parts = np.empty((bits.shape[0], 3))
-    parts[:, 0] = mant & _PMASK
-    parts[:, 1] = (mant >> _PIECE) & _PMASK
-    parts[:, 2] = mant >> (2 * _PIECE)
-    pieces: list[tuple[int, int, int]] = []
+    low = (mant & ((1 << _LOW) - 1)).astype(np.float64)
+    high = (mant >> _LOW).astype(np.float64)
+    piece_starts: list[int] = []
+    shifts: list[int] = []
     if bits.shape[0]:
         change = np.flatnonzero(field[1:] != field[:-1]) + 1  # monotone terms: runs
         bounds = np.concatenate(([0], change, [bits.shape[0]]))
         for a, e in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             for s in range(a, e, max_len):
-                pieces.append((fin.start + s, fin.start + min(e, s + max_len), int(field[a])))
+                piece_starts.append(s)
+                shifts.append(max(int(field[a]), 1) - 1075 + EXACT_SCALE)
     return _Class(n, starts, starts + below[starts] if n else starts,
                   x[starts], x[ends - 1] if n else x[:0],
                   np.searchsorted(starts, cuts, side="left").astype(np.int64)
                   if n else np.zeros(thr.shape[0], np.int64),
-                  codes, uniq, inf, pieces, parts)
+                  codes, uniq, inf, fin, np.array(piece_starts, dtype=np.int64), shifts,
+                  low, high)
 
 
-def _weights(c: _Class, spec: Replicates, rows: I64) -> F64:
-    """Trial weights ``(len(rows), n)``: the product of the trial's units' multiplicities."""
-    w: F64 | None = None
+def _weights(c: _Class, spec: Replicates, rows: I64) -> NDArray[np.integer]:
+    """Trial weights ``(len(rows), n)``: the product of the trial's units' multiplicities.
+
+    Small integers (below 2**16 for up to three resampling columns), multiplied as integers.
+    """
+    dtype = np.uint16 if spec.max_weight() < 2**16 else np.uint32
+    w: NDArray[np.integer] | None = None
     for k, (codes, h) in enumerate(zip(c.codes, c.hashes, strict=True)):
-        m = spec.multiplicities(k, h, rows).astype(np.float64)
-        if codes is not None:
-            m = np.take(m, codes, axis=1)
+        m = spec.multiplicities(k, h, rows)
+        m = m if codes is None else np.take(m, codes, axis=1)
         if w is None:
-            w = m
+            w = m.astype(dtype)
         else:
             w *= m
     assert w is not None
     return w
 
 
-def _sums(c: _Class, w: F64) -> tuple[I64, list[int], I64]:
+def _sums(c: _Class, w: NDArray[np.integer]) -> tuple[I64, list[int], I64]:
     """Segment weights, exact cost sums (units of ``2**-EXACT_SCALE``) and infinite weight."""
     b = w.shape[0]
-    seg = (np.add.reduceat(w, c.starts, axis=1) if c.n else np.zeros((b, 0))).astype(np.int64)
-    total = np.zeros(b, dtype=object)
-    for a, e, f in c.pieces:
-        v = (w[:, a:e] @ c.parts[a - c.pieces[0][0]:e - c.pieces[0][0]]).astype(np.int64)
-        exact = ((v[:, 2].astype(object) << (2 * _PIECE)) + (v[:, 1].astype(object) << _PIECE)
-                 + v[:, 0].astype(object))
-        total += exact << (max(f, 1) - 1075 + EXACT_SCALE)
-    inf = w[:, c.inf].sum(axis=1).astype(np.int64) if c.inf.stop > c.inf.start \
+    seg = np.add.reduceat(w, c.starts, axis=1, dtype=np.int64) if c.n else \
+        np.zeros((b, 0), np.int64)
+    total = [0] * b
+    if c.piece_starts.shape[0]:
+        wf = w[:, c.fin]
+        lo = np.add.reduceat(np.multiply(wf, c.low), c.piece_starts, axis=1).astype(np.int64)
+        hi = np.add.reduceat(np.multiply(wf, c.high), c.piece_starts, axis=1).astype(np.int64)
+        exact = (hi.astype(object) << _LOW) + lo.astype(object)  # (b, pieces), exact ints
+        shifted = exact << np.array(c.shifts, dtype=object)[None, :]
+        total = [int(t) for t in shifted.sum(axis=1)]
+    inf = w[:, c.inf].sum(axis=1, dtype=np.int64) if c.inf.stop > c.inf.start \
         else np.zeros(b, np.int64)
-    return seg, [int(t) for t in total], inf
+    return seg, total, inf
 
 
 def _blocks(w: I64, lab: NDArray[np.bool_], lo: F64, hi: F64) -> Blocks:
-    """PAV blocks of weighted segments in merged order (zero-weight segments vanish)."""
-    keep = w > 0
-    w, lab, lo, hi = w[keep], lab[keep], lo[keep], hi[keep]
-    if w.shape[0] == 0:
+    """PAV blocks of weighted segments in merged order (zero-weight segments vanish).
+
+    Adjacent segments of one label need no merging first: PAV pools them or leaves equal
+    fractions that :func:`~scoreframe.kernels.sorted_scores.pav_runs` pools exactly.
+    """
+    idx = np.flatnonzero(w)
+    if idx.shape[0] == 0:
         z = np.zeros(0, dtype=np.int64)
         f = np.zeros(0)
         return Blocks(z, z, z, f, f, f, f)
-    run = np.ones(w.shape[0], dtype=bool)
-    run[1:] = lab[1:] != lab[:-1]
-    rs = np.flatnonzero(run)
-    rw = np.add.reduceat(w, rs)
-    rl = lab[rs]
-    t_b, n_b = pav_runs(rw, rl)
+    wk = w[idx]
+    lk = lab[idx]
+    t_b, n_b = pav_runs(wk, lk)
     end = np.cumsum(n_b)
     start = end - n_b
-    seg_end = np.cumsum(w)
-    seg_start = seg_end - w
-    first = np.searchsorted(seg_start, start, side="left")
-    last = np.searchsorted(seg_end, end, side="left")
+    seg_end = np.cumsum(wk)
+    first = idx[np.searchsorted(seg_end, start, side="right")]
+    last = idx[np.searchsorted(seg_end, end, side="left")]
     # 1-based positions of a target segment: seg_start + 1 .. seg_start + w (contiguous)
-    s = seg_start.astype(np.float64)
-    wf = w.astype(np.float64)
-    psum = np.where(lab, wf * s + wf * (wf + 1) / 2, 0.0)
-    psq = np.where(lab, wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6, 0.0)
-    block_of = np.searchsorted(end, seg_start, side="right")
+    tk = np.flatnonzero(lk)
+    wf = wk[tk].astype(np.float64)
+    s = (seg_end[tk] - wk[tk]).astype(np.float64)
+    psum = wf * s + wf * (wf + 1) / 2
+    psq = wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6
+    block_of = np.searchsorted(end, seg_end[tk] - wk[tk], side="right")
     nb = t_b.shape[0]
     return Blocks(t_b.astype(np.int64), (n_b - t_b).astype(np.int64), start.astype(np.int64),
                   lo[first], hi[last], np.bincount(block_of, weights=psum, minlength=nb),
@@ -203,7 +215,7 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     thr = np.asarray(thresholds, dtype=np.float64)
     rows = np.arange(spec.n_rows, dtype=np.int64) if rows is None else np.asarray(rows)
     bits_w = max(1, math.ceil(math.log2(spec.max_weight() + 1)))
-    max_len = 1 << (53 - _PIECE - bits_w)  # w * piece < 2**(18 + bits_w): sums stay exact
+    max_len = 1 << max(0, 53 - (53 - _LOW) - bits_w)  # w * piece < 2**(27 + bits_w): exact
     ct = _class(s.tar, s.non, units.tar, thr, target=True, trial=spec.trial, max_len=max_len)
     cn = _class(s.non, s.tar, units.non, thr, target=False, trial=spec.trial, max_len=max_len)
     order = np.argsort(np.concatenate((ct.pos, cn.pos)), kind="stable")
@@ -254,8 +266,20 @@ def merge_units(parts: Sequence[tuple[SortedScores, SortedUnits]]
 
 
 def with_replicates(stats: ScoreStats, s: SortedScores, units: SortedUnits | None,
-                    spec: Replicates | None, thresholds: F64) -> ScoreStats:
-    """``stats`` with the replicates of its range attached (unchanged without ``spec``)."""
+                    spec: Replicates | None, thresholds: F64, *, workers: int = 1
+                    ) -> ScoreStats:
+    """``stats`` with the replicates of its range attached (unchanged without ``spec``).
+
+    ``workers > 1`` computes chunks of replicates on that many threads (numpy releases the
+    GIL in the per-trial work); every replicate is exact, so the result is the same.
+    """
     if spec is None or units is None:
         return stats
-    return replace(stats, replicates=replicate_stats(s, units, spec, thresholds))
+    rows = np.arange(spec.n_rows, dtype=np.int64)
+    if workers <= 1 or rows.shape[0] < 2 * workers:
+        return replace(stats, replicates=replicate_stats(s, units, spec, thresholds))
+    parts = np.array_split(rows, workers)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = list(pool.map(lambda r: replicate_stats(s, units, spec, thresholds, rows=r),
+                             parts))
+    return replace(stats, replicates=tuple(x for part in done for x in part))

@@ -185,6 +185,7 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
         check_duplicates(lf, id_cols, where=where_name)
     units = plan_units(keys, row_cols=row_cols, system_cols=system_cols, pooled=pooled)
     stats = unit_statistics(units, base, request, equalize=bool(equalize_by), p=p, q=q,
-                            progress=progress, base_units=base_units)
+                            progress=progress, base_units=base_units,
+                            workers=workers or min(2, os.cpu_count() or 1))
     return Statistics(tuple(row_cols), stats, checks, "memory")
 

@@ -375,11 +375,14 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
                     equalize: bool = False, p: np.ndarray | None = None,
                     q: np.ndarray | None = None,
                     progress: Callable[[int, int], None] | None = None,
-                    base_units: Sequence[SortedUnits] | None = None) -> list[UnitStats]:
+                    base_units: Sequence[SortedUnits] | None = None,
+                    workers: int = 1) -> list[UnitStats]:
     """Statistics of every unit from the base groups' sorted scores (in memory, one range).
 
     With ``request.replicates`` and the base groups' unit hashes (``base_units``), every
-    unit's statistics carry its replicates (members of equalized units do not).
+    unit's statistics carry its replicates (members of equalized units do not), computed in
+    chunks of replicates on ``workers`` threads (exact integer statistics: the same on any
+    number of threads).
     """
     cache: dict[int, ScoreStats] = {}
     spec = request.replicates if base_units is not None else None
@@ -395,7 +398,7 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             assert base_units is not None
             s, su = merge_units([(base[i], base_units[i]) for i in u.members])
             st = base_stats(u.members[0]) if len(u.members) == 1 else reduce_sorted(s, request)
-            st = with_replicates(st, s, su, spec, request.thresholds)
+            st = with_replicates(st, s, su, spec, request.thresholds, workers=workers)
         elif len(u.members) == 1:
             st = base_stats(u.members[0])
         else:
