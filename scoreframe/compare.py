@@ -11,7 +11,7 @@ alarms), with the exact binomial distribution of the discordant pairs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -193,7 +193,7 @@ def _label_expr(schema: pl.Schema) -> pl.Expr:
     return label_columns(schema)[0]
 
 
-def _paired_rows(key: dict[str, object], ua: UnitStats, ub: UnitStats, ops: OperatingPoints,
+def _paired_rows(key: Mapping[str, object], ua: UnitStats, ub: UnitStats, ops: OperatingPoints,
                  metrics: list[Metric], opts: IntervalOptions) -> list[dict[str, object]]:
     """The paired-bootstrap rows of one condition: ``b - a`` per metric and operating point."""
     boot = opts.bootstrap

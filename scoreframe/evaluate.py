@@ -363,8 +363,8 @@ def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: boo
     names = [c[:-3] for c in intervals.columns
              if c.endswith("_lo") and c[:-3] in results.columns and (eer or c != "eer_lo")]
     cols = [f"{m}_{e}" for m in names for e in ("lo", "hi")]
-    point_fields = {f.name for f in intervals.schema["dcf"].inner.fields}  # type: ignore[union-attr]
-    res_fields = {f.name for f in results.schema["dcf"].inner.fields}  # type: ignore[union-attr]
+    point_fields = {f.name for f in intervals.schema["dcf"].inner.fields}  # type: ignore[attr-defined]
+    res_fields = {f.name for f in results.schema["dcf"].inner.fields}  # type: ignore[attr-defined]
     dcf_names = [f[:-3] for f in point_fields if f.endswith("_lo") and f[:-3] in res_fields]
     lookup = {tuple(r[k] for k in keys): r for r in intervals.iter_rows(named=True)}
     rows = []

@@ -54,7 +54,7 @@ class IntervalOptions:
     >>> IntervalOptions(bootstrap=0)
     Traceback (most recent call last):
     ...
-    scoreframe.errors.ScoreframeError: bad `bootstrap`: expected an integer >= 2; got 0
+    scoreframe.errors.ScoreframeError: bad `bootstrap`: expected an integer in [2, 100000]; got 0
     """
 
     bootstrap: int = 1000
@@ -73,10 +73,11 @@ class IntervalOptions:
 
     def replicates(self, ids: Sequence[str]) -> Replicates:
         """The replicates to compute; ``ids`` identify a trial for ``resample="trial"``."""
-        return Replicates(self.resample, int(self.seed) if isinstance(
-            self.seed, int | np.integer) and not isinstance(self.seed, bool) else self.seed,
-            int(self.bootstrap), self.interval == "bca",
-            tuple(ids) if self.resample == (TRIAL,) else ())
+        seed = self.seed
+        if isinstance(seed, np.integer):
+            seed = int(seed)
+        return Replicates(self.resample, seed, int(self.bootstrap), self.interval == "bca",
+                          tuple(ids) if self.resample == (TRIAL,) else ())
 
 
 def interval_metrics(metrics: Sequence[Metric], *, eer_method: str = "rocch") -> list[Metric]:

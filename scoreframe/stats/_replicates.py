@@ -189,8 +189,9 @@ def _blocks(w: I64, lab: NDArray[np.bool_], lo: F64, hi: F64) -> Blocks:
     block_of = np.searchsorted(end, seg_end[tk] - wk[tk], side="right")
     nb = t_b.shape[0]
     return Blocks(t_b.astype(np.int64), (n_b - t_b).astype(np.int64), start.astype(np.int64),
-                  lo[first], hi[last], np.bincount(block_of, weights=psum, minlength=nb),
-                  np.bincount(block_of, weights=psq, minlength=nb))
+                  lo[first], hi[last],
+                  np.bincount(block_of, weights=psum, minlength=nb).astype(np.float64),
+                  np.bincount(block_of, weights=psq, minlength=nb).astype(np.float64))
 
 
 def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thresholds: F64,
