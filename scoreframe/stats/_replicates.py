@@ -61,7 +61,7 @@ class _Class:
     lo: F64
     hi: F64
     cut_seg: I64  # per threshold: segments entirely below it
-    codes: list[I64 | None]  # per unit column: unit code of each trial (None: one unit a trial)
+    codes: list[NDArray[np.integer] | None]  # per unit column: unit code of each trial
     hashes: list[U64]  # per unit column: the units' hashes
     inf: slice  # trials with an infinite cost
     fin: slice  # trials with a finite cost
@@ -94,7 +94,7 @@ def _class(x: F64, other: F64, hashes: Sequence[U64], thr: F64, *, target: bool,
             uniq.append(np.ascontiguousarray(h, dtype=np.uint64))
         else:
             u, inv = np.unique(h, return_inverse=True)
-            codes.append(inv.astype(np.int64))
+            codes.append(inv.astype(np.int32 if u.shape[0] < 2**31 else np.int64))
             uniq.append(u)
     with np.errstate(over="ignore"):
         terms = softplus(-x) if target else softplus(x)

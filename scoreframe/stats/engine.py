@@ -47,7 +47,7 @@ DEFAULT_MEMORY_LIMIT = 1024**3
 BYTES_PER_TRIAL = 128
 #: Extra bytes per trial and resampling column when replicates are asked for (the unit hashes,
 #: sorted along the scores, their unit codes, and the pooled rows' merged copies).
-REPLICATE_BYTES_PER_COLUMN = 48
+REPLICATE_BYTES_PER_COLUMN = 128
 
 
 def parse_memory(value: int | float | str | None) -> int:

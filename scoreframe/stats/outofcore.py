@@ -78,8 +78,9 @@ __all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task",
 #: copies, the pooled merge, kernel temporaries): measured peak ~90 at 10^9 trials.
 RANGE_BYTES_PER_TRIAL = 96
 #: Extra bytes per trial and resampling column of a range when replicates are asked for (the
-#: spilled hashes, their sorted copies and unit codes, the pooled rows' merged copies).
-RANGE_BYTES_PER_UNIT_COLUMN = 64
+#: spilled hashes, their sorted copies, unit codes and the pooled rows' merged copies, and
+#: each unit's cost-term pieces and temporaries, for the group and again for the pooled row).
+RANGE_BYTES_PER_UNIT_COLUMN = 128
 #: Name prefix of the spill directories (a stale one is removed by the next run).
 SPILL_PREFIX = "scoreframe-spill-"
 RECORD = np.dtype([("score", "<f8"), ("key", "<u4")])
