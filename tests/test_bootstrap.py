@@ -364,13 +364,15 @@ def test_all_tied_min_cllr_point_inside_its_interval() -> None:
 
 
 @pytest.mark.slow  # starts a 2-process LocalCluster (~30 s on a busy machine)
-def test_dask_engine_gives_the_same_intervals() -> None:
+def test_dask_engine_gives_the_same_intervals(tmp_path) -> None:
     pytest.importorskip("distributed")
     df = _trials(300, seed=13, ties=False, inf=False)
     kw = {"by": "cond", "p_target": 0.2, "bootstrap": 30, "seed": 4,
-          "resample": ["model", "segment"]}
+          "resample": ["model", "segment"], "interval": "bca"}
     local = bootstrap_evaluate(df, workers=1, **kw)
-    remote = bootstrap_evaluate(df, engine="dask", workers=2, memory_limit=1 << 16, **kw)
+    df.write_parquet(tmp_path / "t.parquet")  # the dask engine reads datasets by path
+    remote = bootstrap_evaluate(str(tmp_path / "t.parquet"), engine="dask", workers=2,
+                                memory_limit=1 << 16, **kw)
     assert local.equals(remote)
 
 

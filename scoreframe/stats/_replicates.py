@@ -86,7 +86,7 @@ def _class(x: F64, other: F64, hashes: Sequence[U64], thr: F64, *, target: bool,
         new[inner] = True
     starts = np.flatnonzero(new).astype(np.int64)
     ends = np.append(starts[1:], n)
-    codes: list[I64 | None] = []
+    codes: list[NDArray[np.integer] | None] = []
     uniq: list[U64] = []
     for h in hashes:
         if trial:
