@@ -118,8 +118,11 @@ def test_a_declared_metric_gets_intervals_everywhere(declared_metric, tmp_path, 
         assert g["tar_share_lo"] <= g["tar_share"] <= g["tar_share_hi"]
         assert main(argv) == 0
         table = capsys.readouterr().out
-        line = next(ln for ln in table.splitlines() if "tar_share" in ln)
-        assert "tar_share (%)" in line
+        lines = table.splitlines()
+        head = next(i for i, ln in enumerate(lines) if "tar_share" in ln)
+        col = lines[head].index("tar_share")
+        row = lines[head + 2]  # the first data row under the header rule
+        assert "[" in row[col - 5:col + 30] and "]" in row[col - 5:col + 30]
         assert main(["compare", str(path), "--systems", "A", "B", "--bootstrap", "30",
                      "--format", "json"]) == 0
         out = capsys.readouterr().out
