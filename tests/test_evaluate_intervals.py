@@ -120,9 +120,10 @@ def test_a_declared_metric_gets_intervals_everywhere(declared_metric, tmp_path, 
         table = capsys.readouterr().out
         lines = table.splitlines()
         head = next(i for i, ln in enumerate(lines) if "tar_share" in ln)
-        col = lines[head].index("tar_share")
-        row = lines[head + 2]  # the first data row under the header rule
-        assert "[" in row[col - 5:col + 30] and "]" in row[col - 5:col + 30]
+        cells = [c.strip() for c in lines[head].split("┃")]
+        col = next(i for i, c in enumerate(cells) if c.startswith("tar_share"))
+        row = [c.strip() for c in lines[head + 2].split("│")]  # first row under the rule
+        assert "[" in row[col] and row[col].endswith("]")
         assert main(["compare", str(path), "--systems", "A", "B", "--bootstrap", "30",
                      "--format", "json"]) == 0
         out = capsys.readouterr().out
