@@ -1,15 +1,20 @@
-"""Speed of bootstrap intervals: 1,000 replicates of the full suite beside one plain evaluation.
+"""Cost of bootstrap intervals: one evaluation beside the same evaluation with replicates.
 
-Run: ``python benchmarks/bench_bootstrap.py [--quick]`` (alone: it uses both cores). Writes the
-``bootstrap`` section of ``benchmarks/RESULTS.md``. For each size, on the same Parquet file
-(one group; 10 % targets; ``model``/``segment`` ids, 200 trials per model), each measurement in
-a fresh process (wall time and peak resident memory):
+Run: ``python benchmarks/bench_bootstrap.py [--quick] [--code DIR] [--label NAME]`` (alone: it
+uses both cores). Writes ``benchmarks/RESULTS_bootstrap.md`` (section ``NAME``, default
+``after``). The datasets are those of the issue "One pass, one engine": ``N`` trials x 20
+conditions in 10 plain Parquet files with ``model`` (1,000 models), ``segment`` (``N / 1000``
+segments, each scored against every model), ``score``, ``label`` (10 % targets) and
+``condition``. Each measurement runs in a fresh process (wall time including reading the
+files, and peak resident memory):
 
-* ``scoreframe.evaluate`` (EER, Cllr, minCllr, PRBEP, act/min DCF at two priors);
-* ``scoreframe.bootstrap_evaluate`` with 1,000 replicates (same metrics with percentile
-  intervals), trial resampling and the two-way (model x segment) bootstrap.
+* ``evaluate(DS, by="condition")`` (the full binary suite at p_target 0.01 and 0.1);
+* the same with ``bootstrap=B, resample=["model", "segment"]`` (two-way intervals).
 
-Target (issue 14): the 1,000 replicates at 10^6 trials within 300x one plain evaluation.
+Targets (issue "At the floor", 3): 100 two-way replicates at 10^7 x 20 within 10x one
+evaluation in the same memory; 1,000 two-way replicates at 10^6 x 20 within 10x.
+``--code DIR`` runs another checkout's package (e.g. the code before a change) on the same
+data; ``--profile`` adds a cProfile breakdown (top functions by own time) of the replicate run.
 """
 
 from __future__ import annotations
@@ -29,84 +34,120 @@ from bench_evaluate import machine
 
 HERE = Path(__file__).parent
 P_TARGET = (0.01, 0.1)
+N_MODELS = 1000
 
 CHILD = r"""
-import json, resource, sys, time
+import cProfile, io, json, pstats, resource, sys, time
 import scoreframe as sf
-path, what, b = sys.argv[1], sys.argv[2], int(sys.argv[3])
+path, b, profile = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+kw = {"by": "condition", "p_target": [0.01, 0.1]}
+if b:
+    kw |= {"bootstrap": b, "resample": ["model", "segment"]}
+prof = cProfile.Profile() if profile else None
+if profile:  # one thread, so that the profile sees all the work
+    kw["workers"] = 1
 t = time.perf_counter()
-if what == "evaluate":
-    sf.evaluate(path, p_target=[0.01, 0.1])
-else:
-    sf.bootstrap_evaluate(path, p_target=[0.01, 0.1], bootstrap=b,
-                          resample="trial" if what == "trial" else ["model", "segment"])
-print(json.dumps({"seconds": time.perf_counter() - t,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+if prof:
+    prof.enable()
+res = sf.evaluate(path, **kw)
+if prof:
+    prof.disable()
+out = {"seconds": time.perf_counter() - t,
+       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+       "rows": res.height}
+if prof:
+    s = io.StringIO()
+    pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(12)
+    out["profile"] = s.getvalue()
+print(json.dumps(out))
 """
 
 
-def make(n: int, path: Path, seed: int = 0) -> None:
+def make(n: int, root: Path, seed: int = 0, files: int = 10) -> None:
+    """``n`` trials x 20 conditions in ``files`` Parquet files (unique model x segment pairs)."""
+    root.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    label = rng.random(n) < 0.1
-    score = np.where(label, rng.normal(2.0, 2.0, n), rng.normal(-2.0, 2.0, n))
-    pl.DataFrame({"i": np.arange(n), "score": score, "label": label}).select(
-        pl.format("m{}", pl.col("i") // 200).alias("model"),
-        pl.format("s{}", (pl.col("i") * 7919) % max(n // 10, 1)).alias("segment"),
-        "score", "label").write_parquet(path)
+    per = -(-n // files)
+    for f in range(files):
+        i = np.arange(f * per, min(n, (f + 1) * per))
+        label = rng.random(i.shape[0]) < 0.1
+        cond = rng.integers(0, 20, i.shape[0])
+        half = (1.5 + 2.0 * cond / 19) / 2
+        score = rng.standard_normal(i.shape[0]) + np.where(label, half, -half)
+        pl.DataFrame({"i": i, "c": cond, "score": score, "label": label}).select(
+            pl.format("m{}", pl.col("i") % N_MODELS).alias("model"),
+            pl.format("s{}", pl.col("i") // N_MODELS).alias("segment"),
+            "score", "label", pl.format("c{}", pl.col("c")).alias("condition"),
+        ).write_parquet(root / f"part-{f:02d}.parquet")
 
 
-def run(path: Path, what: str, b: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), what, str(b)],
-                         capture_output=True, text=True, check=True)
+def run(path: Path, b: int, code: str | None, profile: bool = False) -> dict:
+    env = dict(os.environ)
+    if code:
+        env["PYTHONPATH"] = code
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(b), "1" if profile else "0"],
+                         capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="10^5 and 10^6 with 100 replicates")
+    ap.add_argument("--quick", action="store_true", help="10^6 x 100 and 10^5 x 1,000")
+    ap.add_argument("--code", default=None, help="PYTHONPATH of the package to measure")
+    ap.add_argument("--label", default="after", help="section name in the results file")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--data", default=None, help="keep the datasets in this directory")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    sizes = (10**5, 10**6) if args.quick else (10**6, 10**7)
-    b = 100 if args.quick else 1000
+    cases = ((10**6, 100), (10**5, 1000)) if args.quick else ((10**7, 100), (10**6, 1000))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in sizes:
-            path = Path(tmp) / f"trials_{n}.parquet"
-            make(n, path)
-            plain = run(path, "evaluate", 0)
-            trial = run(path, "trial", b)
-            two_way = run(path, "two_way", b) if n <= 10**6 or args.quick else None
-            rows.append((n, plain, trial, two_way))
-            print(n, plain, trial, two_way, flush=True)
+        base = Path(args.data or tmp)
+        for n, b in cases:
+            path = base / f"trials_{n}"
+            if not path.exists():
+                make(n, path)
+            plain = run(path, 0, args.code)
+            reps = run(path, b, args.code, profile=False)
+            prof = run(path, b, args.code, profile=True)["profile"] if args.profile else ""
+            rows.append((n, b, plain, reps, prof))
+            print(n, b, plain, reps, flush=True)
     lines = [
-        "## Bootstrap intervals (issue 14)",
+        f"## Two-way bootstrap intervals: {args.label}",
         "",
-        f"Machine: {machine()}. Written by `benchmarks/bench_bootstrap.py`"
-        f"{' --quick' if args.quick else ''}; each cell a fresh process (wall time including "
-        "reading the Parquet file, and peak resident memory). One group, 10 % targets, "
-        f"p_target {list(P_TARGET)}; {b} replicates of the full suite (EER, Cllr, minCllr, "
-        "act/min DCF at both priors, with the DET-point rates), percentile intervals. "
-        f"Load average when the run ended: {os.getloadavg()[0]:.1f} (the machine is shared; "
-        "both sides of each row ran under the same load).",
+        f"Machine: {machine()}. Written by `benchmarks/bench_bootstrap.py"
+        f"{' --quick' if args.quick else ''}` (label `{args.label}`); each cell a fresh "
+        "process (wall time including reading the 10 Parquet files, and peak resident "
+        "memory). 20 conditions (+ the pooled row), 10 % targets, p_target 0.01 and 0.1, "
+        "1,000 models x N/1,000 segments, `resample=[\"model\", \"segment\"]`, percentile "
+        f"intervals. Load average when the run ended: {os.getloadavg()[0]:.1f} (the machine "
+        "is shared).",
         "",
-        "| trials | evaluate | bootstrap, trial | ratio | bootstrap, model x segment | ratio |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| trials | replicates | evaluate | with intervals | time ratio | memory ratio | "
+        "target |",
+        "|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for n, plain, trial, two_way in rows:
-        tw = (f"{two_way['seconds']:.1f} s / {two_way['peak_rss_mb']:.0f} MB | "
-              f"{two_way['seconds'] / plain['seconds']:.0f}x") if two_way else "not run | "
-        lines.append(f"| {n:.0e} | {plain['seconds']:.2f} s / {plain['peak_rss_mb']:.0f} MB | "
-                     f"{trial['seconds']:.1f} s / {trial['peak_rss_mb']:.0f} MB | "
-                     f"{trial['seconds'] / plain['seconds']:.0f}x | {tw} |")
-    n6 = [r for r in rows if r[0] == 10**6]
-    if n6 and not args.quick:
-        ratio = n6[0][2]["seconds"] / n6[0][1]["seconds"]
-        lines += ["", f"Target: 1,000 replicates at 10^6 trials within 300x one evaluation: "
-                      f"**{ratio:.0f}x**, {'met' if ratio <= 300 else 'NOT met'}."]
+    for n, b, plain, reps, _ in rows:
+        tr = reps["seconds"] / plain["seconds"]
+        mr = reps["peak_rss_mb"] / plain["peak_rss_mb"]
+        lines.append(f"| {n:.0e} | {b} | {plain['seconds']:.1f} s / "
+                     f"{plain['peak_rss_mb']:.0f} MB | {reps['seconds']:.1f} s / "
+                     f"{reps['peak_rss_mb']:.0f} MB | {tr:.1f}x | {mr:.2f}x | "
+                     f"{'met' if tr <= 10 else 'NOT met'} (<= 10x) |")
+    for n, b, _, _, prof in rows:
+        if prof:
+            lines += ["", f"Profile of {b} replicates at {n:.0e} (a separate run with "
+                      "`workers=1`, so that cProfile sees the work of every task; top "
+                      "functions by own time):",
+                      "", "```", prof.strip(), "```"]
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        write_section(HERE / "RESULTS.md", "bootstrap", text)
+        out = HERE / "RESULTS_bootstrap.md"
+        if not out.exists():
+            out.write_text("# Bootstrap benchmark results\n\nWritten by "
+                           "`benchmarks/bench_bootstrap.py`; sections by label.\n")
+        write_section(out, args.label, text)
 
 
 if __name__ == "__main__":

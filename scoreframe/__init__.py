@@ -12,7 +12,7 @@ reports in :mod:`scoreframe.report`, multiclass tools in :mod:`scoreframe.multic
 
 from scoreframe import forensic, spoof
 from scoreframe._differentials import Differentials, differentials
-from scoreframe._verification import epc_curve
+from scoreframe._epc import epc_curve
 from scoreframe.align import AlignmentReport, align, alignment_report
 from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
 from scoreframe.calibration import LinearCalibration, PavCalibration

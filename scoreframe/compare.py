@@ -11,37 +11,35 @@ alarms), with the exact binomial distribution of the discordant pairs.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
 from scipy.stats import binomtest
 
-from scoreframe.bootstrap import (
-    DEFAULT_MEMORY,
-    POOLED,
-    SCALARS,
-    TRIAL,
-    Interval,
-    IntervalOptions,
-    jackknife_plan,
-    replicate_values,
-    sorted_groups,
-)
+from scoreframe.bootstrap import TRIAL, Interval
 from scoreframe.errors import AlignmentError, ScoreframeError, message
-from scoreframe.evaluate import evaluate, explode_dcf
-from scoreframe.frames import Data, scan_raw
+from scoreframe.evaluate import Data, group_statistics
+from scoreframe.frames import scan_raw
 from scoreframe.kernels import bootstrap as kb
+from scoreframe.metrics import IntervalOptions, declared, interval_metrics, replicate_values
+from scoreframe.metrics.registry import GroupStats, Metric, OperatingPoints
 from scoreframe.stats.engine import source_name
-from scoreframe.stats.executors import Executor, LocalExecutor
-from scoreframe.stats.reduce import check_trials
+from scoreframe.stats.groups import POOLED
+from scoreframe.stats.reduce import UnitStats, label_columns
 
-__all__ = ["COMPARED", "compare", "mcnemar_p_value", "paired_p_value"]
+__all__ = ["compare", "compared_metrics", "mcnemar_p_value", "paired_p_value"]
 
-#: Metrics compared by the paired bootstrap (DCFs at every ``p_target``).
-COMPARED = ("eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm")
 KEY = ("model", "segment")
+
+
+def compared_metrics() -> list[Metric]:
+    """The metrics the paired bootstrap compares: every table metric declared with intervals.
+
+    >>> [m.name for m in compared_metrics()][:3]
+    ['eer', 'cllr', 'min_cllr']
+    """
+    return [m for m in interval_metrics(declared(family="binary")) if m.table]
 
 
 def paired_p_value(diffs: np.ndarray) -> float:
@@ -86,10 +84,10 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
             p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0, c_fa: float = 1.0,
             bootstrap: int = 1000, ci: float = 0.95, resample: str | Sequence[str] = TRIAL,
             seed: int = 0, interval: Interval = "percentile", pooled: bool = True,
-            workers: int | None = None, executor: Executor | None = None,
-            memory_limit: int = DEFAULT_MEMORY,
-            trial_id: Sequence[str] | None = None, validate: bool = True
-            ) -> pl.DataFrame:
+            engine: str = "local", memory_limit: int | float | str | None = None,
+            workers: int | None = None, scheduler: str | None = None,
+            spill_dir: str | None = None, trial_id: Sequence[str] | None = None,
+            validate: bool = True) -> pl.DataFrame:
     """Compare systems ``a`` and ``b`` on the same trials, per condition.
 
     Parameters
@@ -101,9 +99,10 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
         The two systems; differences are ``b - a`` (negative: ``b`` has the lower cost).
     by, where, p_target, c_miss, c_fa, pooled
         As in :func:`scoreframe.evaluate`.
-    bootstrap, ci, resample, seed, interval, workers, executor, memory_limit
-        As in :func:`scoreframe.bootstrap.bootstrap_evaluate`; the two systems share every
-        replicate (paired bootstrap).
+    bootstrap, ci, resample, seed, interval, engine, memory_limit, workers, scheduler, spill_dir
+        As in :func:`scoreframe.bootstrap.bootstrap_evaluate`. One reduction pass computes
+        both systems' statistics and replicates; a unit's multiplicity depends on its id,
+        never on the system, so the two systems share every replicate (paired bootstrap).
 
     Returns
     -------
@@ -111,10 +110,11 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
         One row per group x metric (x operating point): the condition columns, ``metric``,
         ``p_target`` (null for threshold-free metrics), ``a``, ``b``, ``diff``, ``diff_lo``,
         ``diff_hi``, ``p_value`` and ``test``. Bootstrap rows (``test = "paired bootstrap"``)
-        cover ``eer``, ``cllr``, ``min_cllr``, ``act_dcf_norm``, ``min_dcf_norm``; McNemar rows
-        (``test = "mcnemar exact"``, metrics ``misses`` and ``false_alarms``) give the error
-        counts of the decisions at each Bayes threshold and the exact McNemar p-value
-        (``diff_lo``/``diff_hi`` null).
+        cover every table metric declared with intervals (:func:`compared_metrics`: ``eer``,
+        ``cllr``, ``min_cllr``, ``cal_loss``, ``prbep``, ``act_dcf_norm``, ``min_dcf_norm``);
+        McNemar rows (``test = "mcnemar exact"``, metrics ``misses`` and ``false_alarms``)
+        give the error counts of the decisions at each Bayes threshold and the exact McNemar
+        p-value (``diff_lo``/``diff_hi`` null).
 
     Raises
     ------
@@ -134,85 +134,46 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     if a == b:
         raise ScoreframeError(message("compare needs two different systems", got=f"{a!r} twice"))
     by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c != "system"]
-    opts = IntervalOptions(p_target=tuple(np.atleast_1d(p_target).tolist()),
-                           c_miss=float(c_miss), c_fa=float(c_fa), bootstrap=bootstrap, ci=ci,
-                           seed=int(seed), interval=interval,
-                           resample=(resample,) if isinstance(resample, str) else tuple(resample),
-                           memory_limit=memory_limit)
-    # the checks of evaluate: null/NaN scores, label spellings, empty data, duplicate trials
-    lf = check_trials(scan_raw(data, where=where), where=source_name(data),
-                      validate=validate, trial_id=trial_id)
+    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
+                           seed=seed, interval=interval)
+    lf = scan_raw(data, where=where)
     schema = lf.collect_schema()
     missing = [c for c in ("system", *KEY, "score", "label", *by_cols) if c not in schema]
     if missing:
         raise ScoreframeError(message(
             f"column(s) {', '.join(f'`{c}`' for c in missing)} not found",
+            where=source_name(data),
             expected="trials with system, model, segment, score and label columns",
             got=", ".join(schema.names())))
-    lf = lf.filter(pl.col("system").cast(pl.String).is_in([a, b]) & pl.col("label").is_not_null())
-    aligned = _aligned(lf, a, b, by_cols)
-    keys, groups = sorted_groups(lf, ["system", *by_cols], opts.resample)
-    ex = executor or LocalExecutor(workers=workers if workers is not None
-                                   else min(2, os.cpu_count() or 1))
-    key_rows = keys.rows(named=True)
-    per_sys: dict[str, list[int]] = {a: [], b: []}
-    for i, k in enumerate(key_rows):
-        per_sys[k["system"]].append(i)
-    cond_keys = [{c: key_rows[i][c] for c in by_cols} for i in per_sys[a]]
-    if cond_keys != [{c: key_rows[i][c] for c in by_cols} for i in per_sys[b]]:
+    pair = f"CAST(system AS VARCHAR) IN ({_sql_string(a)}, {_sql_string(b)})"
+    both = pair if where is None else f"({where}) AND {pair}"
+    stats, ops = group_statistics(
+        data, by=["system", *by_cols], where=both, p_target=p_target, c_miss=c_miss,
+        c_fa=c_fa, pooled=pooled, engine=engine, memory_limit=memory_limit, workers=workers,
+        scheduler=scheduler, validate=validate, trial_id=trial_id, spill_dir=spill_dir,
+        intervals=opts)
+    aligned = _aligned(scan_raw(data, where=both).with_columns(
+        _label_expr(schema)).filter(pl.col("label").is_not_null()), a, b, by_cols)
+    per_sys: dict[str, list[UnitStats]] = {a: [], b: []}
+    for us in stats.units:
+        per_sys[str(us.unit.key["system"])].append(us)
+    cond_a = [{c: us.unit.key[c] for c in by_cols} for us in per_sys[a]]
+    if cond_a != [{c: us.unit.key[c] for c in by_cols} for us in per_sys[b]]:
         raise AlignmentError(message("the two systems' trials fall into different conditions",
                                      hint="Condition columns must be properties of the trial."))
-    with_pool = pooled and bool(by_cols)
-    if with_pool:
-        cond_keys.append(dict.fromkeys(by_cols, POOLED))
-    stats = {}
-    for name in (a, b):
-        gs = [groups[i] for i in per_sys[name]]
-        reps = replicate_values(gs, options=opts, pooled=with_pool, executor=ex)
-        jk = None
-        if opts.interval == "bca":
-            rows, jack = jackknife_plan(gs, opts)
-            jk = replicate_values(gs, options=opts, pooled=with_pool, executor=ex, rows=rows,
-                                  kind="jackknife", jack=jack)
-        stats[name] = (reps, jk)
-    # the point values are evaluate's, computed by the same code (bit for bit)
-    point = _points(lf, by_cols, opts, pooled=with_pool)
+    metrics = compared_metrics()
     out: list[dict[str, object]] = []
-    for gi, key in enumerate(cond_keys):
-        ra, ja = (x[gi] if x is not None else None for x in stats[a])
-        rb, jb = (x[gi] if x is not None else None for x in stats[b])
-        cond = tuple(str(key[c]) for c in by_cols)
-        for name in COMPARED:
-            points = [None] if name in SCALARS else list(opts.p_target)
-            for kp, pt in enumerate(points):
-                row: dict[str, object] = dict(key) | {"metric": name, "p_target": pt}
-                va, vb = (point.get((s, *cond, name, pt)) for s in (a, b))
-                if ra is None or rb is None or va is None or vb is None:
-                    out.append(row | dict.fromkeys(("a", "b", "diff", "diff_lo", "diff_hi",
-                                                    "p_value")) | {"test": "paired bootstrap"})
-                    continue
-
-                def pick(m: dict[str, np.ndarray], nm: str = name, kk: int = kp) -> np.ndarray:
-                    v = m[nm]
-                    return v if nm in SCALARS else v[:, kk]
-
-                d = pick(rb) - pick(ra)
-                with np.errstate(invalid="ignore"):
-                    if opts.interval == "bca" and ja is not None and jb is not None:
-                        lo, hi = kb.bca_interval(d[:, None], np.array([vb - va]),
-                                                 (pick(jb) - pick(ja))[:, None], opts.ci)
-                    else:
-                        lo, hi = kb.percentile_interval(d[:, None], opts.ci)
-                out.append(row | {"a": va, "b": vb, "diff": vb - va, "diff_lo": _num(lo[0]),
-                                  "diff_hi": _num(hi[0]), "p_value": _num(paired_p_value(d)),
-                                  "test": "paired bootstrap"})
-    out.extend(_mcnemar_rows(aligned, by_cols, with_pool, opts))
+    for key, ua, ub in zip(cond_a, per_sys[a], per_sys[b], strict=True):
+        out.extend(_paired_rows(key, ua, ub, ops, metrics, opts))
+    with_pool = pooled and bool(by_cols)
+    out.extend(_mcnemar_rows(aligned, by_cols, with_pool, ops))
     frame = pl.from_dicts(out, infer_schema_length=None).with_columns(
         pl.col("p_target").cast(pl.Float64),
         *[pl.col(c).cast(pl.Float64) for c in ("a", "b", "diff", "diff_lo", "diff_hi",
                                                 "p_value")])
-    order = pl.DataFrame({"metric": [*COMPARED, "misses", "false_alarms"],
-                          "__m": list(range(len(COMPARED) + 2))})
+    names = [m.name for m in metrics]
+    order = pl.DataFrame({"metric": [*names, "misses", "false_alarms"],
+                          "__m": list(range(len(names) + 2))})
     sort_keys = []
     if by_cols:
         frame = frame.with_columns(pl.all_horizontal([pl.col(c) == POOLED for c in by_cols])
@@ -224,25 +185,54 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
                         "p_value", "test")
 
 
-def _points(lf: pl.LazyFrame, by: list[str], opts: IntervalOptions, *, pooled: bool
-            ) -> dict[tuple[object, ...], float]:
-    """``evaluate``'s values of the compared metrics, keyed ``(system, *by, metric, p_target)``.
+def _sql_string(v: str) -> str:
+    return "'" + v.replace("'", "''") + "'"
 
-    ``p_target`` is ``None`` for the threshold-free metrics; degenerate groups are left out.
-    """
-    res = evaluate(lf, by=by, p_target=opts.p_target, c_miss=opts.c_miss, c_fa=opts.c_fa,
-                   pooled=pooled, validate=False)  # compare checked the trials already
-    keys = ["system", *by]
-    out: dict[tuple[object, ...], float] = {}
-    for r in res.iter_rows(named=True):
-        for m in SCALARS:
-            if r[m] is not None:
-                out[(*(r[k] for k in keys), m, None)] = float(r[m])
-    for r in explode_dcf(res).iter_rows(named=True):
-        for m in COMPARED:
-            if m not in SCALARS and r[m] is not None:
-                out[(*(r[k] for k in keys), m, r["p_target"])] = float(r[m])
-    return out
+
+def _label_expr(schema: pl.Schema) -> pl.Expr:
+    return label_columns(schema)[0]
+
+
+def _paired_rows(key: Mapping[str, object], ua: UnitStats, ub: UnitStats, ops: OperatingPoints,
+                 metrics: list[Metric], opts: IntervalOptions) -> list[dict[str, object]]:
+    """The paired-bootstrap rows of one condition: ``b - a`` per metric and operating point."""
+    boot = opts.bootstrap
+    sa, sb = ua.stats, ub.stats
+    ok = sa.n_tar and sa.n_non and sb.n_tar and sb.n_non
+    ra = replicate_values(sa, ops, metrics) if ok else {}
+    rb = replicate_values(sb, ops, metrics) if ok else {}
+    ga, gb = GroupStats(sa, ops), GroupStats(sb, ops)
+    # jackknife rows that delete nothing of this condition do not count (BCa)
+    untouched = np.array([st.n_tar == sa.n_tar and st.n_non == sa.n_non
+                          for st in sa.replicates[boot:]], dtype=bool)
+    rows: list[dict[str, object]] = []
+    for m in metrics:
+        points = list(ops.p_target) if m.per_operating_point else [None]
+        va = np.atleast_1d(m.compute(ga)) if ok else None
+        vb = np.atleast_1d(m.compute(gb)) if ok else None
+        for kp, pt in enumerate(points):
+            row: dict[str, object] = dict(key) | {"metric": m.name, "p_target": pt,
+                                                  "test": "paired bootstrap"}
+            if not ok or va is None or vb is None:
+                rows.append(row | dict.fromkeys(("a", "b", "diff", "diff_lo", "diff_hi",
+                                                 "p_value")))
+                continue
+            k = (m.name, m.per_operating_point)
+            d = rb[k] - ra[k]
+            d = d[:, kp] if m.per_operating_point else d
+            with np.errstate(invalid="ignore"):
+                diff = float(vb[kp] - va[kp])
+                if opts.interval == "bca":
+                    jk = d[boot:].copy()
+                    jk[untouched] = np.nan
+                    lo, hi = kb.bca_interval(d[:boot, None], np.array([diff]), jk[:, None],
+                                             opts.ci)
+                else:
+                    lo, hi = kb.percentile_interval(d[:boot, None], opts.ci)
+            rows.append(row | {"a": float(va[kp]), "b": float(vb[kp]), "diff": diff,
+                               "diff_lo": _num(lo[0]), "diff_hi": _num(hi[0]),
+                               "p_value": _num(paired_p_value(d[:boot]))})
+    return rows
 
 
 def _num(v: float) -> float | None:
@@ -285,8 +275,8 @@ def _aligned(lf: pl.LazyFrame, a: str, b: str, by: list[str]) -> pl.DataFrame:
 
 
 def _mcnemar_rows(aligned: pl.DataFrame, by: list[str], pooled: bool,
-                  opts: IntervalOptions) -> list[dict[str, object]]:
-    _, _, thr = opts.operating_points()
+                  ops: OperatingPoints) -> list[dict[str, object]]:
+    thr = ops.threshold
     lab = pl.col("label")
     aggs = []
     for k, t in enumerate(thr.tolist()):
@@ -310,7 +300,7 @@ def _mcnemar_rows(aligned: pl.DataFrame, by: list[str], pooled: bool,
     for table in tables:
         for r in table.iter_rows(named=True):
             key = {c: r[c] for c in by}
-            for k, pt in enumerate(opts.p_target):
+            for k, pt in enumerate(ops.p_target):
                 for metric, pre in (("misses", "miss"), ("false_alarms", "fa")):
                     ea, eb = int(r[f"{pre}_a{k}"]), int(r[f"{pre}_b{k}"])
                     rows.append(key | {

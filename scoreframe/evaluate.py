@@ -18,6 +18,7 @@ import polars as pl
 
 from scoreframe.checks import check_choice
 from scoreframe.errors import DegenerateError, DegenerateGroupWarning, message
+from scoreframe.metrics import IntervalOptions, interval_metrics, metric_intervals
 from scoreframe.metrics import binary as _binary_declarations  # noqa: F401 - registers metrics
 from scoreframe.metrics.registry import (
     EER_METHODS,
@@ -56,12 +57,15 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
                      validate: bool = True, trial_id: Sequence[str] | str | None = None,
                      spill_dir: str | None = None, metrics: Sequence[Metric] | None = None,
                      progress: Callable[[int, int], None] | None = None,
-                     verification: VerificationRequest | None = None
+                     verification: VerificationRequest | None = None,
+                     intervals: IntervalOptions | None = None
                      ) -> tuple[Statistics, OperatingPoints]:
     """The one reduction behind :func:`evaluate`, the curves and the report.
 
-    Extra ``thresholds`` (e.g. the Bayes thresholds of a curve's prior grid) and DET corners
-    (``det_resolution``) are computed in the same pass. See :func:`evaluate` for the rest.
+    Extra ``thresholds`` (e.g. the Bayes thresholds of a curve's prior grid), DET corners
+    (``det_resolution``) and bootstrap replicates (``intervals``: every unit's statistics
+    then carry its replicates) are computed in the same pass. See :func:`evaluate` for the
+    rest.
     """
     check_choice(eer_method, name="eer_method", choices=EER_METHODS)
     ops = OperatingPoints(tuple(np.atleast_1d(np.asarray(p_target, dtype=float)).tolist()),
@@ -69,6 +73,14 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
     request = request_for(list(metrics) if metrics is not None else declared(), ops,
                           eer_method=eer_method, extra_thresholds=thresholds,
                           det_resolution=det_resolution, verification=verification)
+    if intervals is not None:
+        from dataclasses import replace
+
+        from scoreframe.frames import scan_raw
+
+        names = scan_raw(data).collect_schema().names()
+        ids = [c for c in ("model", "segment") if c in names]  # what identifies a trial
+        request = replace(request, replicates=intervals.replicates(ids))
     stats = compute_statistics(
         data, by=_as_list(by), equalize_by=_as_list(equalize_by), where=where, pooled=pooled,
         request=request, p=ops.p, q=ops.q, engine=engine, memory_limit=memory_limit,
@@ -100,16 +112,22 @@ def _equalized(members: Sequence[ScoreStats], eq: EqStats, ops: OperatingPoints
 def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = "rocch",
                   metrics: Sequence[Metric] | None = None,
                   extras: Sequence[dict[str, object]] | None = None,
-                  on_group: Callable[[dict[str, object], GroupStats], None] | None = None
-                  ) -> pl.DataFrame:
+                  on_group: Callable[[dict[str, object], GroupStats], None] | None = None,
+                  intervals: IntervalOptions | None = None,
+                  n_replicates: bool = False) -> pl.DataFrame:
     """Tidy results from statistics: one row per unit, metrics as declared in the registry.
 
     ``extras`` holds, per unit, the values of optional metric families (see
-    :mod:`scoreframe.metrics.families`).
+    :mod:`scoreframe.metrics.families`). With ``intervals`` (and statistics that carry
+    replicates, see :func:`group_statistics`), every metric declared with intervals gets
+    ``_lo``/``_hi`` right after its value (in the ``dcf`` structs for per-point metrics);
+    ``n_replicates=True`` adds the number of replicates where the metrics are defined.
     """
     chosen = list(metrics) if metrics is not None else declared()
     group_level = [m for m in chosen if not m.per_operating_point]
     per_point = [m for m in chosen if m.per_operating_point]
+    with_iv = interval_metrics(chosen, eer_method=eer_method) if intervals is not None else []
+    iv_names = {(m.name, m.per_operating_point) for m in with_iv}
     equalized = any(u.eq is not None or u.members for u in stats.units)
     rows: list[dict[str, object]] = []
     degenerate: list[str] = []
@@ -120,20 +138,36 @@ def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = 
         points: list[dict[str, object]] = [
             {"p_target": pt, "c_miss": ops.c_miss, "c_fa": ops.c_fa,
              "effective_prior": float(ops.p[k])} for k, pt in enumerate(ops.p_target)]
+        iv = metric_intervals(us.stats, ops, with_iv, intervals) \
+            if intervals is not None and g.ok else None
+        if n_replicates:
+            row["n_replicates"] = None if iv is None else iv.n_replicates
         if g.ok:
             if on_group is not None:
                 on_group(dict(us.unit.key), g)
             for m in group_level:
                 row[m.name] = _value(m, m.compute(g))
+                if (m.name, False) in iv_names:
+                    lo, hi = iv.bounds[(m.name, False)] if iv is not None else (None, None)
+                    row[f"{m.name}_lo"], row[f"{m.name}_hi"] = _bound(lo), _bound(hi)
             for m in per_point:
                 values = np.asarray(m.compute(g))
+                bounds = iv.bounds.get((m.name, True)) if iv is not None else None
                 for k, pt in enumerate(points):
                     pt[m.name] = _value(m, values[k])
+                    if bounds is not None:
+                        pt[f"{m.name}_lo"] = _bound(bounds[0][k])
+                        pt[f"{m.name}_hi"] = _bound(bounds[1][k])
         else:
             degenerate.append(", ".join(f"{k}={v}" for k, v in us.unit.key.items()) or "(all)")
             row.update(dict.fromkeys(m.name for m in group_level))
+            row.update(dict.fromkeys(f"{n}_{e}" for n, pp in iv_names if not pp
+                                     for e in ("lo", "hi")))
             for pt in points:
-                pt.update(dict.fromkeys(m.name for m in per_point))
+                for m in per_point:
+                    pt[m.name] = None
+                    if (m.name, True) in iv_names:
+                        pt[f"{m.name}_lo"] = pt[f"{m.name}_hi"] = None
         if equalized:
             eer = act = mn = None
             if us.eq is not None and g.ok:
@@ -149,16 +183,30 @@ def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = 
                       "their metrics are null", DegenerateGroupWarning, stacklevel=3)
     if not rows:
         raise DegenerateError(message("nothing to evaluate", got="no trials with labels"))
-    return _tidy(rows, list(stats.row_cols), group_level, equalized)
+    return _tidy(rows, list(stats.row_cols), group_level, equalized,
+                 {n for n, pp in iv_names if not pp}, n_replicates)
+
+
+def _bound(v: object) -> float | None:
+    """An interval bound as a float (``None`` where undefined)."""
+    if v is None:
+        return None
+    f = float(v)  # type: ignore[arg-type]
+    return None if np.isnan(f) else f
 
 
 def _tidy(rows: list[dict[str, object]], by: list[str], metrics: Sequence[Metric],
-          equalized: bool) -> pl.DataFrame:
+          equalized: bool, with_intervals: set[str] | None = None,
+          n_replicates: bool = False) -> pl.DataFrame:
     dtypes = {"float": pl.Float64, "int": pl.Int64, "bool": pl.Boolean}
     schema: dict[str, pl.DataType | type[pl.DataType]] = {c: pl.String for c in by}
     schema.update({"n_tar": pl.Int64, "n_non": pl.Int64})
+    if n_replicates:
+        schema["n_replicates"] = pl.Int64
     for m in metrics:
         schema[m.name] = dtypes[m.dtype]
+        if with_intervals and m.name in with_intervals:
+            schema[f"{m.name}_lo"] = schema[f"{m.name}_hi"] = pl.Float64
         if m.name == "eer" and equalized:
             schema["eq_eer"] = pl.Float64
     base = pl.from_dicts([{k: v for k, v in r.items() if k != "dcf"} for r in rows],
@@ -311,11 +359,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         fixed_thr = fixed.table_thresholds(table)
         req = VerificationRequest(vreq.fmr, vreq.fnmr, vreq.thresholds + fixed_thr,  # type: ignore[union-attr]
                                   vreq.strict)  # type: ignore[union-attr]
+    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
+                           seed=seed, interval=interval) if bootstrap else None  # type: ignore[arg-type]
     stats, ops = group_statistics(
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa,
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
         memory_limit=memory_limit, workers=workers, scheduler=scheduler, validate=validate,
-        trial_id=trial_id, spill_dir=spill_dir, progress=progress, verification=req)
+        trial_id=trial_id, spill_dir=spill_dir, progress=progress, verification=req,
+        intervals=opts)
     families, extras = family_extras(data, stats, where=where, spoof=spoof,
                                      forensic=forensic, eer_method=eer_method)
     ver_values = None
@@ -329,23 +380,13 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         families = [*families, "biometric"]
     res = results_frame(stats, ops, eer_method=eer_method,
                         metrics=declared(family=["binary", *families]), extras=extras,
-                        on_group=on_group)
+                        on_group=on_group, intervals=opts)
     if ver_values is not None:
         res = bio.attach_target_columns(res, stats, ver_values, convention=convention)
     if fixed_on:
         col = fixed.fixed_threshold_column(stats, table, fixed_thr,
                                            offset=len(vreq.thresholds))  # type: ignore[union-attr]
         res = fixed.attach_fixed(res, stats, col)
-    if bootstrap:
-        from scoreframe.bootstrap import bootstrap_evaluate
-
-        reps = bootstrap_evaluate(data, by=by, where=where, p_target=ops.p_target,
-                                  c_miss=c_miss, c_fa=c_fa, bootstrap=bootstrap, ci=ci,
-                                  resample=resample, seed=seed, interval=interval,  # type: ignore[arg-type]
-                                  pooled=pooled, workers=workers,
-                                  # the statistics pass above already checked duplicates
-                                  trial_id=_as_list(trial_id) or None, validate=False)
-        res = attach_intervals(res, reps, eer=eer_method == "rocch")
     return res
 
 
@@ -392,20 +433,21 @@ def family_extras(data: Data, stats: Statistics, *, where: str | None = None,
     return [f for f in families if f != "asvspoof_eer"], extras
 
 
-INTERVAL_METRICS = ("eer", "cllr", "min_cllr")
-INTERVAL_DCF = ("act_dcf_norm", "min_dcf_norm")
-
-
 def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: bool = True
                      ) -> pl.DataFrame:
     """Add the ``*_lo``/``*_hi`` columns of a bootstrap frame to evaluate's results.
 
-    Rows are matched on the group columns; ``eer=False`` leaves the EER without an interval
-    (the bootstrap's EER is the ROCCH EER).
+    Rows are matched on the group columns; every bound of ``intervals`` whose metric is a
+    column of ``results`` (or a field of its ``dcf`` structs) is added, and ``eer=False``
+    leaves the EER without an interval (the bootstrap's EER is the ROCCH EER).
     """
     keys = group_columns(results)
-    names = [m for m in INTERVAL_METRICS if eer or m != "eer"]
+    names = [c[:-3] for c in intervals.columns
+             if c.endswith("_lo") and c[:-3] in results.columns and (eer or c != "eer_lo")]
     cols = [f"{m}_{e}" for m in names for e in ("lo", "hi")]
+    point_fields = {f.name for f in intervals.schema["dcf"].inner.fields}  # type: ignore[attr-defined]
+    res_fields = {f.name for f in results.schema["dcf"].inner.fields}  # type: ignore[attr-defined]
+    dcf_names = [f[:-3] for f in point_fields if f.endswith("_lo") and f[:-3] in res_fields]
     lookup = {tuple(r[k] for k in keys): r for r in intervals.iter_rows(named=True)}
     rows = []
     for r in results.iter_rows(named=True):
@@ -415,13 +457,13 @@ def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: boo
             out[c] = None if b is None else b[c]
         dcf_b = {} if b is None else {d["p_target"]: d for d in b["dcf"]}
         out["dcf"] = [{**d, **{f"{m}_{e}": dcf_b.get(d["p_target"], {}).get(f"{m}_{e}")
-                                for m in INTERVAL_DCF for e in ("lo", "hi")}}
+                                for m in sorted(dcf_names) for e in ("lo", "hi")}}
                       for d in r["dcf"]]
         rows.append(out)
-    order = results.columns[:results.columns.index("dcf")]
+    order = [c for c in results.columns[:results.columns.index("dcf")] if c not in cols]
     schema = {c: results.schema[c] for c in order} | {c: pl.Float64 for c in cols}
     base = pl.from_dicts([{c: r[c] for c in schema} for r in rows], schema=schema)
-    front = [c for c in order]
+    front = list(order)
     for m in reversed(names):  # each interval right after its value
         i = front.index(m) + 1
         front[i:i] = [f"{m}_lo", f"{m}_hi"]

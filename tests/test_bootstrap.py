@@ -1,7 +1,9 @@
-"""Bootstrap intervals: the weighted-replicate kernel against explicit resampling, seeds.
+"""Bootstrap intervals: weighted replicates on the statistics layer against explicit resampling.
 
-Twins: every replicate's metrics equal those of the materialized replicate (each trial repeated
-``multiplicity`` times with ``np.repeat``) evaluated with the public scalar metrics.
+Twins: every replicate's value of every metric declared with intervals equals the value
+``scoreframe.evaluate`` gives for the materialized replicate (each trial repeated
+``multiplicity`` times with ``np.repeat``, multiplicities from the documented recipe computed
+directly here); the replicate statistics equal those of the repeated trials field by field.
 """
 
 from __future__ import annotations
@@ -15,18 +17,13 @@ import pytest
 from scipy import stats
 
 import scoreframe as sf
-from scoreframe.bootstrap import (
-    IntervalOptions,
-    bootstrap_evaluate,
-    group_intervals,
-    interval_long,
-    replicate_values,
-    sorted_groups,
-    trials_needed,
-)
+from scoreframe.bootstrap import bootstrap_evaluate, interval_long, trials_needed
 from scoreframe.errors import DegenerateGroupWarning, ScoreframeError
+from scoreframe.evaluate import group_statistics
 from scoreframe.kernels import bootstrap as kb
-from scoreframe.stats.executors import LocalExecutor
+from scoreframe.kernels import sort_scores
+from scoreframe.metrics import IntervalOptions, declared, interval_metrics, replicate_values
+from scoreframe.stats import Request, reduce_sorted
 
 P_TARGET = (0.01, 0.2, 0.5)
 
@@ -74,67 +71,68 @@ def _row_weights(df: pl.DataFrame, resample: tuple[str, ...], rows: np.ndarray,
     return w
 
 
-def _explicit(tar: np.ndarray, non: np.ndarray) -> dict[str, object]:
-    """Metrics of one materialized replicate with the public scalar API."""
-    if tar.size == 0 or non.size == 0:
-        return {}
-    return {"eer": sf.eer(tar, non), "cllr": sf.cllr(tar, non),
-            "min_cllr": sf.min_cllr(tar, non, ramp=False),
-            "act_dcf_norm": sf.act_dcf(tar, non, p_target=np.array(P_TARGET)),
-            "min_dcf_norm": sf.min_dcf(tar, non, p_target=np.array(P_TARGET))}
-
-
-def _check_twin(got: dict[str, np.ndarray], r: int, ref: dict[str, object]) -> None:
-    if not ref:
-        assert np.isnan(got["eer"][r]) and np.isnan(got["cllr"][r])
-        return
-    for name, want in ref.items():
-        np.testing.assert_allclose(got[name][r], want, rtol=1e-12, atol=1e-12,
-                                   err_msg=f"{name}, replicate {r}")
+def _units(stats, key: dict[str, str]):
+    return next(u.stats for u in stats.units if u.unit.key == key)
 
 
 @pytest.mark.parametrize("resample", [("trial",), ("model", "segment"), ("model",)])
 def test_weighted_replicates_equal_explicit_resampling(resample: tuple[str, ...]) -> None:
     df = _trials()
-    opts = IntervalOptions(p_target=P_TARGET, bootstrap=25, seed=7, resample=resample)
-    keys, groups = sorted_groups(df.lazy(), ["cond"], resample)
-    reps = replicate_values(groups, options=opts, pooled=True)
-    rows = np.arange(25)
-    parts = [df.filter(pl.col("cond") == c) for c in keys["cond"]]
-    weights = [_row_weights(part, resample, rows, 7) for part in parts]
-    if resample == ("trial",):  # pooled trial weights: the same trial hash in any group
-        np.testing.assert_array_equal(_row_weights(df.filter(pl.col("cond") == "a"), resample,
-                                                   rows, 7), weights[0])
+    opts = IntervalOptions(bootstrap=12, seed=7, resample=resample)
+    stats, ops = group_statistics(df, by="cond", p_target=P_TARGET, intervals=opts)
+    metrics = interval_metrics(declared())
+    assert {"eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm", "prbep"} <= {
+        m.name for m in metrics}
+    rows = np.arange(12)
+    weights = _row_weights(df, resample, rows, 7)
+    lab, s, cond = df["label"].to_numpy(), df["score"].to_numpy(), df["cond"].to_numpy()
+    got = {c: replicate_values(_units(stats, {"cond": c}), ops, metrics) for c in ("a", "b",
+                                                                                   "all")}
     for r in rows:
-        tars, nons = [], []
-        for gi, part in enumerate(parts):
-            w = weights[gi][r]
-            lab = part["label"].to_numpy()
-            s = part["score"].to_numpy()
-            tar, non = np.repeat(s[lab], w[lab]), np.repeat(s[~lab], w[~lab])
-            tars.append(tar)
-            nons.append(non)
-            _check_twin(reps[gi], r, _explicit(tar, non))
-        _check_twin(reps[-1], r, _explicit(np.concatenate(tars), np.concatenate(nons)))
+        rep_df = df[np.repeat(np.arange(df.height), weights[r])]
+        with warnings.catch_warnings():  # a replicate may lose a class of a condition
+            warnings.simplefilter("ignore", DegenerateGroupWarning)
+            ref = sf.evaluate(rep_df, by="cond", p_target=P_TARGET, validate=False)
+        flat = sf.explode_dcf(ref)
+        for c in ("a", "b", "all"):
+            # the replicate's statistics are those of the repeated trials, field by field
+            sel = np.ones(df.height, bool) if c == "all" else cond == c
+            w = weights[r][sel]
+            want = reduce_sorted(sort_scores(np.repeat(s[sel][lab[sel]], w[lab[sel]]),
+                                             np.repeat(s[sel][~lab[sel]], w[~lab[sel]])),
+                                 Request(ops.threshold))
+            have = _units(stats, {"cond": c}).replicates[r]
+            assert (have.n_tar, have.n_non, have.cllr_tar, have.cllr_non, have.cllr_inf) == (
+                want.n_tar, want.n_non, want.cllr_tar, want.cllr_non, want.cllr_inf)
+            np.testing.assert_array_equal(have.n_miss, want.n_miss)
+            np.testing.assert_array_equal(have.blocks.n_tar, want.blocks.n_tar)
+            np.testing.assert_array_equal(have.blocks.n_non, want.blocks.n_non)
+            np.testing.assert_array_equal(have.blocks.start, want.blocks.start)
+            row = ref.filter(pl.col("cond") == c)
+            pts = flat.filter(pl.col("cond") == c)
+            for m in metrics:
+                v = got[c][(m.name, m.per_operating_point)][r]
+                if row.height == 0 or row["n_tar"][0] == 0 or row["n_non"][0] == 0:
+                    assert np.all(np.isnan(v)), (m.name, c, r)
+                    continue
+                want_v = (pts[m.name].to_numpy() if m.per_operating_point
+                          else row[m.name][0])
+                np.testing.assert_allclose(v, want_v, rtol=1e-13, atol=1e-15,
+                                           err_msg=f"{m.name}, cond {c}, replicate {r}")
 
 
 def test_point_values_equal_evaluate() -> None:
     df = _trials(400, seed=3, inf=False)
     got = bootstrap_evaluate(df, by="cond", p_target=P_TARGET, bootstrap=20)
     ref = sf.evaluate(df, by="cond", p_target=P_TARGET)
-    for name in ("eer", "cllr"):
-        np.testing.assert_allclose(got[name].to_numpy(), ref[name].to_numpy(), rtol=1e-12)
-    for cond in ("a", "b", "all"):
-        sub = df if cond == "all" else df.filter(pl.col("cond") == cond)
-        lab = sub["label"].to_numpy()
-        s = sub["score"].to_numpy()
-        row = got.filter(pl.col("cond") == cond)
-        assert row["min_cllr"][0] == pytest.approx(sf.min_cllr(s[lab], s[~lab], ramp=False),
-                                                   rel=1e-12)
+    for name in ("eer", "cllr", "min_cllr", "prbep"):
+        np.testing.assert_array_equal(got[name].to_numpy(), ref[name].to_numpy())
     flat = got.select("cond", "dcf").explode("dcf").unnest("dcf")
     ref_flat = sf.explode_dcf(ref)
     for name in ("act_dcf_norm", "min_dcf_norm", "n_miss_min", "n_fa_min"):
-        np.testing.assert_allclose(flat[name].to_numpy(), ref_flat[name].to_numpy(), rtol=1e-12)
+        np.testing.assert_array_equal(flat[name].to_numpy(), ref_flat[name].to_numpy())
+    np.testing.assert_array_equal(flat["pmiss_min"].to_numpy(),
+                                  (flat["n_miss_min"] / got.explode("dcf")["n_tar"]).to_numpy())
 
 
 def _shuffled_files(df: pl.DataFrame, tmp_path, seed: int) -> str:
@@ -150,9 +148,9 @@ def test_seed_reproducible_across_workers_files_and_row_order(tmp_path, resample
     df = _trials(300, seed=5, ties=False, inf=False)
     kw = {"by": "cond", "p_target": (0.1, 0.5), "bootstrap": 60, "seed": 11,
           "resample": resample}
-    one = bootstrap_evaluate(df, executor=LocalExecutor(workers=1), **kw)
-    again = bootstrap_evaluate(df, executor=LocalExecutor(workers=1), **kw)
-    two = bootstrap_evaluate(df, executor=LocalExecutor(workers=2), memory_limit=1 << 16, **kw)
+    one = bootstrap_evaluate(df, workers=1, **kw)
+    again = bootstrap_evaluate(df, workers=1, **kw)
+    two = bootstrap_evaluate(df, workers=2, memory_limit=1 << 16, **kw)
     files = bootstrap_evaluate(_shuffled_files(df, tmp_path, 1), workers=2, **kw)
     assert one.equals(again)
     assert one.equals(two)
@@ -213,7 +211,7 @@ def test_intervals_bracket_estimates_and_bca_runs() -> None:
         for name in ("eer", "cllr", "min_cllr"):
             assert res[f"{name}_lo"][0] < res[name][0] < res[f"{name}_hi"][0]
     long = interval_long(pct)
-    assert set(long["metric"]) == {"eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm"}
+    assert set(long["metric"]) == {m.name for m in interval_metrics(declared()) if m.table}
     # two-way intervals are wider than trial-level ones when the units are shared
     assert (bca["eer_hi"][0] - bca["eer_lo"][0]) > 0.8 * (pct["eer_hi"][0] - pct["eer_lo"][0])
 
@@ -225,17 +223,6 @@ def test_bca_equals_percentile_for_a_symmetric_unbiased_statistic() -> None:
     lo, hi = kb.bca_interval(v, np.array([np.median(v)]), jack, 0.9)
     plo, phi = kb.percentile_interval(v, 0.9)
     assert lo[0] == pytest.approx(plo[0], abs=0.02) and hi[0] == pytest.approx(phi[0], abs=0.02)
-
-
-def test_group_intervals_matches_frame_level() -> None:
-    df = _trials(300, seed=4, ties=False, inf=False)
-    keys, groups = sorted_groups(df.lazy(), [], ("trial",))
-    r = group_intervals(groups[0], p_target=(0.1, 0.5), bootstrap=50, seed=2)
-    frame = bootstrap_evaluate(df, p_target=(0.1, 0.5), bootstrap=50, seed=2)
-    assert r is not None
-    assert r["eer_lo"] == frame["eer_lo"][0] and r["cllr_hi"] == frame["cllr_hi"][0]
-    flat = frame.explode("dcf").unnest("dcf")
-    assert r["min_dcf_norm_hi"] == flat["min_dcf_norm_hi"].to_list()
 
 
 def test_degenerate_group_is_null_with_one_warning() -> None:
@@ -257,6 +244,16 @@ def test_bad_arguments_say_what() -> None:
         bootstrap_evaluate(df, interval="normal")  # type: ignore[arg-type]
     with pytest.raises(ScoreframeError, match="`resample`"):
         bootstrap_evaluate(df, resample=["trial", "model"])
+    for b in (0, -3, 100_001, 1.5):
+        with pytest.raises(ScoreframeError, match="`bootstrap`"):
+            bootstrap_evaluate(df, bootstrap=b)  # type: ignore[arg-type]
+    for ci in (0.0, 1.0, -0.1):
+        with pytest.raises(ScoreframeError, match="`ci`"):
+            sf.evaluate(df, bootstrap=10, ci=ci)
+    with pytest.raises(ScoreframeError, match="`speaker` not found"):
+        sf.compare(pl.concat([df.with_columns(system=pl.lit("A")),
+                              df.with_columns(system=pl.lit("B"))]), "A", "B", bootstrap=10,
+                   resample=["speaker"])
 
 
 def test_trials_needed_follows_the_scaling_argument() -> None:
@@ -345,24 +342,128 @@ def test_evaluate_with_bootstrap_carries_the_same_intervals() -> None:
     res = sf.evaluate(two, by="cond", p_target=(0.05, 0.3), bootstrap=40, seed=3)
     iv = bootstrap_evaluate(two, by="cond", p_target=(0.05, 0.3), bootstrap=40, seed=3)
     cols = ["system", "cond", "eer_lo", "eer_hi", "cllr_lo", "cllr_hi", "min_cllr_hi"]
-    assert res.select(cols).sort("system", "cond").equals(iv.select(cols).sort("system", "cond"))
-    flat = sf.explode_dcf(res).sort("system", "cond", "p_target")
-    ivf = iv.explode("dcf").unnest("dcf").sort("system", "cond", "p_target")
-    for c in ("act_dcf_norm_lo", "min_dcf_norm_hi"):
+    assert res.select(cols).equals(iv.select(cols))
+    flat = sf.explode_dcf(res)
+    ivf = iv.explode("dcf").unnest("dcf")
+    for c in ("act_dcf_norm_lo", "min_dcf_norm_hi", "min_dcf_norm"):
         np.testing.assert_array_equal(flat[c].to_numpy(), ivf[c].to_numpy())
-    np.testing.assert_allclose(flat["min_dcf_norm"].to_numpy(), ivf["min_dcf_norm"].to_numpy(),
-                               rtol=1e-12)
+
+
+def test_all_tied_min_cllr_point_inside_its_interval() -> None:
+    # every score equal: one PAV block; min_cllr (with BOSARIS' ramp) of every replicate and
+    # of the data come from the same kernel, so the point lies inside its interval
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pl.DataFrame({"score": np.zeros(n), "label": rng.random(n) < 0.3,
+                       "model": [f"m{i % 20}" for i in range(n)],
+                       "segment": [f"s{i}" for i in range(n)]})
+    for resample in ("trial", ["model", "segment"]):
+        res = sf.evaluate(df, bootstrap=200, resample=resample, seed=1)
+        assert res["min_cllr_lo"][0] <= res["min_cllr"][0] <= res["min_cllr_hi"][0]
+        assert res["eer"][0] == 0.5 and res["eer_lo"][0] == res["eer_hi"][0] == 0.5
 
 
 @pytest.mark.slow  # starts a 2-process LocalCluster (~30 s on a busy machine)
-def test_dask_engine_gives_the_same_intervals() -> None:
+def test_dask_engine_gives_the_same_intervals(tmp_path) -> None:
     pytest.importorskip("distributed")
-    from scoreframe.stats.dask import DaskExecutor
-
     df = _trials(300, seed=13, ties=False, inf=False)
     kw = {"by": "cond", "p_target": 0.2, "bootstrap": 30, "seed": 4,
-          "resample": ["model", "segment"]}
-    local = bootstrap_evaluate(df, executor=LocalExecutor(workers=1), **kw)
-    with DaskExecutor(workers=2) as ex:
-        remote = bootstrap_evaluate(df, executor=ex, memory_limit=1 << 16, **kw)
+          "resample": ["model", "segment"], "interval": "bca"}
+    local = bootstrap_evaluate(df, workers=1, **kw)
+    df.write_parquet(tmp_path / "t.parquet")  # the dask engine reads datasets by path
+    remote = bootstrap_evaluate(str(tmp_path / "t.parquet"), engine="dask", workers=2,
+                                memory_limit=1 << 16, **kw)
     assert local.equals(remote)
+
+
+# --- bit identity: every engine, worker count, memory limit, file split and row order ---------
+def _two_systems(n: int = 3000, seed: int = 21) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    lab = rng.random(n) < 0.25
+    base = np.where(lab, rng.normal(1.5, 1.5, n), rng.normal(-1.0, 1.5, n))
+    ids = {"model": [f"m{i % 40}" for i in range(n)], "segment": [f"s{i // 40}" for i in range(n)],
+           "cond": rng.choice(["x", "y", "z"], n), "label": lab}
+    other = base + rng.normal(0, 0.7, n)
+    return pl.concat([pl.DataFrame(ids | {"system": "A", "score": np.round(base, 2)}),
+                      pl.DataFrame(ids | {"system": "B", "score": np.round(other, 2)})])
+
+
+KW = {"by": "cond", "p_target": (0.05, 0.3), "bootstrap": 30, "seed": 9,
+      "resample": ["model", "segment"]}
+
+
+def _outputs(data: object, **engine: object) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ev = sf.evaluate(data, **KW, **engine)  # type: ignore[arg-type]
+    cmp = sf.compare(data, "A", "B", **KW, **engine)  # type: ignore[arg-type]
+    return ev, cmp
+
+
+@pytest.fixture(scope="module")
+def reference() -> tuple[pl.DataFrame, pl.DataFrame]:
+    return _outputs(_two_systems(), workers=1, memory_limit="2GB")
+
+
+def _split(df: pl.DataFrame, root, files: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    shuffled = df[rng.permutation(df.height)]
+    root.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(df.height), files)):
+        shuffled[part].write_parquet(root / f"part-{i}.parquet")
+    return str(root)
+
+
+ENGINES = ([("memory", 1, "2GB")]
+           + [("streaming", w, lim) for w in (1, 2, 3) for lim in ("64KiB", "1MiB")]
+           + [pytest.param("dask", w, lim, marks=pytest.mark.slow)
+              for w in (1, 2, 3) for lim in ("64KiB", "1MiB")])
+
+
+@pytest.mark.parametrize("files", [1, 4])
+@pytest.mark.parametrize(("engine", "workers", "limit"), ENGINES)
+def test_every_output_bit_identical_across_engines(tmp_path, reference, engine, workers, limit,
+                                                   files) -> None:
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    path = _split(_two_systems(), tmp_path / "ds", files, seed=files * 10 + workers)
+    got = _outputs(path, engine="dask" if engine == "dask" else "local", workers=workers,
+                   memory_limit=limit)
+    for want, have in zip(reference, got, strict=True):
+        assert have.equals(want)
+    if engine == "streaming":  # the out-of-core engine ran (several score ranges)
+        stats, _ = group_statistics(path, by="cond", memory_limit=limit, workers=workers,
+                                    intervals=IntervalOptions(bootstrap=2,
+                                                              resample=["model", "segment"]))
+        assert stats.engine == "out-of-core" and stats.n_ranges > 1
+
+
+BLAS_SCRIPT = r"""
+import hashlib, sys
+import numpy as np, polars as pl
+import scoreframe as sf
+rng = np.random.default_rng(5)
+n = 60_000
+lab = rng.random(n) < 0.2
+df = pl.DataFrame({"score": rng.normal(size=n) + 2 * lab, "label": lab,
+                   "model": [f"m{i % 300}" for i in range(n)],
+                   "segment": [f"s{i // 300}" for i in range(n)]})
+res = sf.evaluate(df, bootstrap=64, resample=["model", "segment"], seed=2)
+print(hashlib.sha256(res.write_json().encode()).hexdigest())
+"""
+
+
+def test_same_intervals_with_one_blas_thread_and_the_default(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for threads in ("1", None):
+        env = dict(os.environ)
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.pop(var, None)
+        if threads:
+            env["OPENBLAS_NUM_THREADS"] = threads
+        run = subprocess.run([sys.executable, "-c", BLAS_SCRIPT], capture_output=True,
+                             text=True, env=env, check=True, timeout=600)
+        outs.append(run.stdout.strip())
+    assert outs[0] == outs[1] and len(outs[0]) == 64

@@ -9,7 +9,6 @@ Real sets: ``tests/data/real`` (provenance in each set's README.md).
 
 from __future__ import annotations
 
-import ast
 import math
 import subprocess
 import sys
@@ -21,7 +20,6 @@ import polars as pl
 import pytest
 from conftest import DATA, assert_close
 
-import scoreframe
 from scoreframe import calibration as old_calibration
 from scoreframe.errors import NotFittedError, ScoreframeError
 from scoreframe.estimators import ESTIMATORS, Estimator, estimator_class
@@ -32,7 +30,6 @@ from scoreframe.multiclass.calibration import MulticlassCalibration, MulticlassF
 from scoreframe.multiclass.data import read_scores, read_truth, score_matrices
 
 REAL = DATA / "real"
-PACKAGE = Path(scoreframe.__file__).parent
 MODULES = ["scoreframe.models", "scoreframe.calibration", "scoreframe.fusion",
            "scoreframe.multiclass.calibration", "scoreframe.estimators",
            "scoreframe.estimators.base", "scoreframe.estimators.modelfile",
@@ -63,42 +60,7 @@ def test_registry_is_filled_by_the_classes():
         estimator_class("svm")
 
 
-def _imports(module: str) -> set[str]:
-    """Every scoreframe module ``module`` imports (anywhere in the file), by static analysis."""
-    rel = module.removeprefix("scoreframe").lstrip(".").replace(".", "/")
-    path = PACKAGE / rel / "__init__.py" if (PACKAGE / rel).is_dir() else PACKAGE / f"{rel}.py"
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("scoreframe")}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("scoreframe"):
-            for a in node.names:  # `from pkg import submodule` imports the submodule
-                sub = f"{node.module}.{a.name}"
-                rel_sub = sub.removeprefix("scoreframe.").replace(".", "/")
-                is_mod = (PACKAGE / f"{rel_sub}.py").exists() or (PACKAGE / rel_sub).is_dir()
-                out.add(sub if is_mod else node.module)
-    return out
-
-
-def test_estimator_modules_import_no_cycle():
-    """The old cycle models <-> calibration <-> fusion <-> multiclass.calibration is gone."""
-    graph = {m: _imports(m) & set(MODULES) for m in MODULES}
-    assert "scoreframe.calibration" not in graph["scoreframe.models"]
-    state: dict[str, int] = {}
-
-    def visit(m: str, stack: list[str]) -> None:
-        state[m] = 1
-        for n in graph[m]:
-            assert state.get(n) != 1, f"import cycle: {' -> '.join([*stack, m, n])}"
-            if n not in state:
-                visit(n, [*stack, m])
-        state[m] = 2
-
-    for m in MODULES:
-        if m not in state:
-            visit(m, [])
-
-
+# the import graph of the whole package: tests/test_import_graph.py
 FIRST = {"scoreframe.models", "scoreframe.estimators.multiclass", "scoreframe.calibration"}
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from scoreframe import evaluate, explode_dcf
 from scoreframe.bootstrap import bootstrap_evaluate
+from scoreframe.compare import compare as sf_compare
 
 
 def data(n: int = 6000) -> pl.DataFrame:
@@ -64,3 +65,66 @@ def test_same_intervals_on_both_engines(limit):
     df = data(3000)
     res = evaluate(df, bootstrap=25, memory_limit=limit)
     assert res["cllr_lo"][0] == evaluate(df, bootstrap=25)["cllr_lo"][0]
+
+
+# --- a metric declared once, with the interval flag, appears with intervals everywhere ---------
+@pytest.fixture
+def declared_metric():
+    """``tar_share``: the fraction of targets among the trials (a new, mergeable metric)."""
+    from scoreframe.metrics import registry
+
+    m = registry.declare(registry.Metric(
+        "tar_share", "target share", "%", lambda g: g.n_tar / (g.n_tar + g.n_non),
+        scale=100.0, intervals=True, description="fraction of target trials"))
+    yield m
+    del registry._REGISTRY[(m.name, False)]
+
+
+@pytest.mark.parametrize("engine", ["memory", "streaming", pytest.param(
+    "dask", marks=pytest.mark.slow)])
+def test_a_declared_metric_gets_intervals_everywhere(declared_metric, tmp_path, capsys,
+                                                     monkeypatch, engine) -> None:
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    from scoreframe.cli.main import main
+
+    df = data(3000)
+    two = pl.concat([df.with_columns(system=pl.lit("A")),
+                     df.with_columns(system=pl.lit("B"), score=pl.col("score") * 0.5)])
+    path = tmp_path / "ds.parquet"
+    two.write_parquet(path)
+    eng = {"memory": {"memory_limit": "2GB"}, "streaming": {"memory_limit": "64KiB"},
+           "dask": {"engine": "dask", "workers": 2}}[engine]
+    kw = {"by": "g", "bootstrap": 30, "seed": 2, "resample": ["model", "segment"]}
+    res = evaluate(str(path), **kw, **eng)
+    assert {"tar_share", "tar_share_lo", "tar_share_hi"} <= set(res.columns)
+    cols = res.columns
+    assert cols.index("tar_share_lo") == cols.index("tar_share") + 1
+    # the replicate value is the share of the replicate's weighted targets: the interval is
+    # a real one around the point value
+    assert (res["tar_share_lo"] < res["tar_share"]).all()
+    assert (res["tar_share"] < res["tar_share_hi"]).all()
+    cmp = sf_compare(str(path), "A", "B", **kw, **eng)
+    row = cmp.filter(pl.col("metric") == "tar_share")
+    assert row.height == 3 and (row["diff"] == 0).all()  # the same trials in both systems
+    assert (row["diff_lo"] == 0).all() and (row["diff_hi"] == 0).all()
+    if engine == "memory":  # the CLI: table (wide enough for every column) and JSON
+        monkeypatch.setenv("COLUMNS", "400")
+        argv = ["evaluate", str(path), "--by", "g", "--bootstrap", "30", "--resample", "model",
+                "segment"]
+        assert main([*argv, "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        g = doc["groups"][0]
+        assert g["tar_share_lo"] <= g["tar_share"] <= g["tar_share_hi"]
+        assert main(argv) == 0
+        table = capsys.readouterr().out
+        lines = table.splitlines()
+        head = next(i for i, ln in enumerate(lines) if "tar_share" in ln)
+        cells = [c.strip() for c in lines[head].split("┃")]
+        col = next(i for i, c in enumerate(cells) if c.startswith("tar_share"))
+        row = [c.strip() for c in lines[head + 2].split("│")]  # first row under the rule
+        assert "[" in row[col] and row[col].endswith("]")
+        assert main(["compare", str(path), "--systems", "A", "B", "--bootstrap", "30",
+                     "--format", "json"]) == 0
+        out = capsys.readouterr().out
+        assert "tar_share" in out

@@ -105,6 +105,7 @@ def test_the_plan_sample_of_a_query_is_every_step_th_finite_score(monkeypatch):
     score = rng.normal(size=25_000)
     score[::97] = np.inf
     lf = pl.LazyFrame({"score": score, "c": rng.integers(0, 3, 25_000).astype(str)})
-    keys, sample = plan_task((Piece(0, frame=lf), PlanSpec(("c",), {}, None, 7)))
+    keys, sample, rows = plan_task((Piece(0, frame=lf), PlanSpec(("c",), {}, None, 7)))
     np.testing.assert_array_equal(sample, score[np.isfinite(score)][::7])
+    assert rows == 25_000
     assert sorted(keys["c"].to_list()) == ["0", "1", "2"]

@@ -495,17 +495,17 @@ def test_spill_root_default_is_the_temp_dir(tmp_path, monkeypatch):
     from scoreframe.stats import outofcore
 
     roots: list[Path] = []
-    real_mkdtemp = tempfile.mkdtemp
+    real_registered = outofcore.registered_temp
 
-    def spy(*args, **kw):
-        if str(kw.get("prefix", "")).startswith(SPILL_PREFIX):
-            roots.append(Path(kw["dir"]))
-        return real_mkdtemp(*args, **kw)
+    def spy(path):  # every spill directory is registered (removed if its run is killed)
+        if Path(path).name.startswith(SPILL_PREFIX):
+            roots.append(Path(path).parent)
+        return real_registered(path)
 
     system_tmp, env_dir, arg_dir = (tmp_path / n for n in ("system", "env", "arg"))
     for d in (system_tmp, env_dir, arg_dir):
         d.mkdir()
-    monkeypatch.setattr(outofcore.tempfile, "mkdtemp", spy)
+    monkeypatch.setattr(outofcore, "registered_temp", spy)
     monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
     monkeypatch.delenv("SCOREFRAME_SPILL_DIR", raising=False)
     sc, lab = tied_data(np.random.default_rng(3), 6_000)

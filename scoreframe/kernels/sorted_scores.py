@@ -17,7 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
-__all__ = ["Blocks", "SortedScores", "concat_blocks", "label_runs", "pav_blocks", "sort_scores"]
+__all__ = ["Blocks", "SortedScores", "concat_blocks", "label_runs", "pav_blocks", "pav_runs",
+           "sort_scores"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -246,6 +247,28 @@ def concat_blocks(a: Blocks, b: Blocks) -> Blocks:
         np.concatenate((a.tar_pos_sq[:i], [pq], b_sq[j + 1:])))
 
 
+def pav_runs(run_len: I64, run_lab: NDArray[np.bool_]) -> tuple[I64, I64]:
+    """PAV over labelled runs: the targets and the trials of each block, exactly.
+
+    ``run_len`` are the (integer, possibly weighted) sizes of runs of equal labels in score
+    order, ``run_lab`` their labels. SciPy's isotonic regression pools the runs, then
+    :func:`strictly_increasing` pools exactly equal fractions with integer arithmetic. The
+    kernel of :func:`pav_blocks` and of every bootstrap replicate.
+
+    >>> t, n = pav_runs(np.array([2, 1, 1, 2]), np.array([False, True, False, True]))
+    >>> t.tolist(), n.tolist()
+    ([0, 1, 2], [2, 2, 2])
+    """
+    run_len = np.asarray(run_len, dtype=np.int64)
+    if run_len.shape[0] == 1:
+        starts = np.array([0], dtype=np.int64)
+    else:
+        fit = isotonic_regression(run_lab.astype(np.float64), weights=run_len.astype(np.float64))
+        starts = np.asarray(fit.blocks[:-1], dtype=np.int64)
+    run_t = np.where(run_lab, run_len, 0)
+    return strictly_increasing(np.add.reduceat(run_t, starts), np.add.reduceat(run_len, starts))
+
+
 def pav_blocks(s: SortedScores) -> Blocks:
     """Pool adjacent violators over the merged labels of ``s`` (docs/math.md section 4).
 
@@ -259,16 +282,7 @@ def pav_blocks(s: SortedScores) -> Blocks:
     >>> b.n_tar.tolist(), b.n_non.tolist()
     ([0, 1, 2, 2], [2, 2, 2, 0])
     """
-    run_len, run_lab = label_runs(s)
-    if run_len.shape[0] == 1:
-        starts = np.array([0], dtype=np.int64)
-    else:
-        fit = isotonic_regression(run_lab.astype(np.float64), weights=run_len.astype(np.float64))
-        starts = np.asarray(fit.blocks[:-1], dtype=np.int64)
-    run_t = np.where(run_lab, run_len, 0)
-    t_b = np.add.reduceat(run_t, starts)
-    n_b = np.add.reduceat(run_len, starts)
-    t_b, n_b = strictly_increasing(t_b, n_b)
+    t_b, n_b = pav_runs(*label_runs(s))
     m_b = n_b - t_b
     end = np.cumsum(n_b)
     start = end - n_b

@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 
-from scoreframe.kernels import cllr as kc
 from scoreframe.kernels import rocch as kr
 from scoreframe.kernels.elementary import exact_to_float
 from scoreframe.metrics.registry import GroupStats, Metric, declare
@@ -57,10 +56,10 @@ declare(Metric("eer", "EER", "%", _eer, scale=100.0,
                description="equal error rate (ROCCH by default; see eer_method)"))
 declare(Metric("cllr", "Cllr", "bits", _cllr,
                description="log-likelihood-ratio cost (calibration + discrimination)"))
-declare(Metric("min_cllr", "minCllr", "bits", lambda g: kc.min_cllr(g.stats.blocks),
+declare(Metric("min_cllr", "minCllr", "bits", lambda g: g.min_cllr,
                description="Cllr after optimal (PAV) recalibration"))
 declare(Metric("cal_loss", "cal. loss", "bits",
-               lambda g: _cllr(g) - kc.min_cllr(g.stats.blocks),
+               lambda g: _cllr(g) - g.min_cllr,
                description="Cllr - minCllr: the cost of miscalibration"))
 declare(Metric("prbep", "PRBEP", "trials", lambda g: kr.prbep(g.stats.blocks),
                description="precision-recall break-even point, as a count of errors"))

@@ -106,6 +106,13 @@ class GroupStats:
         return self.stats.n_miss[:k], self.stats.n_fa[:k]
 
     @cached_property
+    def min_cllr(self) -> float:
+        """The group's minCllr (PAV blocks, BOSARIS' ramp), computed once per group."""
+        from scoreframe.kernels.cllr import min_cllr
+
+        return min_cllr(self.stats.blocks)
+
+    @cached_property
     def min_dcf(self) -> tuple[F64, NDArray[np.int64], NDArray[np.int64]]:
         """Unnormalized min DCF and the miss/false-alarm counts at the minimizing vertex."""
         from scoreframe.kernels.rocch import min_dcf
@@ -139,6 +146,12 @@ class Metric:
         ``"binary"`` (always computed) or an optional family (``"spoof"``, ``"forensic"``).
     table
         Shown in the CLI and report summary tables.
+    intervals
+        Bootstrap intervals (``_lo``/``_hi``) when replicates are asked for: ``compute`` then
+        runs on every replicate's statistics (the same kernel as the point value). ``None``
+        (the default) means on for float metrics of the ``binary`` family, which read only
+        mergeable statistics; a declaration whose ``compute`` reads ``GroupStats.extras`` or
+        located results must leave it off.
     """
 
     name: str
@@ -152,6 +165,14 @@ class Metric:
     family: str = "binary"
     table: bool = True
     description: str = ""
+    intervals: bool | None = None
+
+    @property
+    def has_intervals(self) -> bool:
+        """Whether the metric gets bootstrap intervals (see ``intervals``)."""
+        if self.intervals is not None:
+            return self.intervals
+        return self.family == "binary" and self.dtype == "float"
 
     @property
     def header(self) -> str:

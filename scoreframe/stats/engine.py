@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +27,11 @@ from scoreframe.errors import FormatError, ScoreframeError, ValidationError, mes
 from scoreframe.frames import as_lazy, is_frame_like, scan_raw
 from scoreframe.stats.groups import plan_units
 from scoreframe.stats.reduce import (
-    Checks,
-    UnitStats,
+    Statistics,
     check_counts,
     check_duplicates,
-    sorted_groups,
+    sorted_unit_groups,
+    unit_columns,
     unit_statistics,
 )
 from scoreframe.stats.summary import Request
@@ -46,18 +45,9 @@ DEFAULT_MEMORY_LIMIT = 1024**3
 #: Bytes per trial of the in-memory reduction (Polars' grouped sort with list aggregations
 #: and the sorted copies: measured ~120 at 3e7 trials by 20 conditions).
 BYTES_PER_TRIAL = 128
-
-
-@dataclass(frozen=True, eq=False)
-class Statistics:
-    """The statistics of one evaluation: one :class:`UnitStats` per result row."""
-
-    row_cols: tuple[str, ...]
-    units: list[UnitStats]
-    checks: Checks
-    engine: str
-    n_ranges: int = 1
-    details: dict[str, Any] = field(default_factory=dict)
+#: Extra bytes per trial and resampling column when replicates are asked for (the unit hashes,
+#: sorted along the scores, their unit codes, and the pooled rows' merged copies).
+REPLICATE_BYTES_PER_COLUMN = 128
 
 
 def parse_memory(value: int | float | str | None) -> int:
@@ -168,13 +158,18 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
             raise ValidationError(message(
                 f"column(s) {', '.join(f'`{c}`' for c in missing)} named in {what} not found",
                 where=where_name, got="columns " + ", ".join(names)))
+    if request.replicates is not None:
+        unit_columns(request.replicates, names)  # resampling columns exist
     trial_id = list(dict.fromkeys(trial_id)) if trial_id else None  # a column named twice
     ids = list(trial_id) if trial_id else [c for c in ("model", "segment") if c in names]
     if ids and not trial_id and len(ids) < 2:
         ids = []  # one of model/segment alone does not identify a trial
     id_cols = [*system_cols, *ids] if ids else []
     check_dups = validate and bool(id_cols) and not _validated_on_write(data)
-    if engine == "dask" or _row_estimate(data, lf) * BYTES_PER_TRIAL > limit:
+    per_trial = BYTES_PER_TRIAL
+    if request.replicates is not None:
+        per_trial += REPLICATE_BYTES_PER_COLUMN * len(request.replicates.columns) + 24
+    if engine == "dask" or _row_estimate(data, lf) * per_trial > limit:
         from scoreframe.stats import outofcore
 
         return outofcore.compute(
@@ -184,12 +179,13 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
             workers=workers if engine == "dask" else (workers or os.cpu_count() or 1),
             scheduler=scheduler, id_cols=id_cols if check_dups else [], where=where,
             where_name=where_name, progress=progress, spill_root=spill_dir)
-    keys, base, checks = sorted_groups(lf, group_cols)
+    keys, base, base_units, checks = sorted_unit_groups(lf, group_cols, request.replicates)
     check_counts(checks, where=where_name, source=data, where_sql=where)
     if check_dups:
         check_duplicates(lf, id_cols, where=where_name)
     units = plan_units(keys, row_cols=row_cols, system_cols=system_cols, pooled=pooled)
     stats = unit_statistics(units, base, request, equalize=bool(equalize_by), p=p, q=q,
-                            progress=progress)
+                            progress=progress, base_units=base_units,
+                            workers=workers or min(2, os.cpu_count() or 1))
     return Statistics(tuple(row_cols), stats, checks, "memory")
 

@@ -44,15 +44,22 @@ from scoreframe.errors import ScoreframeError, message
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.schema import id_hash, repeated_hashes
+from scoreframe.stats._replicates import merge_units, with_replicates
+from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats.executors import Executor, LocalExecutor
 from scoreframe.stats.groups import Unit, plan_units
 from scoreframe.stats.reduce import (
+    POSITION,
+    UNIT_COLUMN,
     Checks,
+    Statistics,
     UnitStats,
     check_counts,
+    check_duplicates,
     label_columns,
     merge_sorted,
     require_columns,
+    unit_columns,
 )
 from scoreframe.stats.summary import (
     Context,
@@ -76,7 +83,19 @@ RANGE_BYTES_PER_TRIAL = 96
 #: Bytes spilled per trial: a record, plus a trial-id hash when duplicates are checked.
 SPILL_BYTES_PER_TRIAL = 12
 HASH_BYTES_PER_TRIAL = 8
+#: Extra bytes per trial and resampling column of a range when replicates are asked for (the
+#: spilled hashes, their sorted copies, unit codes and the pooled rows' merged copies, and
+#: each unit's cost-term pieces and temporaries, for the group and again for the pooled row).
+RANGE_BYTES_PER_UNIT_COLUMN = 128
 RECORD = np.dtype([("score", "<f8"), ("key", "<u4")])
+
+
+def record_dtype(n_units: int) -> np.dtype:
+    """Spilled record: score, group code * 2 + label, and one hash per unit column."""
+    if not n_units:
+        return RECORD
+    return np.dtype([("score", "<f8"), ("key", "<u4")]
+                    + [(f"u{i}", "<u8") for i in range(n_units)])
 SAMPLE_SIZE = 200_000
 BATCH_ROWS = 1_000_000
 
@@ -107,6 +126,13 @@ class PartitionSpec:
     categories: tuple[tuple[str, ...], ...] = ()  # per group column, from the plan
     lut: np.ndarray | None = None  # mixed-radix category codes (null last) -> group code
     need_bytes: int = 0  # estimated size of everything spilled (for the disk-full message)
+    replicates: Replicates | None = None  # spill each trial's unit hashes
+    offsets: tuple[int, ...] = ()  # per piece: rows before it (trial positions)
+
+    @property
+    def n_units(self) -> int:
+        """Unit columns spilled with each record."""
+        return 0 if self.replicates is None else len(self.replicates.columns)
 
 
 @dataclass
@@ -131,6 +157,11 @@ class ReduceSpec:
     equalize: bool
     p: np.ndarray
     q: np.ndarray
+
+    @property
+    def n_units(self) -> int:
+        """Unit columns spilled with each record."""
+        return 0 if self.request.replicates is None else len(self.request.replicates.columns)
 
 
 @dataclass
@@ -191,7 +222,7 @@ def _scan_piece(piece: Piece, spec: PartitionSpec) -> pl.LazyFrame:
     return lf
 
 
-def _batches(lf: pl.LazyFrame, spec: PartitionSpec) -> Any:
+def _batches(lf: pl.LazyFrame, spec: PartitionSpec, piece: Piece | None = None) -> Any:
     schema = pl.Schema(spec.schema)
     label, bad = label_columns(schema)
     if spec.lut is not None:  # category codes, combined in numpy through the lookup table
@@ -203,6 +234,11 @@ def _batches(lf: pl.LazyFrame, spec: PartitionSpec) -> Any:
     cols: list[pl.Expr] = [*keys, pl.col("score").cast(pl.Float64), label, bad.alias("__bad")]
     if spec.id_cols:
         cols.append(id_hash(spec.id_cols).alias("__hash"))
+    if spec.replicates is not None:
+        if spec.replicates.trial and not spec.replicates.ids:
+            offset = spec.offsets[piece.index] if piece is not None and spec.offsets else 0
+            lf = lf.with_row_index(POSITION, offset=offset)
+        cols += unit_columns(spec.replicates, list(spec.schema))
     return lf.select(cols).collect_batches(chunk_size=spec.batch_rows, engine="streaming")
 
 
@@ -237,7 +273,7 @@ def partition_task(args: tuple[Piece, PartitionSpec]) -> PartitionResult:
     writer = _Writer(spec.spill_dir, piece.index)
     try:
         try:
-            for batch in _batches(_scan_piece(piece, spec), spec):
+            for batch in _batches(_scan_piece(piece, spec), spec, piece):
                 _partition_batch(batch, spec, counts, checks, writer)
         finally:
             writer.close()
@@ -324,9 +360,11 @@ def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarra
     # records in range order; fields gathered as plain arrays (a structured gather is ~6x
     # slower) and interleaved once
     order = np.argsort(rng, kind="stable")  # radix sort of 16-bit keys
-    rec = np.empty(score.shape[0], dtype=RECORD)
+    rec = np.empty(score.shape[0], dtype=record_dtype(spec.n_units))
     rec["score"] = score[order]
     rec["key"] = key[order]
+    for i in range(spec.n_units):
+        rec[f"u{i}"] = batch[UNIT_COLUMN.format(i)].to_numpy()[order]
     bounds = np.zeros(n_ranges + 1, np.int64)
     np.cumsum(np.bincount(rng, minlength=n_ranges), out=bounds[1:])
     for r in np.flatnonzero(np.diff(bounds)):
@@ -374,23 +412,36 @@ def _read_dir(path: Path, dtype: np.dtype) -> np.ndarray:
 def reduce_task(spec: ReduceSpec) -> RangeResult:
     """Phase 3: the statistics of every unit in one score range."""
     path = Path(spec.spill_dir) / f"r{spec.index:05d}"
-    rec = _read_dir(path, RECORD)
+    rec = _read_dir(path, record_dtype(spec.n_units))
     shutil.rmtree(path, ignore_errors=True)
     # plain contiguous fields first: gathers through a structured array are ~3x slower
     key = rec["key"].astype(np.uint16 if spec.n_groups < 32768 else np.uint32)
     score = np.ascontiguousarray(rec["score"])
+    hashes = [np.ascontiguousarray(rec[f"u{i}"]) for i in range(spec.n_units)]
     del rec
     order = np.argsort(key, kind="stable")  # radix sort when the keys fit 16 bits
     score = score[order]
+    hashes = [h[order] for h in hashes]
     bounds = np.zeros(2 * spec.n_groups + 1, np.int64)
     np.cumsum(np.bincount(key, minlength=2 * spec.n_groups), out=bounds[1:])
     del key, order
     base: list[SortedScores] = []
+    base_units: list[SortedUnits] = []
     for g in range(spec.n_groups):
+        if hashes:  # the unit hashes travel with the scores
+            sides = []
+            for a, b in ((bounds[2 * g + 1], bounds[2 * g + 2]),  # targets, then non-targets
+                         (bounds[2 * g], bounds[2 * g + 1])):
+                o = np.argsort(score[a:b], kind="stable")
+                sides.append((score[a:b][o], tuple(h[a:b][o] for h in hashes)))
+            base.append(SortedScores(sides[0][0], sides[1][0]))
+            base_units.append(SortedUnits(sides[0][1], sides[1][1]))
+            continue
         non = np.sort(score[bounds[2 * g]:bounds[2 * g + 1]])
         tar = np.sort(score[bounds[2 * g + 1]:bounds[2 * g + 2]])
         base.append(SortedScores(tar, non))
-    del score
+    del score, hashes
+    spec_r = spec.request.replicates
 
     def ctx(members: Sequence[int]) -> Context:
         m = list(members)
@@ -406,7 +457,12 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
 
     stats, eqs, members = [], [], []
     for u in spec.units:
-        if len(u.members) == 1:
+        if spec_r is not None:
+            s, su = merge_units([(base[g], base_units[g]) for g in u.members])
+            st = base_stats(u.members[0]) if len(u.members) == 1 else \
+                reduce_sorted(s, spec.request, ctx(u.members))
+            stats.append(with_replicates(st, s, su, spec_r, spec.request.thresholds))
+        elif len(u.members) == 1:
             stats.append(base_stats(u.members[0]))
         else:
             stats.append(reduce_sorted(merge_sorted([base[g] for g in u.members]),
@@ -468,8 +524,8 @@ class PlanSpec:
     step: int
 
 
-def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray]:
-    """Phase 1 on one piece: its distinct group keys and every ``step``-th finite score.
+def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray, int]:
+    """Phase 1 on one piece: its distinct group keys, every ``step``-th finite score, its rows.
 
     One file at a time, so memory is bounded by a file's columns, not by the dataset.
     """
@@ -479,37 +535,39 @@ def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray]:
     keys = lf.select([pl.col(c).cast(pl.String) for c in spec.group_cols]).unique() \
         if spec.group_cols else pl.LazyFrame()
     score = pl.col("score").cast(pl.Float64)
-    if piece.frame is None:  # one file: both answers from one read
+    if piece.frame is None:  # one file: the three answers from one read
         sample = lf.select(score).filter(score.is_finite()).gather_every(spec.step)
-        frames = pl.collect_all([keys, sample], engine="streaming")
-        return frames[0], frames[1]["score"].to_numpy()
-    # A query (joins, filters): collected together, the two plans would share the query's
-    # whole result in memory; run separately, each streams in batches.
+        frames = pl.collect_all([keys, sample, lf.select(pl.len())], engine="streaming")
+        return frames[0], frames[1]["score"].to_numpy(), int(frames[2].item())
+    # A query (joins, filters): collected together, the plans would share the query's whole
+    # result in memory; run separately, each streams in batches.
     key_frame = keys.collect(engine="streaming") if spec.group_cols else pl.DataFrame()
-    parts, seen = [], 0
+    parts, seen, rows = [], 0, 0
     for batch in lf.select(score).collect_batches(chunk_size=BATCH_ROWS, engine="streaming"):
+        rows += batch.height
         finite = batch["score"].to_numpy()
         finite = finite[np.isfinite(finite)]
         parts.append(finite[(-seen) % spec.step::spec.step])
         seen += finite.shape[0]
-    return key_frame, np.concatenate(parts) if parts else np.empty(0)
+    return key_frame, np.concatenate(parts) if parts else np.empty(0), rows
 
 
 def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: int,
-          range_trials: int) -> tuple[list[dict[str, str | None]], np.ndarray]:
+          range_trials: int) -> tuple[list[dict[str, str | None]], np.ndarray, tuple[int, ...]]:
     parts = executor.map(plan_task, [(pc, spec) for pc in pieces])
     cols = list(spec.group_cols)
     if cols:
-        keys = (pl.concat([k for k, _ in parts], how="vertical_relaxed").unique()
+        keys = (pl.concat([k for k, _, _ in parts], how="vertical_relaxed").unique()
                 .sort(cols).to_dicts())
     else:
         keys = [{}]
-    sample = np.sort(np.concatenate([s for _, s in parts])) if parts else np.empty(0)
+    offsets = tuple(np.concatenate(([0], np.cumsum([c for _, _, c in parts])))[:-1].tolist())
+    sample = np.sort(np.concatenate([s for _, s, _ in parts])) if parts else np.empty(0)
     n_ranges = min(60_000, max(1, -(-n_rows // max(range_trials, 1))))
     if n_ranges == 1 or sample.shape[0] == 0:
-        return keys, np.empty(0)
+        return keys, np.empty(0), offsets
     qs = np.quantile(sample, np.linspace(0, 1, n_ranges + 1)[1:-1], method="inverted_cdf")
-    return keys, np.unique(qs)
+    return keys, np.unique(qs), offsets
 
 
 def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
@@ -520,8 +578,6 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             where_name: str, progress: Callable[[int, int], None] | None = None,
             spill_root: str | None = None) -> Any:
     """Run the out-of-core engine (see the module docstring); returns ``Statistics``."""
-    from scoreframe.stats.engine import Statistics
-
     t0 = time.perf_counter()
     schema = lf.collect_schema()
     require_columns(schema, group_cols, where=where_name)
@@ -555,7 +611,10 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         else:
             executor = LocalExecutor(workers=workers)
         n_rows = int(lf.select(pl.len()).collect(engine="streaming").item())
-        range_trials = max(1024, memory_limit // (RANGE_BYTES_PER_TRIAL * executor.workers))
+        per_trial = RANGE_BYTES_PER_TRIAL + (
+            0 if request.replicates is None
+            else RANGE_BYTES_PER_UNIT_COLUMN * len(request.replicates.columns))
+        range_trials = max(1024, memory_limit // (per_trial * executor.workers))
         # a batch row costs ~200 B while partitioned (the frame, codes, records, the order)
         batch_rows = int(min(BATCH_ROWS, max(16_384, memory_limit // (200 * executor.workers))))
         pieces = pieces_of(data, lf) if engine == "dask" or isinstance(data, str | Path) \
@@ -565,7 +624,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                 "the dask engine reads Parquet datasets by path", got=where_name,
                 hint="Write the trials with scoreframe.write_trials and evaluate the path."))
         piece_where = where if pieces[0].frame is None else None
-        keys, boundaries = _plan(
+        keys, boundaries, offsets = _plan(
             pieces, PlanSpec(tuple(group_cols), dict(schema), piece_where,
                              max(1, n_rows // SAMPLE_SIZE)), executor, n_rows, range_trials)
         t_plan = time.perf_counter()
@@ -588,7 +647,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         need = n_rows * (SPILL_BYTES_PER_TRIAL + (HASH_BYTES_PER_TRIAL if id_cols else 0))
         pspec = PartitionSpec(spill, tuple(group_cols), codes, boundaries, dict(schema),
                               piece_where, tuple(id_cols), hash_bits, batch_rows, cats, lut,
-                              need)
+                              need, request.replicates, offsets)
         parts = executor.map(partition_task, [(pc, pspec) for pc in pieces])
         release_memory()
         t_part = time.perf_counter()
@@ -685,8 +744,6 @@ def _peak_mb() -> float:
 
 
 def _report_duplicates(lf: pl.LazyFrame, ids: list[str], cand: np.ndarray, where: str) -> None:
-    from scoreframe.stats.reduce import check_duplicates
-
     h = pl.Series("h", cand, dtype=pl.UInt64)
     sub = lf.filter(id_hash(ids).is_in(h.implode()))
     check_duplicates(sub, ids, where=where)  # exact comparison of the candidates

@@ -12,15 +12,19 @@ columns. :func:`unit_statistics` builds every result unit's statistics by mergin
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from scoreframe.errors import DegenerateError, ValidationError, message
+from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.schema import check_duplicates as schema_check_duplicates
 from scoreframe.schema import normalize_label
+from scoreframe.stats._replicates import merge_units, with_replicates
+from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats.groups import Unit
 from scoreframe.stats.summary import (
     EqContext,
@@ -31,8 +35,16 @@ from scoreframe.stats.summary import (
     reduce_sorted,
 )
 
-__all__ = ["Checks", "UnitStats", "check_counts", "check_duplicates", "check_trials",
-           "label_columns", "merge_sorted", "require_columns", "sorted_groups", "unit_statistics"]
+__all__ = ["POSITION", "Checks", "Statistics", "UnitStats", "check_counts", "check_duplicates",
+           "check_trials", "label_columns", "merge_sorted", "require_columns",
+           "sorted_groups", "sorted_unit_groups", "string_hashes", "unit_columns",
+           "unit_statistics"]
+
+#: Column holding a trial's row position when trials are resampled without id columns.
+POSITION = "__position"
+#: Column of the hashes of unit column ``i`` (``UNIT_COLUMN.format(i)``).
+UNIT_COLUMN = "__unit{}"
+_NULL_ID = "\x00null"  # null ids are one unit of their own
 
 
 @dataclass
@@ -183,11 +195,94 @@ def require_columns(schema: pl.Schema, group_cols: Sequence[str], *,
                 "--equalize-by", got="columns " + ", ".join(schema.names())))
 
 
+def string_hashes(values: pl.Series) -> np.ndarray:
+    """Stable 64-bit hash of each value of ``values`` as a string (:func:`kb.hash_strings`).
+
+    Each distinct value is hashed once; nulls are one value of their own.
+
+    >>> h = string_hashes(pl.Series(["a", "b", "a"]))
+    >>> bool(h[0] == h[2] and h[0] != h[1])
+    True
+    """
+    s = values.cast(pl.String).fill_null(_NULL_ID)
+    uniq = s.unique()
+    arr = uniq.to_arrow()
+    if hasattr(arr, "combine_chunks"):
+        arr = arr.combine_chunks()
+    import pyarrow as pa
+
+    arr = arr.cast(pa.large_string())
+    _, off_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, dtype=np.uint8))
+    h = pl.Series(kb.hash_strings(data, offsets), dtype=pl.UInt64)
+    if uniq.len() == s.len():
+        order = s.to_frame("v").join(uniq.to_frame("v").with_row_index("i"), on="v",
+                                     how="left", maintain_order="left")["i"].to_numpy()
+        return h.to_numpy()[order]
+    return s.replace_strict(uniq, h, return_dtype=pl.UInt64).to_numpy()
+
+
+def _hash_ids(s: pl.Series) -> pl.Series:
+    """Hashes of one id column, or of an ordered tuple of id columns (a struct)."""
+    if s.dtype == pl.Struct:
+        fields = s.struct.fields
+        h = string_hashes(s.struct.field(fields[0]))
+        for f in fields[1:]:
+            h = kb.combine_hashes(h, string_hashes(s.struct.field(f)))
+    else:
+        h = string_hashes(s)
+    return pl.Series(s.name, h, dtype=pl.UInt64)
+
+
+def _hash_position(s: pl.Series) -> pl.Series:
+    return pl.Series(s.name, kb.splitmix64(s.cast(pl.UInt64).to_numpy()), dtype=pl.UInt64)
+
+
+def unit_columns(spec: Replicates, names: Sequence[str]) -> list[pl.Expr]:
+    """Expressions for the unit hashes of every trial (``__unit0``, ``__unit1``, ...).
+
+    ``"trial"`` hashes the ordered tuple of ``spec.ids`` (or the :data:`POSITION` column the
+    caller adds when there are none); other resampling columns hash their values. Hashes
+    depend on the values only, never on the engine, the batch or the row order.
+    """
+    missing = [c for c in (spec.ids if spec.trial else spec.resample) if c not in names]
+    if missing:
+        raise ValidationError(message(
+            f"column `{missing[0]}` not found",
+            expected="the resampling columns (resample=)", got=", ".join(names),
+            hint='resample="trial" needs no id columns; ["model", "segment"] needs both.'))
+    if not spec.trial:
+        return [pl.col(c).map_batches(_hash_ids, return_dtype=pl.UInt64, is_elementwise=True)
+                .alias(UNIT_COLUMN.format(i)) for i, c in enumerate(spec.resample)]
+    if spec.ids:
+        col = pl.struct([pl.col(c).cast(pl.String) for c in spec.ids]) if len(spec.ids) > 1 \
+            else pl.col(spec.ids[0])
+        return [col.map_batches(_hash_ids, return_dtype=pl.UInt64, is_elementwise=True)
+                .alias(UNIT_COLUMN.format(0))]
+    return [pl.col(POSITION).map_batches(_hash_position, return_dtype=pl.UInt64,
+                                         is_elementwise=True).alias(UNIT_COLUMN.format(0))]
+
+
 def sorted_groups(lf: pl.LazyFrame, group_cols: Sequence[str]
                   ) -> tuple[list[dict[str, str | None]], list[SortedScores], Checks]:
     """One :class:`SortedScores` per base group (keys in sorted order), and the check counts.
 
     Only ``score``, ``label`` and the grouping columns are read (never the id strings).
+    """
+    keys, groups, _, checks = sorted_unit_groups(lf, group_cols, None)
+    return keys, groups, checks
+
+
+def sorted_unit_groups(lf: pl.LazyFrame, group_cols: Sequence[str],
+                       replicates: Replicates | None
+                       ) -> tuple[list[dict[str, str | None]], list[SortedScores],
+                                  list[SortedUnits] | None, Checks]:
+    """:func:`sorted_groups`, with every trial's unit hashes when ``replicates`` are asked.
+
+    The hashes of each class are sorted along its scores (ties in any order: replicate
+    statistics do not depend on the order of equal scores of one class).
     """
     schema = lf.collect_schema()
     require_columns(schema, group_cols)
@@ -202,21 +297,38 @@ def sorted_groups(lf: pl.LazyFrame, group_cols: Sequence[str]
             score.is_nan().sum().alias("nan_score"),
             pl.col("label").is_null().sum().alias("unknown_label"),
             pl.col("__bad").sum().alias("bad_label")]
-    sel = lf.select(*keys, pl.col("score"), label, bad.alias("__bad"))
+    unit_exprs: list[pl.Expr] = []
+    if replicates is not None:
+        if replicates.trial and not replicates.ids:
+            lf = lf.with_row_index(POSITION)
+        unit_exprs = unit_columns(replicates, schema.names())
+        for i in range(len(unit_exprs)):
+            u = pl.col(UNIT_COLUMN.format(i))
+            aggs += [u.filter(pl.col("label") & valid).sort_by(score.filter(pl.col("label")
+                                                                            & valid))
+                     .alias(f"tar{i}"),
+                     u.filter(~pl.col("label") & valid).sort_by(score.filter(~pl.col("label")
+                                                                             & valid))
+                     .alias(f"non{i}")]
+    sel = lf.select(*keys, pl.col("score"), label, bad.alias("__bad"), *unit_exprs)
     if group_cols:
         red = sel.group_by(list(group_cols)).agg(aggs).sort(list(group_cols))
     else:
-        red = sel.select([a.implode() if i < 2 else a for i, a in enumerate(aggs)])
+        red = sel.select([a.implode() if i < 2 or i >= 7 else a for i, a in enumerate(aggs)])
     df = red.collect(engine="streaming")
     checks = Checks()
     for f in ("rows", "null_score", "nan_score", "unknown_label", "bad_label"):
         setattr(checks, f, int(df[f].sum()) if df.height else 0)
     groups = [SortedScores(df["tar"][i].to_numpy(), df["non"][i].to_numpy())
               for i in range(df.height)]
+    units = None if not unit_exprs else [
+        SortedUnits(tuple(df[f"tar{k}"][i].to_numpy() for k in range(len(unit_exprs))),
+                    tuple(df[f"non{k}"][i].to_numpy() for k in range(len(unit_exprs))))
+        for i in range(df.height)]
     key_rows = df.select(list(group_cols)).to_dicts() if group_cols else [{}] * df.height
     if not group_cols and checks.rows == 0:
-        return [], [], checks
-    return key_rows, groups, checks
+        return [], [], ([] if units is not None else None), checks
+    return key_rows, groups, units, checks
 
 
 def merge_sorted(parts: Sequence[SortedScores]) -> SortedScores:
@@ -238,12 +350,33 @@ class UnitStats:
     members: tuple[ScoreStats, ...] = ()
 
 
+@dataclass(frozen=True, eq=False)
+class Statistics:
+    """The statistics of one evaluation: one :class:`UnitStats` per result row."""
+
+    row_cols: tuple[str, ...]
+    units: list[UnitStats]
+    checks: Checks
+    engine: str
+    n_ranges: int = 1
+    details: dict[str, Any] = field(default_factory=dict)
+
+
 def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request: Request, *,
                     equalize: bool = False, p: np.ndarray | None = None,
                     q: np.ndarray | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> list[UnitStats]:
-    """Statistics of every unit from the base groups' sorted scores (in memory, one range)."""
+                    progress: Callable[[int, int], None] | None = None,
+                    base_units: Sequence[SortedUnits] | None = None,
+                    workers: int = 1) -> list[UnitStats]:
+    """Statistics of every unit from the base groups' sorted scores (in memory, one range).
+
+    With ``request.replicates`` and the base groups' unit hashes (``base_units``), every
+    unit's statistics carry its replicates (members of equalized units do not), computed in
+    chunks of replicates on ``workers`` threads (exact integer statistics: the same on any
+    number of threads).
+    """
     cache: dict[int, ScoreStats] = {}
+    spec = request.replicates if base_units is not None else None
 
     def base_stats(i: int) -> ScoreStats:
         if i not in cache:
@@ -252,7 +385,12 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
 
     out: list[UnitStats] = []
     for done, u in enumerate(units, 1):
-        if len(u.members) == 1:
+        if spec is not None:
+            assert base_units is not None
+            s, su = merge_units([(base[i], base_units[i]) for i in u.members])
+            st = base_stats(u.members[0]) if len(u.members) == 1 else reduce_sorted(s, request)
+            st = with_replicates(st, s, su, spec, request.thresholds, workers=workers)
+        elif len(u.members) == 1:
             st = base_stats(u.members[0])
         else:
             st = reduce_sorted(merge_sorted([base[i] for i in u.members]), request)

@@ -42,6 +42,7 @@ from scoreframe.stats._biometric import (
     merge_verification,
     reduce_verification,
 )
+from scoreframe.stats._resampling import Replicates
 
 __all__ = ["Context", "EqContext", "EqStats", "Request", "ScoreStats", "empty_stats", "merge",
            "merge_all", "merge_equalized", "reduce_equalized",
@@ -71,6 +72,9 @@ class Request:
     verification
         The biometric verification statistics to compute (FNMR at FMR targets and the
         like, :class:`~scoreframe.stats._biometric.VerificationRequest`); ``None``: none.
+    replicates
+        Bootstrap (and jackknife) replicates to compute besides the point statistics (see
+        :mod:`scoreframe.stats._replicates`); the reduction then reads each trial's unit ids.
     """
 
     thresholds: F64 = field(default_factory=lambda: np.empty(0))
@@ -78,6 +82,7 @@ class Request:
     kaldi: bool = False
     det_resolution: float | None = None
     verification: VerificationRequest | None = None
+    replicates: Replicates | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,10 @@ class ScoreStats:
         Cumulative (global) miss and false-alarm counts at the kept steppy DET corners.
     verification
         Biometric verification statistics when the request asked for them.
+    replicates
+        The statistics of every replicate of :attr:`Request.replicates` in this range (the
+        same fields with weighted integer counts and exact weighted sums, no located
+        results); empty when no replicates were asked for.
     """
 
     n_tar: int
@@ -132,6 +141,7 @@ class ScoreStats:
     det_miss: I64 | None = None
     det_fa: I64 | None = None
     verification: VerificationStats | None = None
+    replicates: tuple[ScoreStats, ...] = ()
 
     @property
     def n(self) -> int:
@@ -298,7 +308,16 @@ def merge(a: ScoreStats, b: ScoreStats) -> ScoreStats:
         a.nist if a.nist is not None else b.nist,
         a.kaldi if a.kaldi is not None else b.kaldi,
         cat(a.det_miss, b.det_miss), cat(a.det_fa, b.det_fa),
-        merge_verification(a.verification, b.verification))
+        merge_verification(a.verification, b.verification),
+        _merge_replicates(a.replicates, b.replicates))
+
+
+def _merge_replicates(a: tuple[ScoreStats, ...], b: tuple[ScoreStats, ...]
+                      ) -> tuple[ScoreStats, ...]:
+    """Replicate by replicate (a range without replicates, e.g. an empty one, adds nothing)."""
+    if not a or not b:
+        return a or b
+    return tuple(merge(x, y) for x, y in zip(a, b, strict=True))
 
 
 def merge_all(parts: list[ScoreStats], request: Request) -> ScoreStats:

@@ -1,0 +1,150 @@
+"""Bootstrap intervals of declared metrics: the same ``compute`` on every replicate.
+
+A metric declared with intervals (:attr:`~scoreframe.metrics.registry.Metric.has_intervals`)
+gets ``_lo``/``_hi`` from its own ``compute`` applied to the statistics of each replicate
+(:attr:`~scoreframe.stats.summary.ScoreStats.replicates`, built by the one reduction pass on
+any engine); there is no second implementation of any metric. Percentile intervals, or BCa
+(Efron 1987) with the acceleration from the delete-a-block jackknife rows of the same pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scoreframe.checks import check_choice, check_positive_int, check_probability
+from scoreframe.errors import ScoreframeError, message
+from scoreframe.kernels import bootstrap as kb
+from scoreframe.metrics.registry import GroupStats, Metric, OperatingPoints
+from scoreframe.stats._resampling import MAX_BOOTSTRAP, TRIAL, Replicates
+from scoreframe.stats.summary import ScoreStats
+
+__all__ = ["INTERVALS", "MAX_BOOTSTRAP", "TRIAL", "IntervalOptions", "Intervals",
+           "interval_metrics", "metric_intervals", "replicate_values"]
+
+F64 = NDArray[np.float64]
+INTERVALS = ("percentile", "bca")
+Interval = Literal["percentile", "bca"]
+Key = tuple[str, bool]  # (metric name, per operating point)
+
+
+@dataclass(frozen=True)
+class IntervalOptions:
+    """How replicates are drawn and intervals formed (validated on creation).
+
+    Attributes
+    ----------
+    bootstrap
+        Replicates ``B``, from 2 to :data:`MAX_BOOTSTRAP` (100,000).
+    ci
+        Nominal coverage, in ``(0, 1)``.
+    resample
+        ``("trial",)`` or id columns resampled independently (``("model", "segment")``).
+    seed
+        Any integer.
+    interval
+        ``"percentile"`` or ``"bca"``.
+
+    Examples
+    --------
+    >>> IntervalOptions(bootstrap=0)
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.ScoreframeError: bad `bootstrap`: expected an integer in [2, 100000]; got 0
+    """
+
+    bootstrap: int = 1000
+    ci: float = 0.95
+    resample: tuple[str, ...] = (TRIAL,)
+    seed: int = 0
+    interval: Interval = "percentile"
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.bootstrap, name="bootstrap", minimum=2, maximum=MAX_BOOTSTRAP)
+        check_probability(self.ci, name="ci")
+        check_choice(self.interval, name="interval", choices=INTERVALS)
+        resample = (self.resample,) if isinstance(self.resample, str) else tuple(self.resample)
+        object.__setattr__(self, "resample", resample)
+        self.replicates(())  # checks seed and resample
+
+    def replicates(self, ids: Sequence[str]) -> Replicates:
+        """The replicates to compute; ``ids`` identify a trial for ``resample="trial"``."""
+        seed = self.seed
+        if isinstance(seed, np.integer):
+            seed = int(seed)
+        return Replicates(self.resample, seed, int(self.bootstrap), self.interval == "bca",
+                          tuple(ids) if self.resample == (TRIAL,) else ())
+
+
+def interval_metrics(metrics: Sequence[Metric], *, eer_method: str = "rocch") -> list[Metric]:
+    """The metrics of ``metrics`` that get intervals.
+
+    Replicates carry the mergeable statistics (blocks, sums, threshold counts), not located
+    results, so the EER has an interval only with the ROCCH convention.
+    """
+    return [m for m in metrics if m.has_intervals and (m.name != "eer" or eer_method == "rocch")]
+
+
+def replicate_values(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[Metric]
+                     ) -> dict[Key, F64]:
+    """Every metric on every replicate of ``stats``: ``(R,)``, or ``(R, K)`` per operating point.
+
+    NaN where a replicate has no target or no non-target weight.
+    """
+    reps = stats.replicates
+    k = len(ops.p_target)
+    out = {(m.name, m.per_operating_point): np.full((len(reps), k) if m.per_operating_point
+                                                    else len(reps), np.nan) for m in metrics}
+    with np.errstate(all="ignore"):
+        for r, st in enumerate(reps):
+            if st.n_tar == 0 or st.n_non == 0:
+                continue
+            g = GroupStats(st, ops, "rocch")
+            for m in metrics:
+                out[(m.name, m.per_operating_point)][r] = m.compute(g)
+    return out
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """The intervals of one group: bounds per metric and the defined replicates."""
+
+    n_replicates: int
+    bounds: dict[Key, tuple[F64, F64]]
+
+
+def metric_intervals(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[Metric],
+                     options: IntervalOptions) -> Intervals:
+    """Percentile or BCa bounds of ``metrics`` from the replicates carried by ``stats``.
+
+    ``stats`` must carry ``options.bootstrap`` bootstrap replicates (and, for BCa, the
+    jackknife rows after them). Jackknife rows that delete nothing of this group are left out.
+    """
+    b = options.bootstrap
+    if len(stats.replicates) < b:
+        raise ScoreframeError(message("the statistics carry too few replicates",
+                                      expected=str(b), got=str(len(stats.replicates))))
+    values = replicate_values(stats, ops, metrics)
+    defined = sum(1 for st in stats.replicates[:b] if st.n_tar and st.n_non)
+    bounds: dict[Key, tuple[F64, F64]] = {}
+    point = GroupStats(stats, ops, "rocch")
+    untouched = np.array([st.n_tar == stats.n_tar and st.n_non == stats.n_non
+                          for st in stats.replicates[b:]], dtype=bool)
+    for m in metrics:
+        key = (m.name, m.per_operating_point)
+        v = values[key]
+        boot = v[:b]
+        if options.interval == "bca":
+            jk = v[b:].copy()
+            jk[untouched] = np.nan
+            with np.errstate(all="ignore"):
+                est = np.asarray(m.compute(point), dtype=np.float64)
+            lo, hi = kb.bca_interval(boot, est, jk, options.ci)
+        else:
+            lo, hi = kb.percentile_interval(boot, options.ci)
+        bounds[key] = (np.asarray(lo), np.asarray(hi))
+    return Intervals(defined, bounds)
