@@ -88,7 +88,7 @@ def load_dataset(path: str, fmt: str | None = None, kind: str | None = None,
     else:
         lf = sio.read_any(path, fmt=f, kind=kind, columns=columns,  # type: ignore[arg-type]
                           text_columns=text_columns).lazy()
-    return apply_where(lf, where)
+    return apply_where(lf, where, source=f"`{path}`")
 
 
 def reading_kwargs(a: object) -> dict[str, object]:

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scoreframe._sql_guard import where_expr
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.schema import id_hash, repeated_hashes
@@ -179,7 +180,7 @@ def _scan_piece(piece: Piece, spec: PartitionSpec) -> pl.LazyFrame:
     if lits:
         lf = lf.with_columns(lits)
     if spec.where:
-        lf = lf.filter(pl.sql_expr(spec.where))
+        lf = lf.filter(where_expr(spec.where))
     return lf
 
 

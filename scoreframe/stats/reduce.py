@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from scoreframe._sql_guard import where_expr
 from scoreframe.errors import DegenerateError, ValidationError, message
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.schema import id_hash, normalize_label, repeated_hashes
@@ -113,7 +114,7 @@ def first_location(source: object, column: str, where_sql: str | None = None) ->
             else:
                 bad = label_columns(schema)[1]
             if where_sql:
-                lf = lf.filter(pl.sql_expr(where_sql))
+                lf = lf.filter(where_expr(where_sql))
             hit = lf.filter(bad).select("__row").head(1).collect()
         except Exception:  # noqa: BLE001 - locating is best effort; the error stands anyway
             continue
