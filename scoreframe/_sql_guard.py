@@ -31,6 +31,13 @@ __all__ = ["apply_where", "where_expr"]
 #: Longest predicate accepted (characters); a long ``IN (...)`` list stays far below it.
 MAX_WHERE_CHARS = 1_000_000
 
+#: Most operators in a predicate: polars' parser recurses once per operator of a chain such as
+#: ``a OR b OR ...`` and crashes (stack overflow) near a few thousand; a long ``IN (...)`` list
+#: counts as one.
+MAX_OPERATORS = 256
+
+_OPERATOR_WORDS = frozenset({"and", "or", "not", "is", "in", "like", "ilike", "between",
+                             "similar", "regexp", "rlike"})
 #: Words that start a query (a subquery) when they follow ``(``.
 _QUERY_WORDS = frozenset({"select", "from", "with", "values", "value", "table", "insert",
                           "update", "delete", "merge"})
@@ -73,7 +80,7 @@ def _scan(where: str, *, source: str | None) -> str | None:
     Returns the first word (lowercase) when the text starts like a statement: a word followed
     by a word or a quoted string (``COPY trials ...``, ``ATTACH 'x'``), else None.
     """
-    pos, word_end, after_open = 0, -1, False
+    pos, word_end, after_open, operators = 0, -1, False, 0
     kinds: list[str] = []
     first: str | None = None
     while pos < len(where):
@@ -100,6 +107,8 @@ def _scan(where: str, *, source: str | None) -> str | None:
             raise _refuse("has a prefixed string such as E'...' or X'...'; use a plain "
                           "'...' string", where, source=source)
         kinds.append(kind or "")
+        operators += (kind == "op" and text not in ",).:") or (
+            kind == "word" and text.lower() in _OPERATOR_WORDS)
         if kind == "word":
             low = text.lower()
             first = first if len(kinds) > 1 else low
@@ -108,6 +117,10 @@ def _scan(where: str, *, source: str | None) -> str | None:
                 raise _refuse("has a subquery; a predicate sees only the columns of the "
                               "trials, never another table or a file", where, source=source)
         after_open = kind == "open"
+    if operators > MAX_OPERATORS:
+        raise _refuse(f"has {operators} operators, over the limit of {MAX_OPERATORS}", where,
+                      source=source, hint="Write a long list of alternatives as "
+                                          "column IN ('a', 'b', ...). " + _HINT)
     starts_like_statement = kinds[:1] == ["word"] and kinds[1:2] in (["word"], ["string"],
                                                                       ["ident"])
     return first if starts_like_statement else None
@@ -127,7 +140,8 @@ def where_expr(where: str, *, source: str | None = None) -> pl.Expr:
     ------
     ScoreframeError
         For stacked statements, comments, subqueries, characters outside the expression
-        grammar, text that does not parse, or over :data:`MAX_WHERE_CHARS` characters.
+        grammar, text that does not parse, over :data:`MAX_WHERE_CHARS` characters or
+        over :data:`MAX_OPERATORS` operators.
 
     See Also
     --------
