@@ -170,7 +170,7 @@ def _check_query(sql: str, *, at: str) -> None:
     kinds = [s.type.name for s in statements]
     if len(statements) > 1 or kinds[0] != "SELECT":
         got = (f"{len(statements)} statements ({', '.join(kinds)})" if len(statements) > 1
-               else f"a {kinds[0]} statement")
+               else f"a statement of type {kinds[0]}")
         raise ScoreframeError(message("the SQL must be one read-only query", where=at,
                                       expected="one SELECT (or WITH ... SELECT) over `trials`",
                                       got=got, hint=_QUERY_HINT))
