@@ -139,6 +139,12 @@ QUERY_ESCAPES = {
                    OUTSIDE),
     "subquery-read": ("SELECT * FROM trials WHERE model IN "
                       "(SELECT content FROM read_text('{secret}'))", OUTSIDE),
+    "query-function": ("SELECT * FROM query('SELECT * FROM read_text(''{secret}'')')", OUTSIDE),
+    "query-function-copy": ("SELECT * FROM query('COPY (SELECT 1) TO ''{root}/out.csv'' ')",
+                            "SQL query failed"),
+    "query_table": ("SELECT * FROM query_table('{csv}')", OUTSIDE),
+    "parquet_metadata": ("SELECT * FROM parquet_metadata('{pq}')", OUTSIDE),
+    "url": ("SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')", OUTSIDE),
     "install": ("INSTALL httpfs", ONE_QUERY),
     "load": ("LOAD httpfs", ONE_QUERY),
     "force-install": ("FORCE INSTALL '{root}/x.duckdb_extension'", ONE_QUERY),
@@ -254,6 +260,26 @@ def test_query_syntax_error_names_the_file_on_one_line(world):
     code, out, err = _cli(["query", str(sql_file), str(world["ds"])])
     _assert_user_error(code, out, err, match="syntax error")
     assert "broken.sql" in err and str(world["ds"]) in err
+
+
+@pytest.mark.parametrize("case", ["binary", "huge", "output-over-dataset",
+                                  "output-over-sql"])
+def test_query_files_and_outputs_are_checked_first(case, world):
+    sql_file = world["work"] / f"{case}.sql"
+    sql_file.write_bytes(b"select 1 as x")
+    argv = ["query", str(sql_file), str(world["one"])]
+    match = {"binary": "not UTF-8", "huge": "too large", "output-over-dataset": "input",
+             "output-over-sql": "input"}[case]
+    if case == "binary":
+        sql_file.write_bytes(b"select \xff\xfe from trials")
+    elif case == "huge":
+        sql_file.write_bytes(b"select 1 as x -- " + b"x" * (2 << 20))
+    elif case == "output-over-dataset":
+        argv += ["-o", str(world["one"]), "--overwrite"]
+    else:
+        argv += ["-o", str(sql_file), "--format", "csv", "--overwrite"]
+    with _unchanged(world["root"]):
+        _assert_user_error(*_cli(argv), match=match)
 
 
 def test_real_process_exits_2_without_traceback(world):
