@@ -51,8 +51,8 @@ _STATEMENT_WORDS = frozenset({
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\n]+)
   | (?P<comment>--|/\*)
-  | (?P<string>'(?:[^']|'')*')
-  | (?P<ident>"(?:[^"]|"")*")
+  | (?P<string>'[^']*(?:''[^']*)*')
+  | (?P<ident>"[^"]*(?:""[^"]*)*")
   | (?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)
   | (?P<word>[^\W\d]\w*)
   | (?P<open>\()
@@ -106,12 +106,13 @@ def _scan(where: str, *, source: str | None) -> str | None:
         if kind == "string" and start == word_end:
             raise _refuse("has a prefixed string such as E'...' or X'...'; use a plain "
                           "'...' string", where, source=source)
-        kinds.append(kind or "")
+        if len(kinds) < 2:
+            kinds.append(kind or "")
         operators += (kind == "op" and text not in ",).:") or (
             kind == "word" and text.lower() in _OPERATOR_WORDS)
         if kind == "word":
             low = text.lower()
-            first = first if len(kinds) > 1 else low
+            first = first or low
             word_end = pos
             if low == "select" or (after_open and low in _QUERY_WORDS):
                 raise _refuse("has a subquery; a predicate sees only the columns of the "
