@@ -1,12 +1,13 @@
 """Read-only SQL over a trial dataset with DuckDB: the dataset is the table ``trials``.
 
-Frames layer. The connection sees the trials and nothing else: the Parquet files are handed to
-DuckDB as one Arrow dataset (read by pyarrow, hive partitions included), and the connection
-runs with DuckDB's file access off (``enable_external_access = false``), extension install and
-load off, Python replacement scans off, and its configuration locked. ``COPY``, ``ATTACH``,
-``EXPORT``, ``read_csv``/``read_parquet``/``read_text``/``read_blob``/``glob`` on any path,
-``INSTALL``/``LOAD`` and ``SET`` therefore fail inside DuckDB, and :func:`query` accepts only
-one ``SELECT`` (or ``WITH ... SELECT``) statement, told apart by DuckDB's own parser. The same
+Frames layer. The connection sees the trials and nothing else: DuckDB's file access is off
+(``enable_external_access = false``) except for the dataset's own Parquet files
+(``allowed_paths``, read through the view ``trials`` with hive partitions), extension install
+and load are off, Python replacement scans are off, and the configuration is locked.
+``COPY``, ``ATTACH``, ``EXPORT``, ``read_csv``/``read_parquet``/``read_text``/``read_blob``/
+``glob`` on any other path, ``INSTALL``/``LOAD`` and ``SET`` therefore fail inside DuckDB, and
+:func:`query` accepts only one ``SELECT`` (or ``WITH ... SELECT``) statement, told apart by
+DuckDB's own parser, so nothing is ever written, not even over the dataset. The same
 Parquet files are read by polars (:func:`scoreframe.io.scan_trials`, whose ``where=`` takes
 SQL predicates); tests check that both give identical rows for the examples in ``queries/``.
 See docs/sql.md.
@@ -15,26 +16,21 @@ See docs/sql.md.
 from __future__ import annotations
 
 import os
-import re
 import socket
 import tempfile
 import uuid
 from pathlib import Path
-from urllib.parse import unquote
 
 import duckdb
 import polars as pl
-import pyarrow as pa
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, ScoreframeError, message
 
 __all__ = ["connect", "query"]
 
-#: DuckDB settings of every connection: no file, network or extension access; locked.
+#: DuckDB settings of every connection, set when it opens; then only the dataset's files are
+#: allowed, file access is turned off and the configuration is locked (:func:`connect`).
 CONFINED = {
-    "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
@@ -42,55 +38,21 @@ CONFINED = {
     "python_enable_replacements": False,
 }
 
-_INT = re.compile(r"-?\d{1,18}")
-_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
-
-def _files(dataset: str | Path) -> tuple[Path, list[Path], bool]:
+def _files(dataset: str | Path) -> tuple[list[Path], bool]:
     p = Path(dataset)
     if p.is_dir():
-        files = sorted(p.rglob("*.parquet"))
+        files = sorted(Path(os.path.abspath(f)) for f in p.rglob("*.parquet"))
         if not files:
             raise FormatError(message("no parquet files", where=f"directory `{p}`"))
-        return p, files, True
+        return files, True
     if not p.is_file():
         raise FormatError(message(f"no such file or directory `{p}`"))
-    return p, [p], False
+    return [Path(os.path.abspath(p))], False
 
 
-def _partition_schema(root: Path, files: list[Path]) -> pa.Schema:
-    """Types of the ``key=value`` directories: int64 when every value is an integer, else text."""
-    values: dict[str, list[str | None]] = {}
-    for f in files:
-        for part in f.parent.relative_to(root).parts:
-            key, eq, value = part.partition("=")
-            if eq:
-                text = unquote(value)
-                values.setdefault(key, []).append(None if text == _HIVE_NULL else text)
-    return pa.schema([(k, pa.int64() if all(v is None or _INT.fullmatch(v) for v in vs)
-                       else pa.string()) for k, vs in values.items()])
-
-
-def _trial_dataset(dataset: str | Path) -> ds.Dataset:
-    """The Parquet file or hive-partitioned directory as one pyarrow dataset.
-
-    Columns are the union of every file's columns (a file without a column gives nulls);
-    partition columns are integers when every value is one, text otherwise.
-    """
-    root, files, hive = _files(dataset)
-    try:
-        schemas = [pq.read_schema(f) for f in files]
-        part = _partition_schema(root, files) if hive else pa.schema([])
-        schema = pa.unify_schemas([*schemas, part], promote_options="permissive")
-        return ds.dataset([str(f) for f in files], schema=schema, format="parquet",
-                          partitioning=ds.partitioning(part, flavor="hive") if len(part)
-                          else None, partition_base_dir=str(root) if hive else None)
-    except (pa.ArrowException, OSError) as exc:
-        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
-                                  got=_first_line(exc),
-                                  hint="SQL reads Parquet datasets: convert other formats "
-                                       "first (scoreframe.convert_trials, CLI `scoreframe "
-                                       "convert`).")) from None
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _temp_directory() -> str:
@@ -107,8 +69,10 @@ def _temp_directory() -> str:
 def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection that sees ``dataset`` as the table ``name``, and nothing else.
 
-    File access, extensions and Python replacement scans are off and the configuration is
-    locked (see the module docstring): the connection cannot read or write any other file.
+    File access (but to the dataset's Parquet files), extensions and Python replacement scans
+    are off and the configuration is locked (see the module docstring): the connection cannot
+    read any other file. Use :func:`query` for SQL from users: it also refuses every statement
+    but one query, so nothing can write, not even over the dataset.
 
     Examples
     --------
@@ -119,15 +83,28 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     >>> connect(f).execute("select count(*) from trials").fetchall()
     [(1,)]
     >>> try:
-    ...     connect(f).execute(f"select * from read_parquet('{f}')")
+    ...     connect(f).execute(f"select * from read_csv('{f.parent / 'other.csv'}')")
     ... except duckdb.PermissionException:
     ...     print("refused: file access is off")
     refused: file access is off
     """
-    data = _trial_dataset(dataset)
-    con = duckdb.connect(":memory:", config={**CONFINED, "temp_directory": _temp_directory(),
-                                             "lock_configuration": True})
-    con.register(name, data)
+    files, hive = _files(dataset)
+    paths = [_literal(str(f)) for f in files]
+    con = duckdb.connect(":memory:", config={**CONFINED, "temp_directory": _temp_directory()})
+    try:
+        con.execute(f"SET allowed_paths = [{', '.join(paths)}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        view = '"' + name.replace('"', '""') + '"'
+        con.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet([{', '.join(paths)}], "
+                    f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
+    except duckdb.Error as exc:
+        con.close()
+        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
+                                  got=_first_line(exc),
+                                  hint="SQL reads Parquet datasets: convert other formats "
+                                       "first (scoreframe.convert_trials, CLI `scoreframe "
+                                       "convert`).")) from None
     return con
 
 

@@ -126,7 +126,9 @@ QUERY_ESCAPES = {
     "read_csv": ("SELECT * FROM read_csv('{csv}')", OUTSIDE),
     "read_csv_auto": ("SELECT * FROM read_csv_auto('{csv}', header = false)", OUTSIDE),
     "read_parquet": ("SELECT * FROM read_parquet('{pq}')", OUTSIDE),
-    "read_parquet-own-file": ("SELECT * FROM read_parquet('{one}')", OUTSIDE),
+    "read_parquet-other-dataset": ("SELECT * FROM read_parquet('{ds}/**/*.parquet')", OUTSIDE),
+    "read_blob-dataset-directory": ("SELECT * FROM read_blob('{ds}/*')", OUTSIDE),
+    "path-traversal": ("SELECT * FROM read_text('{one}/../secret.txt')", OUTSIDE),
     "read_text": ("SELECT content FROM read_text('{secret}')", OUTSIDE),
     "read_blob": ("SELECT content FROM read_blob('{secret}')", OUTSIDE),
     "read_json": ("SELECT * FROM read_json('{json}')", OUTSIDE),
@@ -175,7 +177,8 @@ def test_query_escape_is_refused_by_the_cli(case, world):
     sql, match = QUERY_ESCAPES[case]
     sql_file = world["work"] / f"{case}.sql"
     sql_file.write_text(_fill(sql, world))
-    for ds in (world["ds"], world["one"]):
+    datasets = [world["one"]] if "other-dataset" in case else [world["ds"], world["one"]]
+    for ds in datasets:
         with _unchanged(world["root"]):
             _assert_user_error(*_cli(["query", str(sql_file), str(ds)]), match=match)
             assert not (world["root"] / "out.csv").exists()
@@ -184,10 +187,20 @@ def test_query_escape_is_refused_by_the_cli(case, world):
 @pytest.mark.parametrize("case", sorted(QUERY_ESCAPES))
 def test_query_escape_is_refused_by_the_library(case, world):
     sql, match = QUERY_ESCAPES[case]
+    ds = world["one"] if "other-dataset" in case else world["ds"]
     with _unchanged(world["root"]), pytest.raises(ScoreframeError, match=match) as err:
-        query(_fill(sql, world), world["ds"], sql_name=f"{case}.sql")
+        query(_fill(sql, world), ds, sql_name=f"{case}.sql")
     text = str(err.value)
-    assert SECRET not in text and f"{case}.sql" in text and str(world["ds"]) in text
+    assert SECRET not in text and f"{case}.sql" in text and str(ds) in text
+
+
+def test_the_dataset_own_files_are_the_only_files_readable(world):
+    """Reading a file of the dataset by name gives its trials; its neighbours stay closed."""
+    files = sorted(world["ds"].rglob("*.parquet"))
+    by_name = query(f"SELECT count(*) AS n FROM read_parquet('{files[0]}')", world["ds"])
+    assert by_name["n"][0] == pl.read_parquet(files[0]).height
+    with pytest.raises(ScoreframeError, match=OUTSIDE):
+        query(f"SELECT count(*) AS n FROM read_parquet('{files[0]}')", world["one"])
 
 
 def test_the_connection_sees_only_the_trials(world):
