@@ -26,7 +26,7 @@ import polars as pl
 
 from scoreframe.errors import ScoreframeError, message
 
-__all__ = ["apply_where", "where_expr"]
+__all__ = ["apply_where", "check_where", "where_expr"]
 
 #: Longest predicate accepted (characters); a long ``IN (...)`` list stays far below it.
 MAX_WHERE_CHARS = 1_000_000
@@ -225,3 +225,27 @@ def apply_where(lf: pl.LazyFrame, where: str | None, *,
     if dtype not in (pl.Boolean, pl.Null):
         raise _refuse(f"gives {dtype} values, not true/false", where, source=source)
     return lf.filter(expr)
+
+
+def check_where(where: str | None, lf: pl.LazyFrame | None = None, *,
+                source: str | None = None) -> None:
+    """Check a predicate before it is handed on, so that a bad one is reported on ``source``.
+
+    A command that loads a file into a frame and passes the frame and ``where`` to the library
+    calls this first: the text is checked as by :func:`where_expr`, and against the columns of
+    ``lf`` when given; nothing is read.
+
+    Examples
+    --------
+    >>> check_where("gender = 'f'", pl.LazyFrame({"gender": ["f"]}), source="`t.csv`")
+    >>> check_where("gender = ", source="`t.csv`")
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.ScoreframeError: the where= / --where predicate for `t.csv` is not ...
+    """
+    if where is None or where == "":
+        return
+    if lf is None:
+        _parse(where, source=source)
+    else:
+        apply_where(lf, where, source=source)

@@ -361,6 +361,28 @@ def test_where_escape_is_refused_by_evaluate(case, world):
     assert "--where" in err and str(world["ds"]) in err
 
 
+@pytest.mark.parametrize("command", [["evaluate"],
+                                     ["compare", "{csv}", "--systems", "sys1", "sys2"],
+                                     ["calibrate", "train", "{csv}", "-o", "{out}"],
+                                     ["fuse", "train", "{csv}", "-o", "{out}"],
+                                     ["info"], ["convert", "{csv}", "-o", "{out}"]])
+@pytest.mark.parametrize("where", ["score >", "score > 0; COPY trials TO 'x.csv'",
+                                   "model IN (SELECT content FROM read_text('{secret}'))"])
+def test_where_errors_name_a_text_input_on_one_line(command, where, world):
+    """Text tables are loaded into frames by the CLI; the message still names the file."""
+    csv = world["work"] / "trials.csv"
+    if not csv.exists():
+        _trials().with_columns(system=pl.lit("sys1")).write_csv(csv)
+    out = world["work"] / "never_written.json"
+    argv = [c.format(csv=csv, out=out) for c in command]
+    if argv == command:  # the dataset is the first positional argument
+        argv = [*command, str(csv)]
+    with _unchanged(world["root"]):
+        code, text_out, err = _cli([*argv, "--where", _fill(where, world)])
+    _assert_user_error(code, text_out, err, match="`" + str(csv) + "`")
+    assert "--where" in err
+
+
 LIBRARY = {
     "scan_trials": lambda data, w: sf.scan_trials(data, where=w).collect(),
     "evaluate": lambda data, w: sf.evaluate(data, where=w),

@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe import io as sio
+from scoreframe._sql_guard import check_where
 from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.io.parquet import apply_where, infer_kind, scan_trials, write_trials
@@ -116,7 +117,9 @@ def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.Laz
     kw = reading_kwargs(a)
     if (kw["fmt"] or _format_of(path)) == "parquet" and (library_trial_id or not kw["trial_id"]):
         return path
-    return load_dataset(path, **kw)  # type: ignore[arg-type]
+    lf = load_dataset(path, **kw)  # type: ignore[arg-type]
+    check_where(getattr(a, "where", None), lf, source=f"`{path}`")  # named on the file
+    return lf
 
 
 def _suffix_format(output: str, machine: Sequence[str]) -> str:
