@@ -1,13 +1,14 @@
 """Read-only SQL over a trial dataset with DuckDB: the dataset is the table ``trials``.
 
-Frames layer. The connection sees the trials and nothing else: DuckDB's file access is off
-(``enable_external_access = false``) except for the dataset's own Parquet files
-(``allowed_paths``, read through the view ``trials`` with hive partitions), extension install
-and load are off, Python replacement scans are off, and the configuration is locked.
-``COPY``, ``ATTACH``, ``EXPORT``, ``read_csv``/``read_parquet``/``read_text``/``read_blob``/
-``glob`` on any other path, ``INSTALL``/``LOAD`` and ``SET`` therefore fail inside DuckDB, and
-:func:`query` accepts only one ``SELECT`` (or ``WITH ... SELECT``) statement, told apart by
-DuckDB's own parser, so nothing is ever written, not even over the dataset. The same
+Frames layer. A connection sees the trials and nothing else: DuckDB's file access is off
+(``enable_external_access = false``), extension install and load are off, Python replacement
+scans are off, and the configuration is locked, so ``COPY``, ``ATTACH``, ``EXPORT``,
+``read_csv``/``read_parquet``/``read_text``/``read_blob``/``glob`` on other paths,
+``INSTALL``/``LOAD`` and ``SET`` fail inside DuckDB. :func:`query` accepts one ``SELECT`` (or
+``WITH ... SELECT``) statement, told apart by DuckDB's own parser, and runs it with the
+dataset's Parquet files as the only allowed paths (DuckDB's own reader); :func:`connect`
+returns a connection for any statement, so it allows no path at all and registers the dataset
+as an Arrow dataset read by pyarrow. The same
 Parquet files are read by polars (:func:`scoreframe.io.scan_trials`, whose ``where=`` takes
 SQL predicates); tests check that both give identical rows for the examples in ``queries/``.
 See docs/sql.md.
@@ -16,13 +17,18 @@ See docs/sql.md.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import tempfile
 import uuid
 from pathlib import Path
+from urllib.parse import unquote
 
 import duckdb
 import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, ScoreframeError, message
 
@@ -66,13 +72,84 @@ def _temp_directory() -> str:
     return str(Path(root) / f"scoreframe-spill-{host}-{os.getpid()}-sql{uuid.uuid4().hex[:8]}")
 
 
+_READ_HINT = ("SQL reads Parquet datasets: convert other formats first "
+              "(scoreframe.convert_trials, CLI `scoreframe convert`).")
+_INT = re.compile(r"-?\d{1,18}")
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def _confined(**extra: object) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(":memory:", config={**CONFINED, "temp_directory": _temp_directory(),
+                                              **extra})
+
+
+def _native(dataset: str | Path) -> duckdb.DuckDBPyConnection:
+    """The connection of :func:`query`: DuckDB's own Parquet reader on the dataset's files only.
+
+    The files are the only allowed paths (then file access is turned off and the configuration
+    locked), so the view ``trials`` reads them at DuckDB's speed. DuckDB could write an allowed
+    path (``COPY ... (USE_TMP_FILE false)``), which is why only :func:`query`, which accepts
+    one read-only statement, uses this connection.
+    """
+    files, hive = _files(dataset)
+    paths = ", ".join(_literal(str(f)) for f in files)
+    con = _confined()
+    try:
+        con.execute(f"SET allowed_paths = [{paths}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        con.execute(f"CREATE VIEW trials AS SELECT * FROM read_parquet([{paths}], "
+                    f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
+    except duckdb.Error as exc:
+        con.close()
+        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
+                                  got=_first_line(exc), hint=_READ_HINT)) from None
+    return con
+
+
+def _partition_schema(root: Path, files: list[Path]) -> pa.Schema:
+    """Types of the ``key=value`` directories: int64 when every value is an integer, else text."""
+    values: dict[str, list[str | None]] = {}
+    for f in files:
+        for part in f.parent.relative_to(root).parts:
+            key, eq, value = part.partition("=")
+            if eq:
+                text = unquote(value)
+                values.setdefault(key, []).append(None if text == _HIVE_NULL else text)
+    return pa.schema([(k, pa.int64() if all(v is None or _INT.fullmatch(v) for v in vs)
+                       else pa.string()) for k, vs in values.items()])
+
+
+def _arrow_dataset(dataset: str | Path) -> ds.Dataset:
+    """The Parquet file or hive-partitioned directory as one pyarrow dataset.
+
+    Columns are the union of every file's columns (a file without a column gives nulls), text
+    as plain ``string`` (DuckDB scans it faster than ``large_string``); partition columns are
+    integers when every value is one, text otherwise.
+    """
+    files, hive = _files(dataset)
+    root = Path(os.path.abspath(dataset))
+    try:
+        part = _partition_schema(root, files) if hive else pa.schema([])
+        schema = pa.unify_schemas([*(pq.read_schema(f) for f in files), part],
+                                  promote_options="permissive")
+        schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type)
+                            or str(f.type) == "string_view" else f for f in schema])
+        return ds.dataset([str(f) for f in files], schema=schema, format="parquet",
+                          partitioning=ds.partitioning(part, flavor="hive") if len(part)
+                          else None, partition_base_dir=str(root) if hive else None)
+    except (pa.ArrowException, OSError) as exc:
+        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
+                                  got=_first_line(exc), hint=_READ_HINT)) from None
+
+
 def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection that sees ``dataset`` as the table ``name``, and nothing else.
 
-    File access (but to the dataset's Parquet files), extensions and Python replacement scans
-    are off and the configuration is locked (see the module docstring): the connection cannot
-    read any other file. Use :func:`query` for SQL from users: it also refuses every statement
-    but one query, so nothing can write, not even over the dataset.
+    The dataset is registered as an Arrow dataset (read by pyarrow) and the connection has no
+    file access at all: extensions and Python replacement scans are off and the configuration
+    is locked, so no statement can read or write any file, the dataset's included. (For one
+    query, :func:`query` reads the files with DuckDB's own, faster reader.)
 
     Examples
     --------
@@ -83,28 +160,14 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     >>> connect(f).execute("select count(*) from trials").fetchall()
     [(1,)]
     >>> try:
-    ...     connect(f).execute(f"select * from read_csv('{f.parent / 'other.csv'}')")
+    ...     connect(f).execute(f"copy trials to '{f}'")
     ... except duckdb.PermissionException:
     ...     print("refused: file access is off")
     refused: file access is off
     """
-    files, hive = _files(dataset)
-    paths = [_literal(str(f)) for f in files]
-    con = duckdb.connect(":memory:", config={**CONFINED, "temp_directory": _temp_directory()})
-    try:
-        con.execute(f"SET allowed_paths = [{', '.join(paths)}]")
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
-        view = '"' + name.replace('"', '""') + '"'
-        con.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet([{', '.join(paths)}], "
-                    f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
-    except duckdb.Error as exc:
-        con.close()
-        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
-                                  got=_first_line(exc),
-                                  hint="SQL reads Parquet datasets: convert other formats "
-                                       "first (scoreframe.convert_trials, CLI `scoreframe "
-                                       "convert`).")) from None
+    data = _arrow_dataset(dataset)
+    con = _confined(enable_external_access=False, lock_configuration=True)
+    con.register(name, data)
     return con
 
 
@@ -192,7 +255,7 @@ def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.D
     """
     at = f"`{sql_name}` on `{dataset}`" if sql_name else f"`{dataset}`"
     _check_query(sql, at=at)
-    con = connect(dataset)
+    con = _native(dataset)
     try:
         return con.sql(sql).pl()
     except duckdb.PermissionException as exc:

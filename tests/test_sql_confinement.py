@@ -228,6 +228,28 @@ def test_the_connection_sees_only_the_trials(world):
         con.close()
 
 
+def test_a_raw_connection_cannot_write_even_over_the_dataset(world):
+    """`connect` runs any statement, so it allows no path at all (the dataset is Arrow)."""
+    target = sorted(world["ds"].rglob("*.parquet"))[0]
+    with _unchanged(world["root"]):
+        con = connect(world["ds"])
+        try:
+            for sql in (f"COPY (SELECT 1 AS x) TO '{target}' (FORMAT parquet, USE_TMP_FILE false)",
+                        f"ATTACH '{target}' AS t", f"SELECT * FROM read_blob('{target}')",
+                        f"EXPORT DATABASE '{world['root']}/exported'"):
+                with pytest.raises(duckdb.PermissionException):
+                    con.execute(sql)
+        finally:
+            con.close()
+
+
+def test_connect_and_query_see_the_same_trials(world):
+    cols = ", ".join(COLUMNS)
+    with contextlib.closing(connect(world["ds"])) as con:
+        arrow = con.sql(f"SELECT {cols} FROM trials ORDER BY segment").pl()
+    assert arrow.equals(query(f"SELECT {cols} FROM trials ORDER BY segment", world["ds"]))
+
+
 def test_spill_directory_is_one_the_stale_cleaner_knows(world, tmp_path, monkeypatch):
     """DuckDB spills (a large sort) under $SCOREFRAME_SPILL_DIR, named like every spill dir."""
     from scoreframe.stats.outofcore import SPILL_PREFIX, _host
