@@ -78,7 +78,7 @@ _INT = re.compile(r"-?\d{1,18}")
 _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
-def _confined(**extra: object) -> duckdb.DuckDBPyConnection:
+def _confined(**extra: bool) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(":memory:", config={**CONFINED, "temp_directory": _temp_directory(),
                                               **extra})
 
