@@ -55,20 +55,21 @@ def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
             return scan_trials(data, where=where)
         return load_trials(data, where=where)
     if isinstance(data, pl.LazyFrame):
-        return apply_where(data, where)
+        return apply_where(data, where, source=f"the {type(data).__name__} given")
     if isinstance(data, pl.DataFrame):
-        return apply_where(data.lazy(), where)
+        return apply_where(data.lazy(), where, source="the DataFrame given")
     mod = type(data).__module__
     name = type(data).__name__
     if mod.startswith("pyarrow") and name in ARROW_DATASETS:
-        return apply_where(pl.scan_pyarrow_dataset(data), where)
+        return apply_where(pl.scan_pyarrow_dataset(data), where, source=f"the {name} given")
     if mod.startswith("pyarrow") and name in ARROW_TYPES:
         frame = pl.from_arrow(data)
         if isinstance(frame, pl.Series):  # not for a Table or RecordBatch; keeps type checkers calm
             frame = frame.to_frame()
-        return apply_where(frame.lazy(), where)
+        return apply_where(frame.lazy(), where, source=f"the {name} given")
     if mod.startswith("pandas") and name == "DataFrame":
-        return apply_where(pl.from_pandas(data, include_index=True).lazy(), where)
+        return apply_where(pl.from_pandas(data, include_index=True).lazy(), where,
+                           source="the pandas DataFrame given")
     raise ScoreframeError(message(
         "unsupported trial data", expected="a path, a polars DataFrame/LazyFrame, a pandas "
         "DataFrame, a pyarrow Table or dataset", got=type(data).__name__))
@@ -119,4 +120,4 @@ def scan_raw(data: Data, *, where: str | None = None) -> pl.LazyFrame:
         raise FormatError(message("cannot read parquet", where=f"`{path}`",
                                   got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
                                   )) from None
-    return apply_where(lf, where)
+    return apply_where(lf, where, source=f"`{path}`")

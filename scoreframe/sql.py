@@ -1,35 +1,155 @@
-"""SQL over trial datasets with DuckDB: the dataset is the view ``trials``.
+"""Read-only SQL over a trial dataset with DuckDB: the dataset is the table ``trials``.
 
-Frames layer. The same Parquet files are read by polars (:func:`scoreframe.io.scan_trials`,
-whose ``where=`` takes the same SQL predicates) and by DuckDB here; tests check that both give
-identical rows for the examples in ``queries/``.
+Frames layer. A connection sees the trials and nothing else: DuckDB's file access is off
+(``enable_external_access = false``), extension install and load are off, Python replacement
+scans are off, and the configuration is locked, so ``COPY``, ``ATTACH``, ``EXPORT``,
+``read_csv``/``read_parquet``/``read_text``/``read_blob``/``glob`` on other paths,
+``INSTALL``/``LOAD`` and ``SET`` fail inside DuckDB. :func:`query` accepts one ``SELECT`` (or
+``WITH ... SELECT``) statement, told apart by DuckDB's own parser, and runs it with the
+dataset's Parquet files as the only allowed paths (DuckDB's own reader); :func:`connect`
+returns a connection for any statement, so it allows no path at all and registers the dataset
+as an Arrow dataset read by pyarrow. The same
+Parquet files are read by polars (:func:`scoreframe.io.scan_trials`, whose ``where=`` takes
+SQL predicates); tests check that both give identical rows for the examples in ``queries/``.
+See docs/sql.md.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import socket
+import tempfile
+import uuid
 from pathlib import Path
+from urllib.parse import unquote
 
 import duckdb
 import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, ScoreframeError, message
 
 __all__ = ["connect", "query"]
 
+#: DuckDB settings of every connection, set when it opens; then only the dataset's files are
+#: allowed, file access is turned off and the configuration is locked (:func:`connect`).
+CONFINED = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+    "python_enable_replacements": False,
+}
 
-def _source(dataset: str | Path) -> tuple[str, bool]:
+
+def _files(dataset: str | Path) -> tuple[list[Path], bool]:
     p = Path(dataset)
     if p.is_dir():
-        if not any(p.rglob("*.parquet")):
+        files = sorted(Path(os.path.abspath(f)) for f in p.rglob("*.parquet"))
+        if not files:
             raise FormatError(message("no parquet files", where=f"directory `{p}`"))
-        return str(p / "**" / "*.parquet"), True
+        return files, True
     if not p.is_file():
         raise FormatError(message(f"no such file or directory `{p}`"))
-    return str(p), False
+    return [Path(os.path.abspath(p))], False
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _temp_directory() -> str:
+    """Where DuckDB may spill a large sort: created by DuckDB on demand, removed on close.
+
+    Named like the out-of-core engine's spill directories, so that one left by a killed
+    process is removed by the next run (``scoreframe.stats.outofcore.clean_stale_spills``).
+    """
+    root = os.environ.get("SCOREFRAME_SPILL_DIR") or tempfile.gettempdir()
+    host = socket.gethostname().replace("-", "_") or "host"
+    return str(Path(root) / f"scoreframe-spill-{host}-{os.getpid()}-sql{uuid.uuid4().hex[:8]}")
+
+
+_READ_HINT = ("SQL reads Parquet datasets: convert other formats first "
+              "(scoreframe.convert_trials, CLI `scoreframe convert`).")
+_INT = re.compile(r"-?\d{1,18}")
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def _confined(**extra: bool) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(":memory:", config={**CONFINED, "temp_directory": _temp_directory(),
+                                              **extra})
+
+
+def _native(dataset: str | Path) -> duckdb.DuckDBPyConnection:
+    """The connection of :func:`query`: DuckDB's own Parquet reader on the dataset's files only.
+
+    The files are the only allowed paths (then file access is turned off and the configuration
+    locked), so the view ``trials`` reads them at DuckDB's speed. DuckDB could write an allowed
+    path (``COPY ... (USE_TMP_FILE false)``), which is why only :func:`query`, which accepts
+    one read-only statement, uses this connection.
+    """
+    files, hive = _files(dataset)
+    paths = ", ".join(_literal(str(f)) for f in files)
+    con = _confined()
+    try:
+        con.execute(f"SET allowed_paths = [{paths}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        con.execute(f"CREATE VIEW trials AS SELECT * FROM read_parquet([{paths}], "
+                    f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
+    except duckdb.Error as exc:
+        con.close()
+        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
+                                  got=_first_line(exc), hint=_READ_HINT)) from None
+    return con
+
+
+def _partition_schema(root: Path, files: list[Path]) -> pa.Schema:
+    """Types of the ``key=value`` directories: int64 when every value is an integer, else text."""
+    values: dict[str, list[str | None]] = {}
+    for f in files:
+        for part in f.parent.relative_to(root).parts:
+            key, eq, value = part.partition("=")
+            if eq:
+                text = unquote(value)
+                values.setdefault(key, []).append(None if text == _HIVE_NULL else text)
+    return pa.schema([(k, pa.int64() if all(v is None or _INT.fullmatch(v) for v in vs)
+                       else pa.string()) for k, vs in values.items()])
+
+
+def _arrow_dataset(dataset: str | Path) -> ds.Dataset:
+    """The Parquet file or hive-partitioned directory as one pyarrow dataset.
+
+    Columns are the union of every file's columns (a file without a column gives nulls), text
+    as plain ``string`` (DuckDB scans it faster than ``large_string``); partition columns are
+    integers when every value is one, text otherwise.
+    """
+    files, hive = _files(dataset)
+    root = Path(os.path.abspath(dataset))
+    try:
+        part = _partition_schema(root, files) if hive else pa.schema([])
+        schema = pa.unify_schemas([*(pq.read_schema(f) for f in files), part],
+                                  promote_options="permissive")
+        schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type)
+                            or str(f.type) == "string_view" else f for f in schema])
+        return ds.dataset([str(f) for f in files], schema=schema, format="parquet",
+                          partitioning=ds.partitioning(part, flavor="hive") if len(part)
+                          else None, partition_base_dir=str(root) if hive else None)
+    except (pa.ArrowException, OSError) as exc:
+        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
+                                  got=_first_line(exc), hint=_READ_HINT)) from None
 
 
 def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with ``dataset`` visible as the view ``name``.
+    """An in-memory DuckDB connection that sees ``dataset`` as the table ``name``, and nothing else.
+
+    The dataset is registered as an Arrow dataset (read by pyarrow) and the connection has no
+    file access at all: extensions and Python replacement scans are off and the configuration
+    is locked, so no statement can read or write any file, the dataset's included. (For one
+    query, :func:`query` reads the files with DuckDB's own, faster reader.)
 
     Examples
     --------
@@ -39,40 +159,110 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     ...               "label": [True]}).write_parquet(f)
     >>> connect(f).execute("select count(*) from trials").fetchall()
     [(1,)]
+    >>> try:
+    ...     connect(f).execute(f"copy trials to '{f}'")
+    ... except duckdb.PermissionException:
+    ...     print("refused: file access is off")
+    refused: file access is off
     """
-    src, hive = _source(dataset)
-    con = duckdb.connect()
-    esc = src.replace("'", "''")
-    try:
-        con.execute(f"create view {name} as select * from read_parquet('{esc}', "
-                    f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
-    except duckdb.Error as exc:
-        con.close()
-        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
-                                  got=str(exc).splitlines()[0],
-                                  hint="SQL reads Parquet datasets: convert other formats "
-                                       "first (scoreframe.convert_trials, CLI `scoreframe "
-                                       "convert`).")) from None
+    data = _arrow_dataset(dataset)
+    con = _confined(enable_external_access=False, lock_configuration=True)
+    con.register(name, data)
     return con
 
 
-def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.DataFrame:
-    """Run one SQL query against ``dataset`` (as the table ``trials``) and return a frame.
+def _first_line(exc: BaseException, limit: int = 300) -> str:
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    text = " ".join(lines[0].split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
-    ``sql_name`` (e.g. the SQL file) is named with the dataset in error messages.
+
+def _quote(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _check_query(sql: str, *, at: str) -> None:
+    """Refuse ``sql`` unless it is one read-only statement (a ScoreframeError naming ``at``).
+
+    DuckDB's parser splits the text into statements; exactly one is accepted, and it must be a
+    query (``SELECT``, ``WITH ... SELECT``, ``FROM trials ...``, ``VALUES``, ``DESCRIBE``,
+    ``SUMMARIZE``), never ``COPY``, ``ATTACH``, ``EXPORT``, ``INSTALL``, ``LOAD``, ``PRAGMA``,
+    ``SET``, ``CREATE`` or any other statement.
+
+    Examples
+    --------
+    >>> _check_query("select count(*) from trials; -- a comment", at="`q.sql`")
+    >>> _check_query("copy trials to 'x.csv'", at="`q.sql`")
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.ScoreframeError: the SQL must be one read-only query in `q.sql`: ...
+    """
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise ScoreframeError(message("SQL syntax error", where=at, got=_first_line(exc),
+                                      hint=_QUERY_HINT)) from None
+    if not statements:  # an empty file, or comments only
+        raise ScoreframeError(message("the SQL returns no table", where=at,
+                                      expected="one query such as select ... from trials",
+                                      got=_quote(sql) if sql.strip() else "no SQL"))
+    kinds = [s.type.name for s in statements]
+    if len(statements) > 1 or kinds[0] != "SELECT":
+        got = (f"{len(statements)} statements ({', '.join(kinds)})" if len(statements) > 1
+               else f"a statement of type {kinds[0]}")
+        raise ScoreframeError(message("the SQL must be one read-only query", where=at,
+                                      expected="one SELECT (or WITH ... SELECT) over `trials`",
+                                      got=got, hint=_QUERY_HINT))
+
+
+_QUERY_HINT = ("SQL sees only the table `trials` and cannot read or write files; see "
+               "docs/sql.md.")
+
+
+def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.DataFrame:
+    """Run one read-only SQL query against ``dataset`` (as the table ``trials``).
+
+    Parameters
+    ----------
+    sql
+        One ``SELECT`` (or ``WITH ... SELECT``) statement over ``trials``; a trailing ``;``
+        and comments are fine.
+    dataset
+        A Parquet file or a hive-partitioned directory of Parquet files.
+    sql_name
+        How messages name the SQL (e.g. its file), with the dataset.
+
+    Raises
+    ------
+    ScoreframeError
+        For anything but one query, for SQL that fails (a syntax error, an unknown column, an
+        attempt to read a file or change a setting), naming ``sql_name`` and ``dataset``.
+
+    See Also
+    --------
+    connect : The confined connection the query runs on.
+    scoreframe.io.scan_trials : The same dataset in polars, with ``where=`` predicates.
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.parquet"
+    >>> pl.DataFrame({"model": ["a", "b"], "segment": ["x", "y"], "score": [1.0, -1.0],
+    ...               "label": [True, False]}).write_parquet(f)
+    >>> query("select count(*) filter (where label) as n_tar from trials", f)["n_tar"][0]
+    1
     """
     at = f"`{sql_name}` on `{dataset}`" if sql_name else f"`{dataset}`"
-    con = connect(dataset)
+    _check_query(sql, at=at)
+    con = _native(dataset)
     try:
-        rel = con.sql(sql)
-        if rel is None:  # an empty file, comments only, or a statement that returns nothing
-            raise ScoreframeError(message("the SQL returns no table", where=at,
-                                          expected="one query such as select ... from trials",
-                                          got=repr(sql.strip()[:80]) if sql.strip()
-                                          else "no SQL"))
-        return rel.pl()
+        return con.sql(sql).pl()
+    except duckdb.PermissionException as exc:
+        raise ScoreframeError(message("the SQL tries to reach outside the dataset", where=at,
+                                      got=_first_line(exc), hint=_QUERY_HINT)) from None
     except duckdb.Error as exc:
         raise ScoreframeError(message("SQL query failed", where=at,
-                                      got=str(exc).splitlines()[0])) from None
+                                      got=_first_line(exc))) from None
     finally:
         con.close()

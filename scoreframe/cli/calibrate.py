@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from scoreframe._sql_guard import check_where
 from scoreframe.cli.before_after import fit_summary, report_sets
 from scoreframe.cli.inputs import (
     guard_outputs,
@@ -45,6 +46,7 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
         model = PavCalibration(variant=a.variant, eps=a.eps)
     guard_outputs([a.dev], [a.output], overwrite=a.overwrite)
     dev = load_dataset(a.dev)
+    check_where(a.where, dev, source=f"`{a.dev}`")
     model.fit(dev, where=a.where, system=a.system)  # the model records both
     if a.system is not None:
         dev = dev.filter(pl.col("system") == a.system)
@@ -64,7 +66,9 @@ def cmd_calibrate_apply(a: argparse.Namespace) -> int:
     guard_outputs([a.eval, a.model], [a.output], overwrite=a.overwrite)
     scored_format(a.output)
     model = load_model_kind(a.model, ("linear", "pav"))
-    out = model.transform(load_dataset(a.eval), where=a.where, **other_system(a))
+    ev = load_dataset(a.eval)
+    check_where(a.where, ev, source=f"`{a.eval}`")
+    out = model.transform(ev, where=a.where, **other_system(a))
     written = write_scored(out, a.output, a.overwrite, [a.eval, a.model])
     print(f"calibrated scores written to {a.output} (score = llr, input kept as score_raw)")
     p = a.report_p_target or [model.p_target if model.method == "linear" else 0.5]

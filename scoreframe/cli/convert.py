@@ -66,7 +66,7 @@ def cmd_convert(a: argparse.Namespace) -> int:
             lf = align(key, sc, missing=parse_missing(a.missing), extra=a.extra)
         else:
             lf = key if key is not None else sc  # type: ignore[assignment]
-    lf = apply_where(lf, a.where)
+    lf = apply_where(lf, a.where, source=", ".join(f"`{p}`" for p in inputs))
     with progress() as prog:
         task = prog.add_task("writing rows", total=None)
         res = convert_trials(lf, a.output, to=a.to, key_out=a.key_out,

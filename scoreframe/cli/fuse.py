@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from scoreframe._sql_guard import check_where
 from scoreframe.cli.before_after import fit_summary, report_sets
 from scoreframe.cli.inputs import (
     guard_outputs,
@@ -55,6 +56,7 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
                          missing=parse_missing(a.missing))
     guard_outputs([*input_paths(a.dev), a.quality_model, a.quality_segment], [a.output],
                   overwrite=a.overwrite)
+    check_where(a.where, source=" + ".join(f"`{p}`" for p in input_paths(a.dev)))
     data = fusion_inputs(a.dev)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
     if (qm is None) != (qs is None):
@@ -83,6 +85,7 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     if a.missing is not None:
         model.missing = parse_missing(a.missing)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
+    check_where(a.where, source=" + ".join(f"`{p}`" for p in input_paths(a.eval)))
     out = model.transform(fusion_inputs(a.eval), where=a.where, quality_model=qm,
                           quality_segment=qs)
     written = write_scored(out, a.output, a.overwrite, inputs)

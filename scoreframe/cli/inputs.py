@@ -13,6 +13,7 @@ from typing import TypedDict
 import polars as pl
 
 from scoreframe import io as sio
+from scoreframe._sql_guard import check_where
 from scoreframe.align import align, join_metadata
 from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.io.atomic import atomic_output, check_outputs
@@ -141,7 +142,9 @@ def _trials_source(a: object, *, library_trial_id: bool) -> str | pl.LazyFrame:
     if ((kw["fmt"] or _format_of(path)) == "parquet" and not kw["columns"]
             and (library_trial_id or not kw["trial_id"])):
         return path
-    return load_dataset(path, **kw)  # type: ignore[arg-type]
+    lf = load_dataset(path, **kw)  # type: ignore[arg-type]
+    check_where(getattr(a, "where", None), lf, source=f"`{path}`")  # named on the file
+    return lf
 
 
 def dataset_label(a: object) -> str:

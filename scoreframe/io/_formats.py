@@ -394,7 +394,7 @@ def load_trials(path: str | Path, *, fmt: str | None = None, kind: Kind | None =
     else:
         lf = read_any(path, fmt=name, kind=kind, columns=columns, order=order,
                       text_columns=text_columns).lazy()
-    return apply_where(lf, where)
+    return apply_where(lf, where, source=f"`{path}`")
 
 
 # ---------------------------------------------------------------- the built-in formats

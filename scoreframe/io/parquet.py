@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from scoreframe import _sql_guard
 from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
 from scoreframe.io.atomic import atomic_output, consistent_read, final_path
 from scoreframe.schema import Kind, check_duplicates, id_columns, polars_frame, validate_trials
@@ -40,18 +41,14 @@ def infer_kind(names: Sequence[str]) -> Kind:
     return "trials" if has_s and has_l else "scores" if has_s else "key" if has_l else "ndx"
 
 
-def apply_where(lf: pl.LazyFrame, where: str | None) -> pl.LazyFrame:
-    """Filter by an SQL predicate (``"gender = 'f' AND score > 0"``), lazily."""
-    if not where:
-        return lf
-    try:
-        expr = pl.sql_expr(where)
-        lf.select(expr).collect_schema()
-    except Exception as exc:  # polars raises several error types for bad SQL
-        raise ScoreframeError(message("cannot use the --where predicate", got=repr(where),
-                                      hint=f"{type(exc).__name__}: {exc}".splitlines()[0]
-                                      )) from None
-    return lf.filter(expr)
+def apply_where(lf: pl.LazyFrame, where: str | None, *,
+                source: str | None = None) -> pl.LazyFrame:
+    """Filter by one SQL predicate (``"gender = 'f' AND score > 0"``), lazily.
+
+    The predicate is checked by the one guard of every ``where`` (one expression over the
+    columns: no statements, comments or subqueries); ``source`` names the data in messages.
+    """
+    return _sql_guard.apply_where(lf, where, source=source)
 
 
 def _parquet_source(path: Path) -> tuple[str | Path, bool]:
@@ -115,7 +112,7 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     with unreadable_parquet(path):
         lf = validate_trials(lf, kind=kind or infer_kind(names), where=f"`{path}`",
                              check_data=check_data)
-    return apply_where(lf, where)
+    return apply_where(lf, where, source=f"`{path}`")
 
 
 def read_trials(source: str | Path, *, where: str | None = None, kind: Kind | None = None,

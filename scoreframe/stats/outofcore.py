@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scoreframe._sql_guard import where_expr
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
 from scoreframe.kernels.sorted_scores import SortedScores
@@ -218,7 +219,7 @@ def _scan_piece(piece: Piece, spec: PartitionSpec) -> pl.LazyFrame:
     if lits:
         lf = lf.with_columns(lits)
     if spec.where:
-        lf = lf.filter(pl.sql_expr(spec.where))
+        lf = lf.filter(where_expr(spec.where))
     return lf
 
 

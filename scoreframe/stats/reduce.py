@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scoreframe._sql_guard import where_expr
 from scoreframe.errors import DegenerateError, ValidationError, message
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.sorted_scores import SortedScores
@@ -126,7 +127,7 @@ def first_location(source: object, column: str, where_sql: str | None = None) ->
             else:
                 bad = label_columns(schema)[1]
             if where_sql:
-                lf = lf.filter(pl.sql_expr(where_sql))
+                lf = lf.filter(where_expr(where_sql))
             hit = lf.filter(bad).select("__row").head(1).collect()
         except Exception:  # noqa: BLE001 - locating is best effort; the error stands anyway
             continue
