@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import io
 import os
+import re
 import subprocess
 import sys
 from datetime import date
@@ -100,7 +101,8 @@ def _cli(argv: list[str]) -> tuple[int, str, str]:
 
 def _assert_user_error(code: int, out: str, err: str, *, match: str | None = None) -> None:
     assert code == 2, (code, out, err)
-    assert err.startswith("scoreframe: error: ") and err.count("\n") == 1, err
+    # a library error, or a value refused while parsing ("scoreframe evaluate: error: ...")
+    assert re.match(r"scoreframe( [a-z-]+)*: error: ", err) and err.count("\n") == 1, err
     assert "Traceback" not in err and SECRET not in out + err, err
     assert len(err) < 1000, f"a {len(err)}-character message"
     if match:
@@ -379,6 +381,9 @@ def test_where_escape_is_refused_by_evaluate(case, world):
     where, match = WHERE_ESCAPES[case]
     with _unchanged(world["root"]):
         code, out, err = _cli(["evaluate", str(world["ds"]), "--where", _fill(where, world)])
+    if case == "empty":  # refused while the command line is parsed, before any input is read
+        _assert_user_error(code, out, err, match="argument --where: expected an SQL predicate")
+        return
     _assert_user_error(code, out, err, match=match)
     assert "--where" in err and str(world["ds"]) in err
 

@@ -149,7 +149,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                              operating_point_options(),
                              output_options(("table", "json", "csv", "parquet"),
                                             default="table"),
-                             engine_options(accepted=("memory_limit", "workers"))])
+                             engine_options()])
     c.add_argument("--systems", action=ListAction, converter=name_arg(distinct=True), default=[],
                    metavar="SYSTEM", required=True,
                    help="the two systems A and B (differences are B - A)")
