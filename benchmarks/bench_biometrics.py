@@ -14,7 +14,7 @@ Both run with the default 1 GiB memory budget, so from about 8*10^6 trials on th
 core. Recorded: wall time, CPU time, peak resident memory (the process and its workers), the
 ratio biometric / plain (target <= 1.2) and the peak ratio (target: the same memory). The
 pooled row's FNMR at FMR = 10^-6 is printed, with the impostor count that resolves it.
-Written to the ``biometrics`` section of ``benchmarks/RESULTS_biometrics.md``.
+Written to the ``biometrics`` section of ``benchmarks/RESULTS.md``.
 
 ``--identification P G``: instead, 1:N identification on ``P`` probes x ``G`` gallery
 candidates (long form, 30 % non-mated probes, scores rounded to 0.01 so there are ties):
@@ -166,12 +166,12 @@ non-mates kept per probe). Machine: {platform.machine()}, 2 cores shared with ot
   {r['peak_rss_mb']:.0f} MB (target <= 4 GB at 10^9 rows; measured at this scale only)
 * rank-1 rate {r['rank1']:.4f}, rank-100 rate {r['rank100']:.4f}; FNIR at rank 1: {fnir}
 """
-    write_section(HERE / "RESULTS_biometrics.md", "identification", text)
+    write_section(HERE / "RESULTS.md", "identification", text)
     print(text)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the benchmark and write its section of RESULTS_biometrics.md."""
+    """Run the benchmark and write its section of RESULTS.md."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trials", type=float, default=1e8)
     ap.add_argument("--repeats", type=int, default=2)
@@ -222,7 +222,7 @@ shared with other jobs (times vary between runs; all runs listed).
 * pooled row ({b["n_non_pooled"]} impostors): {at}; ZeroFMR {b["zero_fmr_pooled"]:.4f},
   min HTER {b["min_hter_pooled"]:.4f}
 """
-    out = HERE / "RESULTS_biometrics.md"
+    out = HERE / "RESULTS.md"
     write_section(out, "biometrics", text)
     (DATA / "biometrics.json").write_text(json.dumps(runs, indent=1))
     print(text)

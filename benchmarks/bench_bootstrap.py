@@ -1,7 +1,7 @@
 """Cost of bootstrap intervals: one evaluation beside the same evaluation with replicates.
 
 Run: ``python benchmarks/bench_bootstrap.py [--quick] [--code DIR] [--label NAME]`` (alone: it
-uses both cores). Writes ``benchmarks/RESULTS_bootstrap.md`` (section ``NAME``, default
+uses both cores). Writes ``benchmarks/RESULTS.md`` (section ``bootstrap_NAME``, default
 ``after``). The datasets are those of the issue "One pass, one engine": ``N`` trials x 20
 conditions in 10 plain Parquet files with ``model`` (1,000 models), ``segment`` (``N / 1000``
 segments, each scored against every model), ``score``, ``label`` (10 % targets) and
@@ -143,11 +143,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        out = HERE / "RESULTS_bootstrap.md"
-        if not out.exists():
-            out.write_text("# Bootstrap benchmark results\n\nWritten by "
-                           "`benchmarks/bench_bootstrap.py`; sections by label.\n")
-        write_section(out, args.label, text)
+        write_section(HERE / "RESULTS.md", f"bootstrap_{args.label}", text)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ Usage::
     python benchmarks/bench_norm.py [--ids 2000] [--cohort 20000] [--emb-rows 20000]
                                     [--trials 1e8] [--dir /tmp/bench-norm] [--only tables]
 
-Prints a Markdown section (paste into benchmarks/RESULTS.md).
+Prints a Markdown section and writes it to the ``norm`` section of benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from _results import write_section
 
 DIM = 256
 
@@ -274,6 +275,7 @@ def main() -> None:
         print(lines[-2], file=sys.stderr, flush=True)
         shutil.rmtree(path)
     print("\n".join(lines))
+    write_section(Path(__file__).parent / "RESULTS.md", "norm", "\n".join(lines))
 
 
 if __name__ == "__main__":
