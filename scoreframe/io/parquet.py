@@ -122,6 +122,20 @@ def read_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     A dataset replaced by another process while it is read (``write_trials(...,
     overwrite=True)``) is read again (:func:`scoreframe.io.atomic.consistent_read`): the
     result is always one complete version, never a mix or a missing file.
+
+    See Also
+    --------
+    scan_trials : The lazy scan (partitions pruned by ``where``).
+    write_trials : The writer.
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "ds"
+    >>> write_trials(pl.DataFrame({"model": ["a", "b"], "segment": ["x", "y"],
+    ...                            "score": [1.0, -1.0], "label": [True, False]}), d)
+    >>> read_trials(d, where="score > 0")["model"].to_list()
+    ['a']
     """
     def read() -> pl.DataFrame:
         lf = scan_trials(source, where=where, kind=kind, check_data=True,
@@ -311,6 +325,21 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
     ------
     SchemaError
         The data fail a check; nothing is written.
+
+    See Also
+    --------
+    read_trials, scan_trials : Read it back.
+    scoreframe.io.write_any : Every other format.
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "ds"
+    >>> df = pl.DataFrame({"model": ["a", "b"], "segment": ["x", "y"], "score": [1.0, -1.0],
+    ...                    "label": [True, False], "gender": ["f", "m"]})
+    >>> write_trials(df, d, partition_by=["gender"])
+    >>> sorted(p.name for p in d.iterdir())
+    ['gender=f', 'gender=m']
     """
     if not isinstance(data, pl.DataFrame | pl.LazyFrame) and type(data).__module__.startswith(
             ("pandas", "pyarrow")):
