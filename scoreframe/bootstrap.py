@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -42,7 +41,7 @@ from scoreframe.checks import (
     check_positive_int,
     check_probability,
 )
-from scoreframe.errors import DegenerateGroupWarning, ScoreframeError, message
+from scoreframe.errors import ScoreframeError, message, warn_degenerate_groups
 from scoreframe.frames import Data, scan_raw
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.bootstrap import SortedGroup, Units
@@ -556,7 +555,7 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
     for i in range(len(groups)):
         systems.setdefault(keys["system"][i] if "system" in by_cols else None, []).append(i)
     rows: list[dict[str, object]] = []
-    degenerate: list[str] = []
+    degenerate: list[tuple[dict[str, object], int, int]] = []
     key_rows = keys.rows(named=True) if by_cols else [{}]
     for sys_key, members in systems.items():
         with_pool = pooled and bool(cond)
@@ -570,11 +569,11 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
                             sum(groups[i].n_non for i in members)))
         for (key, n_tar, n_non), r in zip(entries, res, strict=True):
             if r is None:
-                degenerate.append(", ".join(f"{k}={v}" for k, v in key.items()) or "(all)")
+                degenerate.append((dict(key), n_tar, n_non))
             rows.append(_tidy_row(key, n_tar, n_non, r, opts))
     if degenerate:
-        warnings.warn(f"no targets or no non-targets in group(s): {'; '.join(degenerate)}; "
-                      "their intervals are null", DegenerateGroupWarning, stacklevel=2)
+        warn_degenerate_groups(degenerate, ["intervals of every metric"], what="intervals",
+                               stacklevel=2)
     return _frame(rows, by_cols)
 
 

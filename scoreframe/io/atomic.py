@@ -171,7 +171,8 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
     ScoreframeError
         An output exists and ``overwrite`` is false, or the same output is named twice.
     UsageError
-        An output is an input, or inside (or contains) an input file or dataset directory.
+        An output is an input, or inside (or contains) an input file or dataset directory,
+        or its parent is a file.
 
     Examples
     --------
@@ -204,7 +205,14 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                      "replace the link or special file itself: name a regular path."))
         if p.exists() and not overwrite:
             raise ScoreframeError(message(f"output `{p}` already exists",
-                                          hint="Pass overwrite (CLI: --overwrite) to replace it."))
+                                          hint="Pass overwrite (CLI: --overwrite) to replace it."),
+                                  path=p)
+        parent = next((a for a in p.parents if a.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise UsageError(message(f"cannot create output `{p}`: `{parent}` is a file, not a "
+                                     "directory",
+                                     hint="Name an output in a directory (or a new one)."),
+                             path=p)
     return paths
 
 
