@@ -33,15 +33,13 @@ from scoreframe.cli.options import Formatter, Parser, restore_dataset
 from scoreframe.errors import (
     DegenerateGroupWarning,
     ScoreframeError,
-    clip,
-    listing,
     printable,
 )
 
 __all__ = ["ERROR_LIMIT", "INPUTS", "build_parser", "error_line", "main", "one_line",
            "option_names"]
 
-#: Longest error or warning line (characters, ``scoreframe: error: `` included).
+#: Longest error or warning message (characters, after ``scoreframe: error: ``).
 ERROR_LIMIT = 400
 #: The attributes of a parsed command line that hold input files (each a path or a list).
 INPUTS = ("dataset", "input", "key", "scores", "sql", "dev", "eval", "model", "truth",
@@ -90,12 +88,20 @@ def _paragraphs(exc: BaseException) -> tuple[str, str | None]:
 
 
 def _fit(text: str, hint: str | None, limit: int | None) -> str:
-    """``text (hint: ...)`` in at most ``limit`` characters; the hint may take half of them."""
+    """``text (hint: ...)`` in at most ``limit`` characters: the hint is cut first.
+
+    The message keeps as much as it can; the hint gets the room left (at least 40
+    characters when there is a hint), both cut with an ellipsis and their length.
+
+    >>> _fit("a" * 40, "b" * 100, 90)
+    'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa (hint: bbbbbbbbbbbbbbbbbb… (100 characters))'
+    """
     tail = "" if hint is None else f" (hint: {hint})"
     if limit is None or len(text) + len(tail) <= limit:
         return text + tail
-    if hint is not None and len(tail) > limit // 2:
-        tail = f" (hint: {_cut(hint, limit // 2 - 9)})"
+    if hint is not None:
+        room = max(limit - len(text), 40) - len(" (hint: )")
+        tail = f" (hint: {_cut(hint, room)})"
     return _cut(text, limit - len(tail)) + tail
 
 
@@ -177,8 +183,8 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
             return
         seen.add(key)
     prefix = "scoreframe: warning: "
-    text = (one_line(message, limit=ERROR_LIMIT - len(prefix)) if isinstance(message, Warning)
-            else _cut(printable(" ".join(str(message).split())), ERROR_LIMIT - len(prefix)))
+    text = (one_line(message, limit=ERROR_LIMIT) if isinstance(message, Warning)
+            else _cut(printable(" ".join(str(message).split())), ERROR_LIMIT))
     print(prefix + text, file=sys.stderr)
 
 
@@ -232,21 +238,31 @@ def _names(text: str, path: str) -> bool:
     return any(len(c) >= 3 and printable(c)[:40] in text for c in candidates)
 
 
+def _short_path(path: str, width: int = 60) -> str:
+    """A path for an error line: escaped, its end kept when longer than ``width``.
+
+    >>> _short_path("/tmp/" + "x" * 100 + "/key.txt", width=20)
+    '…xxxxxxxxxxx/key.txt'
+    """
+    text = printable(path)
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
 def _os_message(exc: OSError) -> str:
     """An OS error as a sentence naming its file(s), without ``[Errno N]``."""
     what = (exc.strerror or str(exc) or type(exc).__name__).rstrip(".")
     files = [f for f in (exc.filename, exc.filename2) if f is not None]
     if not files:
         return what[:1].lower() + what[1:]
-    named = " and ".join(f"`{clip(printable(os.fsdecode(f)), 100)}`" for f in files)
+    named = " and ".join(f"`{_short_path(os.fsdecode(f), 100)}`" for f in files)
     return f"{what[:1].lower()}{what[1:]}: {named}"
 
 
 def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     """The one line a user error prints: escaped, bounded, naming the option and the file.
 
-    The line is ``scoreframe: error: <message>``, at most :data:`ERROR_LIMIT` characters
-    (values in it escaped and cut). The option an error is about is named as typed, from the
+    The line is ``scoreframe: error: <message>``, the message at most :data:`ERROR_LIMIT`
+    characters (values in it escaped and cut, the hint cut first). The option an error is about is named as typed, from the
     exception's ``parameter`` attribute (else from a ``bad `name``` in its message). When
     the message names no input file, the file goes first: the exception's ``path``, else the
     inputs of the command (``scoreframe: error: `ds.parquet`: cannot use the --where ...``).
@@ -270,8 +286,9 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     path = getattr(exc, "path", None)
     files = [path] if isinstance(path, str) else _inputs(args)
     if files and not any(_names(text, f) for f in files):
-        prefix += listing((f"`{clip(printable(f), 100)}`" for f in files), limit=3) + ": "
-    return prefix + _fit(text, hint, ERROR_LIMIT - len(prefix))
+        more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+        prefix += ", ".join(f"`{_short_path(f)}`" for f in files[:3]) + more + ": "
+    return prefix + _fit(text, hint, ERROR_LIMIT + len("scoreframe: error: ") - len(prefix))
 
 
 def _option_name(text: str, parameter: str, args: argparse.Namespace) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from scoreframe import io as sio
+from scoreframe.errors import clip, printable
 
 __all__ = ["Formatter", "ListAction", "Parser", "add_command", "by_options", "dataset_options",
            "first_positional", "operating_point_options", "output_options", "overwrite_option",
@@ -34,7 +35,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print ``message`` and this command's usage on one line; exit with status 2."""
         usage = " ".join(self.format_usage().split()).removeprefix("usage: ")
-        self.exit(2, f"{self.prog}: error: {message} (usage: {usage})\n")
+        self.exit(2, f"{self.prog}: error: {printable(clip(message, 300))} (usage: {usage})\n")
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):
