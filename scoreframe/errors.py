@@ -26,7 +26,9 @@ __all__ = ["AlignmentError", "DegenerateError", "DegenerateGroupWarning", "Engin
 #: Longest value :func:`quote` shows (characters) before cutting it.
 VALUE_LIMIT = 60
 #: Longest part (``what``, ``expected``, ``got``, ``where``, ``hint``) :func:`message` keeps.
-PART_LIMIT = 160
+PART_LIMIT = 200
+#: About the longest message :func:`message` composes (characters).
+MESSAGE_LIMIT = 400
 
 # Characters that move the cursor, change the terminal or reorder text: the Unicode categories
 # Cc (C0, DEL, C1 controls), Cf (format: bidi marks and embeddings, zero-width characters, BOM,
@@ -81,6 +83,21 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:limit]}… ({len(text):,} characters)"
 
 
+def _middle(text: str, limit: int) -> str:
+    """``text`` cut in the middle to about ``limit`` characters: its start and its end kept.
+
+    A message part often ends with what matters (``... is a file``), after a path or a value.
+
+    >>> _middle("a" * 50 + "b" * 50, 30)
+    'aaaaaaaaaaaaaaaaaaaa…[70 characters cut]…bbbbbbbbbb'
+    """
+    if len(text) <= limit:
+        return text
+    head = 2 * limit // 3
+    tail = limit - head
+    return f"{text[:head]}…[{len(text) - limit:,} characters cut]…{text[-tail:]}"
+
+
 def quote(value: object, *, limit: int = VALUE_LIMIT) -> str:
     r"""A value for a message: quoted, control characters escaped, cut at ``limit`` characters.
 
@@ -120,34 +137,42 @@ def listing(items: Iterable[object], *, limit: int = 8, quoted: bool = False) ->
 
 def message(what: str, *, expected: str | None = None, got: str | None = None,
             where: str | None = None, hint: str | None = None) -> str:
-    """Compose an error message in the house format, every part bounded and escaped.
+    """Compose an error message in the house format, bounded and escaped whatever the data.
 
-    Each part is cut at :data:`PART_LIMIT` characters (with its length noted) and its control
-    characters escaped, so a message stays a few hundred characters whatever the data; quote
-    values with :func:`quote` and lists with :func:`listing` to cut them where it reads best.
+    Control characters are escaped in every part; a part longer than :data:`PART_LIMIT`
+    characters is cut in the middle (its start and end kept, the number of characters cut
+    noted), and the longest parts are cut further until the message holds at most about
+    :data:`MESSAGE_LIMIT` characters. Quote values with :func:`quote` and lists with
+    :func:`listing` to cut them where it reads best.
 
     Examples
     --------
     >>> message("column `label` has bad values", expected="bool", got="Int64", where="file a.tsv")
     'column `label` has bad values in file a.tsv: expected bool; got Int64'
-    >>> len(message("bad value", got="x" * 100_000)) < 200
+    >>> long = "x" * 100_000
+    >>> len(message(long, where=long, expected=long, got=long, hint=long)) <= MESSAGE_LIMIT + 60
     True
     """
-    def part(text: str) -> str:
-        return clip(printable(text), PART_LIMIT)
-
-    text = part(what)
-    if where:
-        text += f" in {part(where)}"
-    parts = []
-    if expected:
-        parts.append(f"expected {part(expected)}")
-    if got:
-        parts.append(f"got {part(got)}")
-    if parts:
-        text += ": " + "; ".join(parts)
-    if hint:
-        text += f"\n\n{part(hint)}"
+    raw = {k: printable(v) for k, v in (("what", what), ("where", where),
+                                        ("expected", expected), ("got", got),
+                                        ("hint", hint)) if v}
+    limit = dict.fromkeys(raw, PART_LIMIT)
+    for _ in range(len(raw)):
+        parts = {k: _middle(v, limit[k]) for k, v in raw.items()}
+        excess = sum(map(len, parts.values())) + 40 - MESSAGE_LIMIT
+        if excess <= 0:
+            break
+        longest = max(parts, key=lambda k: len(parts[k]))
+        limit[longest] = max(len(parts[longest]) - excess - 30, 40)
+    parts = {k: _middle(v, limit[k]) for k, v in raw.items()}
+    text = parts.get("what", "")
+    if "where" in parts:
+        text += f" in {parts['where']}"
+    found = [f"{k} {parts[k]}" for k in ("expected", "got") if k in parts]
+    if found:
+        text += ": " + "; ".join(found)
+    if "hint" in parts:
+        text += f"\n\n{parts['hint']}"
     return text
 
 

@@ -148,7 +148,7 @@ def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = 
         row["dcf"] = points
         rows.append(row)
     if degenerate:
-        warn_degenerate_groups(degenerate, [m.name for m in chosen], stacklevel=3)
+        warn_degenerate_groups(degenerate, [m.name for m in chosen if m.table], stacklevel=3)
     if not rows:
         raise DegenerateError(message("nothing to evaluate", got="no trials with labels"))
     return _tidy(rows, list(stats.row_cols), group_level, equalized)

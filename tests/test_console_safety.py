@@ -11,6 +11,7 @@ every line bounded.
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -132,19 +133,91 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(argv: list[str], cwd: Path, *, code: int = 0) -> str:
-    """Run the script; check its exit status and every byte it printed; return the text."""
-    res = subprocess.run([str(BIN), *argv], capture_output=True, timeout=300, env=ENV, cwd=cwd)
-    raw = res.stdout + res.stderr
-    text = raw.decode("utf-8")  # strict: printed text is valid UTF-8
-    assert res.returncode == code, text[-3000:]
-    assert b"Traceback" not in raw, text[-3000:]
+OUT = "out"  # outputs of the commands, inside the data directory
+JOBS: list[tuple[str, list[str]]] = [
+    ("info", ["info", f"{FILE}.parquet"]),
+    ("evaluate", ["evaluate", f"{FILE}.parquet", "--by", "cond"]),
+    ("evaluate-column", ["evaluate", "one.parquet", "--by", COLUMN, "--bootstrap", "20"]),
+    ("evaluate-long-column", ["evaluate", "one.parquet", "--by", LONG]),
+    ("evaluate-warning", ["evaluate", "lonely.parquet", "--by", "cond"]),
+    ("compare", ["compare", f"{FILE}.parquet", "--systems", *SYSTEMS, "--by", "cond",
+                 "--bootstrap", "20"]),
+    ("query", ["query", "by_cond.sql", f"{FILE}.parquet"]),
+    ("calibrate-train", ["calibrate", "train", f"{FILE}.parquet", "--system", SYSTEMS[0], "-o",
+                         f"{OUT}/{FILE}.json"]),
+    ("calibrate-apply", ["calibrate", "apply", f"{OUT}/{FILE}.json", "one.parquet", "-o",
+                         f"{OUT}/{FILE}.out.parquet"]),
+    ("fuse-train", ["fuse", "train", f"{FILE}.parquet", "-o", f"{OUT}/fused.json"]),
+    ("fuse-apply", ["fuse", "apply", f"{OUT}/fused.json", f"{FILE}.parquet", "-o",
+                    f"{OUT}/fused.parquet"]),
+    ("report", ["report", "one.parquet", "--by", "cond", "-o", f"{OUT}/{FILE}.html"]),
+    ("convert", ["convert", f"{FILE}.parquet", "-o", f"{OUT}/{FILE}.c.parquet"]),
+    ("multiclass-evaluate", ["multiclass", "evaluate", "mc_scores.parquet", "--truth",
+                             "mc_truth.parquet", "--by", "cond"]),
+    ("multiclass-train", ["multiclass", "calibrate", "train", "mc_scores.parquet", "--truth",
+                          "mc_truth.parquet", "-o", f"{OUT}/{FILE}.mc.json"]),
+    # errors: the value is escaped (and cut) in the one line
+    ("error-missing-file", ["evaluate", f"{FILE}.missing"]),
+    ("error-where", ["evaluate", f"{FILE}.parquet", "--where", "cond = '\x1b[31m:x:[/]"]),
+    ("error-column", ["evaluate", f"{FILE}.parquet", "--by", COLUMN + "zz"]),
+    ("error-long-column", ["evaluate", f"{FILE}.parquet", "--by", LONG + "zz"]),
+    ("error-system", ["compare", f"{FILE}.parquet", "--systems", SYSTEMS[0], "\x1b[2J" + LONG]),
+    ("error-option", ["evaluate", f"{FILE}.parquet", "--bogus\x1b[2J"]),
+]
+
+# One interpreter runs every job through `scoreframe.cli.main` with its file descriptors 1 and 2
+# redirected to files, so the bytes checked are those the command writes (one start-up
+# instead of one per command; the terminal tests below run the installed script itself).
+DRIVER = """
+import json, os, sys, traceback
+from scoreframe.cli.main import main
+codes = {}
+for jid, argv in json.load(sys.stdin):
+    sys.stdout.flush(); sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    for fd, ext in ((1, "out"), (2, "err")):
+        f = os.open(f"logs/{jid}.{ext}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(f, fd); os.close(f)
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:
+        traceback.print_exc()
+        code = "exception"
+    sys.stdout.flush(); sys.stderr.flush()
+    for fd, s in zip((1, 2), saved):
+        os.dup2(s, fd); os.close(s)
+    codes[jid] = code
+print(json.dumps(codes))
+"""
+
+
+@pytest.fixture(scope="module")
+def printed(data: Path) -> dict[str, tuple[object, bytes, bytes]]:
+    """Run every job in one subprocess; per job: exit status, stdout and stderr bytes."""
+    (data / OUT).mkdir()
+    (data / "logs").mkdir()
+    res = subprocess.run([sys.executable, "-c", DRIVER], input=json.dumps(JOBS), text=True,
+                         capture_output=True, timeout=900, env=ENV, cwd=data)
+    assert res.returncode == 0, res.stderr[-3000:]
+    codes = json.loads(res.stdout.strip().splitlines()[-1])
+    return {jid: (codes[jid], (data / "logs" / f"{jid}.out").read_bytes(),
+                  (data / "logs" / f"{jid}.err").read_bytes()) for jid, _ in JOBS}
+
+
+def check(printed: dict[str, tuple[object, bytes, bytes]], jid: str, *, code: int = 0) -> str:
+    """Check a job's exit status and every byte it printed; return the text."""
+    status, out, err = printed[jid]
+    text = (out + err).decode("utf-8")  # strict: printed text is valid UTF-8
+    assert status == code, text[-3000:]
+    assert "Traceback" not in text, text[-3000:]
     bad = UNSAFE.search(text)
     assert bad is None, (hex(ord(bad.group())), text[max(bad.start() - 80, 0):bad.end() + 80])
     long = [len(line) for line in text.splitlines() if len(line) > MAX_LINE]
     assert long == [], long
     if code:
-        assert res.stderr.decode().count("\n") == 1 and not res.stdout, text
+        assert err.decode().count("\n") == 1 and not out, text
     return text
 
 
@@ -156,82 +229,62 @@ def shows(text: str, *values: str) -> None:
 ALL_SHOWN = list(VALUES.values())
 
 
-def test_info(data: Path):
-    text = run(["info", f"{FILE}.parquet"], data)
-    shows(text, *ALL_SHOWN, COLUMN_SHOWN, FILE_SHOWN, *SYSTEMS_SHOWN, "L" * 100 + "…")
+def test_info(printed):
+    shows(check(printed, "info"), *ALL_SHOWN, COLUMN_SHOWN, FILE_SHOWN, *SYSTEMS_SHOWN,
+          "L" * 100 + "…")
 
 
-def test_evaluate_conditions(data: Path):
-    shows(run(["evaluate", f"{FILE}.parquet", "--by", "cond"], data), *ALL_SHOWN,
-          *SYSTEMS_SHOWN)
+def test_evaluate_conditions(printed):
+    shows(check(printed, "evaluate"), *ALL_SHOWN, *SYSTEMS_SHOWN)
 
 
-def test_evaluate_column_names(data: Path):
-    text = run(["evaluate", "one.parquet", "--by", COLUMN, "--bootstrap", "20"], data)
-    shows(text, COLUMN_SHOWN, *ALL_SHOWN)
-    shows(run(["evaluate", "one.parquet", "--by", LONG], data), "L" * 100 + "… (10,000")
+def test_evaluate_column_names(printed):
+    shows(check(printed, "evaluate-column"), COLUMN_SHOWN, *ALL_SHOWN)
+    shows(check(printed, "evaluate-long-column"), "L" * 100 + "… (10,000")
 
 
-def test_evaluate_warning_names_the_group(data: Path):
-    text = run(["evaluate", "lonely.parquet", "--by", "cond"], data)
+def test_evaluate_warning_names_the_group(printed):
+    text = check(printed, "evaluate-warning")
     warning = [line for line in text.splitlines() if line.startswith("scoreframe: warning:")]
     assert len(warning) == 1, warning
     shows(warning[0], "cond=[/]", "no non-targets", "eer", "are null")
 
 
-def test_compare(data: Path):
-    text = run(["compare", f"{FILE}.parquet", "--systems", *SYSTEMS, "--by", "cond",
-                "--bootstrap", "20"], data)
-    shows(text, *SYSTEMS_SHOWN, *ALL_SHOWN)
+def test_compare(printed):
+    shows(check(printed, "compare"), *SYSTEMS_SHOWN, *ALL_SHOWN)
 
 
-def test_query(data: Path):
-    shows(run(["query", "by_cond.sql", f"{FILE}.parquet"], data), *ALL_SHOWN, *SYSTEMS_SHOWN)
+def test_query(printed):
+    shows(check(printed, "query"), *ALL_SHOWN, *SYSTEMS_SHOWN)
 
 
-def test_calibrate_and_fuse_summaries(data: Path, tmp_path: Path):
-    model = tmp_path / f"{FILE}.json"
-    text = run(["calibrate", "train", f"{FILE}.parquet", "--system", SYSTEMS[0], "-o",
-                str(model)], data)
-    shows(text, FILE_SHOWN, SYSTEMS_SHOWN[0], "model written to")
-    text = run(["calibrate", "apply", str(model), "one.parquet", "-o",
-                str(tmp_path / f"{FILE}.out.parquet")], data)
-    shows(text, FILE_SHOWN, SYSTEMS_SHOWN[0])
-    fused = tmp_path / "fused.json"
-    text = run(["fuse", "train", f"{FILE}.parquet", "-o", str(fused)], data)
-    shows(text, *SYSTEMS_SHOWN, FILE_SHOWN, "llr = ")
-    text = run(["fuse", "apply", str(fused), f"{FILE}.parquet", "-o",
-                str(tmp_path / "fused.parquet")], data)
-    shows(text, FILE_SHOWN, "fused scores written")
+def test_calibrate_and_fuse_summaries(printed):
+    shows(check(printed, "calibrate-train"), FILE_SHOWN, SYSTEMS_SHOWN[0], "model written to")
+    shows(check(printed, "calibrate-apply"), FILE_SHOWN, SYSTEMS_SHOWN[0])
+    shows(check(printed, "fuse-train"), *SYSTEMS_SHOWN, FILE_SHOWN, "llr = ")
+    shows(check(printed, "fuse-apply"), FILE_SHOWN, "fused scores written")
 
 
-def test_report_and_convert_messages(data: Path, tmp_path: Path):
-    text = run(["report", "one.parquet", "--by", "cond", "-o", str(tmp_path / f"{FILE}.html")],
-               data)
-    shows(text, "report written to", FILE_SHOWN)
-    text = run(["convert", f"{FILE}.parquet", "-o", str(tmp_path / f"{FILE}.c.parquet")], data)
-    shows(text, "wrote", FILE_SHOWN)
+def test_report_and_convert_messages(printed):
+    shows(check(printed, "report"), "report written to", FILE_SHOWN)
+    shows(check(printed, "convert"), "wrote", FILE_SHOWN)
 
 
-def test_multiclass(data: Path, tmp_path: Path):
-    text = run(["multiclass", "evaluate", "mc_scores.parquet", "--truth", "mc_truth.parquet",
-                "--by", "cond"], data)
-    shows(text, *ALL_SHOWN)
-    text = run(["multiclass", "calibrate", "train", "mc_scores.parquet", "--truth",
-                "mc_truth.parquet", "-o", str(tmp_path / f"{FILE}.json")], data)
-    shows(text, FILE_SHOWN)
+def test_multiclass(printed):
+    shows(check(printed, "multiclass-evaluate"), *ALL_SHOWN)
+    shows(check(printed, "multiclass-train"), FILE_SHOWN)
 
 
-@pytest.mark.parametrize("argv, needles", [
-    (["evaluate", f"{FILE}.missing"], [FILE_SHOWN[:20]]),
-    (["evaluate", f"{FILE}.parquet", "--where", "cond = '\x1b[31m:x:[/]"], ["\\x1b[31m:x:[/]"]),
-    (["evaluate", f"{FILE}.parquet", "--by", COLUMN + "zz"], [COLUMN_SHOWN]),
-    (["evaluate", f"{FILE}.parquet", "--by", LONG + "zz"], ["LLL…"]),
-    (["compare", f"{FILE}.parquet", "--systems", SYSTEMS[0], "\x1b[2J" + LONG], ["\\x1b[2J"]),
-    (["evaluate", f"{FILE}.parquet", "--bogus\x1b[2J"], ["\\x1b[2J"]),
+@pytest.mark.parametrize("jid, needles", [
+    ("error-missing-file", [FILE_SHOWN]),
+    ("error-where", ["\\x1b[31m:x:[/]"]),
+    ("error-column", [COLUMN_SHOWN]),
+    ("error-long-column", ["LLL…"]),
+    ("error-system", ["\\x1b[2J"]),
+    ("error-option", ["\\x1b[2J"]),
 ])
-def test_errors(data: Path, argv: list[str], needles: list[str]):
-    text = run(argv, data, code=2)
+def test_errors(printed, jid: str, needles: list[str]):
+    text = check(printed, jid, code=2)
     shows(text, *needles)
     assert text.startswith(("scoreframe: error: ", "scoreframe evaluate: error: ",
                             "scoreframe compare: error: "))

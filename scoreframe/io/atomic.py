@@ -209,10 +209,9 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                                   path=p)
         parent = next((a for a in p.parents if a.exists()), None)
         if parent is not None and not parent.is_dir():
-            raise UsageError(message(f"cannot create output `{p}`: `{parent}` is a file, not a "
-                                     "directory",
-                                     hint="Name an output in a directory (or a new one)."),
-                             path=p)
+            raise UsageError(message(f"cannot create output `{p}`: its parent is a file",
+                                     expected="a directory (or a new one)",
+                                     got=f"`{parent}`, a file"), path=p)
     return paths
 
 
