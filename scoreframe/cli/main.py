@@ -93,8 +93,8 @@ def _fit(text: str, hint: str | None, limit: int | None) -> str:
     The message keeps as much as it can; the hint gets the room left (at least 40
     characters when there is a hint), both cut with an ellipsis and their length.
 
-    >>> _fit("a" * 40, "b" * 100, 90)
-    'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa (hint: bbbbbbbbbbbbbbbbbb… (100 characters))'
+    >>> _fit("a" * 20, "b" * 100, 70)
+    'aaaaaaaaaaaaaaaaaaaa (hint: bbbbbbbbbbbbbbbbbbbbbbb… (100 characters))'
     """
     tail = "" if hint is None else f" (hint: {hint})"
     if limit is None or len(text) + len(tail) <= limit:
@@ -262,8 +262,9 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     """The one line a user error prints: escaped, bounded, naming the option and the file.
 
     The line is ``scoreframe: error: <message>``, the message at most :data:`ERROR_LIMIT`
-    characters (values in it escaped and cut, the hint cut first). The option an error is about is named as typed, from the
-    exception's ``parameter`` attribute (else from a ``bad `name``` in its message). When
+    characters (values in it escaped and cut, the hint cut first). The option an error is
+    about is named as typed, from the exception's ``parameter`` attribute (else from a
+    ``bad `name``` in its message). When
     the message names no input file, the file goes first: the exception's ``path``, else the
     inputs of the command (``scoreframe: error: `ds.parquet`: cannot use the --where ...``).
 
