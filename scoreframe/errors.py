@@ -289,7 +289,8 @@ def warn_degenerate_groups(groups: Sequence[tuple[Mapping[str, object], int, int
     rest = len(groups) - WARN_GROUPS
     if rest > 0:
         warnings.warn(DegenerateGroupWarning(
-            f"{rest:,} more groups without {needs} (not listed): their {what} are null",
+            f"{rest:,} more groups (not listed) lack some class: their {what} are null "
+            f"({what} need {needs})",
             metrics=metrics, reason=f"no {needs}"), stacklevel=stacklevel + 1)
 
 

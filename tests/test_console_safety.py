@@ -326,3 +326,73 @@ def test_on_a_terminal_data_never_drives_it(data: Path, extra: list[str]):
                 "\u274c"):
         assert raw not in text, raw
     shows(text, "\\x1b[31mred", "\\x1b]0;title\\x07", "[b]x", ":x:", "root:x:0:0")
+
+
+# --- messages that say what to do ---------------------------------------------------------------
+def _groups_frame(n_lonely: int) -> pl.DataFrame:
+    """Two sound conditions and ``n_lonely`` conditions without non-targets."""
+    rng = np.random.default_rng(1)
+    n = 200
+    good = pl.DataFrame({"model": [f"m{i}" for i in range(n)], "segment": "s",
+                         "score": rng.normal(size=n), "label": np.arange(n) // 2 % 4 == 0,
+                         "cond": ["a", "b"] * (n // 2)})
+    lonely = pl.DataFrame({"model": [f"x{i}" for i in range(n_lonely)], "segment": "s",
+                           "score": rng.normal(size=n_lonely), "label": True,
+                           "cond": [f"lonely{i}" for i in range(n_lonely)]})
+    return pl.concat([good, lonely])
+
+
+def test_degenerate_groups_warn_once_each_with_metrics_and_reason(tmp_path, capsys):
+    from scoreframe.cli.main import main
+
+    _groups_frame(2).write_parquet(tmp_path / "t.parquet")
+    assert main(["evaluate", str(tmp_path / "t.parquet"), "--by", "cond", "--bootstrap", "20",
+                 "--format", "json", "-o", str(tmp_path / "r.json")]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line]
+    # evaluate and the bootstrap both find the two groups: one line per group, not four
+    assert len(lines) == 2, lines
+    for k, line in enumerate(lines):
+        assert line.startswith(f"scoreframe: warning: group cond=lonely{k} has no non-targets "
+                               "(1 targets, 0 non-targets): eer, cllr"), line
+        assert "are null (metrics need targets and non-targets)" in line
+
+
+def test_many_degenerate_groups_are_counted_not_listed():
+    from scoreframe.errors import WARN_GROUPS, DegenerateGroupWarning
+    from scoreframe.evaluate import evaluate
+
+    with pytest.warns(DegenerateGroupWarning) as rec:
+        evaluate(_groups_frame(WARN_GROUPS + 30), by="cond", p_target=0.5)
+    texts = [str(w.message) for w in rec]
+    assert len(texts) == WARN_GROUPS + 1
+    assert texts[-1].startswith("30 more groups (not listed) lack some class")
+    named = {w.message.group["cond"] for w in rec[:WARN_GROUPS]}  # type: ignore[union-attr]
+    assert len(named) == WARN_GROUPS and named < {f"lonely{i}" for i in range(WARN_GROUPS + 30)}
+    assert all(len(t) < 400 for t in texts)
+
+
+def test_error_line_maps_attributes_not_text():
+    import argparse
+
+    from scoreframe.cli.main import error_line
+    from scoreframe.errors import ScoreframeError
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--p-target")
+    ns = argparse.Namespace(parser=p, dataset="ds.parquet", model=None)
+    # the parameter attribute names the option; the message does not say "bad `p_target`"
+    line = error_line(ScoreframeError("`p_target` must lie in (0, 1); got 1.5",
+                                      parameter="p_target"), ns)
+    assert line == "scoreframe: error: `ds.parquet`: `--p-target` must lie in (0, 1); got 1.5"
+    # the path attribute is the file the error is about (no other input is named then)
+    line = error_line(ScoreframeError("bad row", path="other.tsv", line=3), ns)
+    assert line == "scoreframe: error: `other.tsv`: bad row"
+    # a message that names the input gets no prefix; an OS error names its file
+    assert error_line(ScoreframeError("bad `ds.parquet`"), ns) == \
+        "scoreframe: error: bad `ds.parquet`"
+    assert error_line(IsADirectoryError(21, "Is a directory", "out\x1b"), ns) == \
+        "scoreframe: error: is a directory: `out\\x1b`"
+    # whatever the message, the line is bounded and escaped
+    line = error_line(ScoreframeError("x\x1b" * 10_000 + "\n\nhint " + "y" * 10_000), ns)
+    assert len(line) <= len("scoreframe: error: ") + ERROR_LIMIT and "\x1b" not in line
+    assert "(hint: hint yyy" in line and "… (50,000 characters)" in line

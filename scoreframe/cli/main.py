@@ -285,6 +285,8 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     parameter = getattr(exc, "parameter", None)
     text = _option_name(text, parameter, args) if parameter else option_names(text, args)
     path = getattr(exc, "path", None)
+    if isinstance(exc, OSError) and exc.filename is not None:
+        path = os.fsdecode(exc.filename)  # the file the operating system names
     files = [path] if isinstance(path, str) else _inputs(args)
     if files and not any(_names(text, f) for f in files):
         more = f" and {len(files) - 3} more" if len(files) > 3 else ""
