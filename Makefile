@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean chromium
+.PHONY: demo test docs lint bench clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ test: $(STAMP) chromium
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q --doctest-modules scoreframe tests
 
+# The documentation site (Sphinx, PyData theme, executed MyST-NB pages), built offline; any
+# warning or failing example is an error. Open docs/_build/html/index.html.
+docs: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	rm -rf docs/_build docs/generated docs/jupyter_execute
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/python benchmarks/bench_evaluate.py
@@ -35,4 +42,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_report.py
 
 clean:
-	rm -rf $(VENV) demo_out .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo_out .pytest_cache .ruff_cache docs/_build docs/generated docs/jupyter_execute

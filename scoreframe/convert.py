@@ -103,7 +103,7 @@ def convert_trials(data: pl.LazyFrame | pl.DataFrame, output: str | Path, *,
     output
         Output file, directory (Parquet dataset) or stem (paired formats).
     to
-        Output format (:data:`scoreframe.io.FORMATS`); default from ``output``'s name.
+        Output format (:func:`scoreframe.io.format_names`); default from ``output``'s name.
     key_out, scores_out
         Paired formats: explicit paths of the two files.
     partition_by

@@ -253,6 +253,20 @@ def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str 
         (``min_pmiss``, ``min_pfa``) and the rule-of-30 markers ``dr30_fa``/``dr30_miss``
         (True at the first grid point with 30 false alarms and at the last with 30 misses on
         the minimum curve; docs/math.md §7.4).
+
+    See Also
+    --------
+    ape_curve : The same costs, unnormalized, over both sides of the prior.
+    scoreframe.plots.nber_plot : Its chart.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"score": [-1.0, 0.0, 1.0, 0.5, 2.0, 3.0],
+    ...                    "label": [False, False, False, True, True, True]})
+    >>> c = nber_curve(df, prior_log_odds=[-2.0, 0.0])
+    >>> c["min_dcf_norm"].round(4).to_list()
+    [0.3333, 0.3333]
     """
     grids = CurveGrids(1, nber=prior_log_odds)
     groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5)
@@ -295,6 +309,20 @@ def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     Returns group columns, ``prior_log_odds``, ``act`` (the system's Bayes error rate),
     ``min`` (after PAV, whose maximum is the ROCCH-EER) and ``default`` (``min(p, 1-p)``).
     The areas under them are ``2 log 2`` times Cllr, minCllr and 1 (on an infinite grid).
+
+    See Also
+    --------
+    nber_curve : The normalized costs on one side of the prior.
+    scoreframe.plots.ape_plot : Its chart, with the Cllr decomposition.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"score": [-1.0, 0.0, 1.0, 0.5, 2.0, 3.0],
+    ...                    "label": [False, False, False, True, True, True]})
+    >>> c = ape_curve(df, prior_log_odds=[0.0])
+    >>> round(c["min"][0], 4), c["default"][0]
+    (0.1667, 0.5)
     """
     grids = CurveGrids(1, ape=prior_log_odds)
     groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5)

@@ -2,7 +2,8 @@
 
 Every public function that takes trials (``evaluate``, curves, reports, calibration, fusion)
 accepts the same inputs through :func:`as_lazy`: a path (Parquet file, glob or hive dataset,
-scanned lazily), a Polars DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table. It
+scanned lazily; a file of any other registered format, read and checked as the command line
+reads it), a Polars DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table. It
 imports nothing from the statistics layer or the views.
 """
 
@@ -14,9 +15,10 @@ from typing import Any, TypeAlias
 import polars as pl
 
 from scoreframe.errors import FormatError, ScoreframeError, message
+from scoreframe.io import guess_format, load_trials
 from scoreframe.io.parquet import apply_where, scan_trials
 
-__all__ = ["ARROW_DATASETS", "ARROW_TYPES", "Data", "as_lazy", "is_frame_like"]
+__all__ = ["ARROW_DATASETS", "ARROW_TYPES", "Data", "as_lazy", "is_frame_like", "path_format"]
 
 #: pyarrow in-memory frames.
 ARROW_TYPES = ("Table", "RecordBatch")
@@ -49,7 +51,9 @@ def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     [2.0]
     """
     if isinstance(data, str | Path):
-        return scan_trials(data, where=where)
+        if path_format(data) == "parquet":
+            return scan_trials(data, where=where)
+        return load_trials(data, where=where)
     if isinstance(data, pl.LazyFrame):
         return apply_where(data, where)
     if isinstance(data, pl.DataFrame):
@@ -70,6 +74,24 @@ def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
         "DataFrame, a pyarrow Table or dataset", got=type(data).__name__))
 
 
+def path_format(path: str | Path) -> str:
+    """The registered format of a path (a glob or a directory is Parquet).
+
+    A path that does not exist is an error naming it, before any format is guessed.
+
+    Examples
+    --------
+    >>> path_format("ds/**/*.parquet")
+    'parquet'
+    """
+    text = str(path)
+    if any(ch in text for ch in "*?["):
+        return "parquet"
+    if not Path(path).exists():
+        raise FormatError(message(f"no such file or directory `{path}`"))
+    return guess_format(path)
+
+
 def scan_raw(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     """Like :func:`as_lazy`, but a Parquet path is scanned as stored: labels are not normalized.
 
@@ -77,7 +99,7 @@ def scan_raw(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     (and rejected) in its one pass instead of becoming unknown (null) labels at the scan;
     column types are checked there too. Other inputs are as in :func:`as_lazy`.
     """
-    if not isinstance(data, str | Path):
+    if not isinstance(data, str | Path) or path_format(data) != "parquet":
         return as_lazy(data, where=where)
     path = Path(data)
     if path.is_dir():

@@ -103,13 +103,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="a single table (parquet dataset, csv, tsv, ...)")
     c.add_argument("--key", help="key or trial list file")
     c.add_argument("--scores", help="scores file")
-    c.add_argument("--key-from", choices=sio.FORMATS, help="format of --key")
-    c.add_argument("--scores-from", choices=sio.FORMATS, help="format of --scores")
+    c.add_argument("--key-from", choices=sio.format_names(readable=True), help="format of --key")
+    c.add_argument("--scores-from", choices=sio.format_names(readable=True),
+                   help="format of --scores")
     c.add_argument("--missing", default="error",
                    help="key trials with no score: error, drop or a fill value")
     c.add_argument("--extra", default="error", choices=("error", "drop"),
                    help="scores with no key trial")
-    c.add_argument("--to", choices=sio.FORMATS, help="output format (default: from -o)")
+    c.add_argument("--to", choices=sio.format_names(writable=True),
+                   help="output format (default: from -o)")
     c.add_argument("--partition-by", action=ListAction, metavar="COL",
                    help="parquet: partition columns")
     c.add_argument("--key-out", help="paired formats: key output path")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 
 from scoreframe.cli.console import console, print_frame, say, shown
-from scoreframe.cli.inputs import load_dataset, reading_kwargs
+from scoreframe.cli.inputs import dataset_label, dataset_source, load_dataset, reading_kwargs
 from scoreframe.cli.options import add_command, dataset_options, reading_options
 from scoreframe.info import dataset_info
+from scoreframe.io.parquet import apply_where
 
 __all__ = ["cmd_info", "register"]
 
@@ -16,10 +17,12 @@ def cmd_info(a: argparse.Namespace) -> int:
     """Run ``scoreframe info``."""
     from rich.text import Text
 
-    lf = load_dataset(a.dataset, where=a.where, **reading_kwargs(a))  # type: ignore[arg-type]
+    src = dataset_source(a)
+    lf = (load_dataset(src, where=a.where, **reading_kwargs(a))  # type: ignore[arg-type]
+          if isinstance(src, str) else apply_where(src, a.where))
     info = dataset_info(lf, max_values=a.max_values)
     con = console()
-    con.print(Text.assemble((shown(a.dataset), "bold"), f": {info.rows} rows"))
+    con.print(Text.assemble((shown(dataset_label(a)), "bold"), f": {info.rows} rows"))
     con.print(Text("schema: " + ", ".join(f"{shown(k)}: {v}" for k, v in info.schema.items())))
     if not info.has_labels:
         say("no labels (scores or trial list only)")

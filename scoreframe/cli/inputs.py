@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypedDict
 
 import polars as pl
 
 from scoreframe import io as sio
+from scoreframe.align import align, join_metadata
 from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.io.atomic import atomic_output, check_outputs
-from scoreframe.io.parquet import apply_where, infer_kind, scan_trials, write_trials
-from scoreframe.schema import validate_trials
+from scoreframe.io.parquet import scan_trials, write_trials
+from scoreframe.schema import Kind
 
-__all__ = ["check_output_format", "dataset_source", "guard_outputs", "load_dataset",
+__all__ = ["ReadingKwargs", "check_output_format", "dataset_label", "dataset_source",
+           "guard_outputs", "input_paths", "load_dataset",
            "load_model_kind", "named_paths", "other_system", "parse_columns", "parse_missing",
            "quality_table", "reading_kwargs", "scored_format", "write_scored"]
 
@@ -64,41 +67,40 @@ def _format_of(path: str) -> str:
     return sio.guess_format(path)
 
 
-def load_dataset(path: str, fmt: str | None = None, kind: str | None = None,
+def load_dataset(path: str, fmt: str | None = None, kind: Kind | None = None,
                  columns: dict[str, str] | None = None, *, where: str | None = None,
-                 trial_id: Sequence[str] | None = None,
+                 trial_id: Sequence[str] | None = None, order: Sequence[str] | None = None,
                  text_columns: Sequence[str] = ()) -> pl.LazyFrame:
-    """A checked trial table from any supported file (Parquet scanned lazily).
+    """A checked trial table from any registered format: :func:`scoreframe.io.load_trials`.
 
     ``trial_id`` names the columns that identify a trial (duplicates are checked on them);
     ``where`` filters the trials after the checks; ``text_columns`` (the conditions a command
     groups by) are read from text tables as text, so ``01`` and ``1`` stay apart.
     """
-    f = fmt or _format_of(path)
-    if f == "parquet" and trial_id:  # scan_trials has no trial_id: check on the scan
-        lf = scan_trials(path)
-        lf = validate_trials(lf, kind=infer_kind(lf.collect_schema().names()),
-                             where=f"`{path}`", trial_id=trial_id)
-    elif f == "parquet":
-        lf = scan_trials(path, check_data=True)
-    elif f in ("csv", "tsv") and trial_id:
-        lf = sio.read_table(path, columns=columns, kind=kind,  # type: ignore[arg-type]
-                            separator="," if f == "csv" else "\t", trial_id=trial_id,
-                            text_columns=text_columns).lazy()
-    else:
-        lf = sio.read_any(path, fmt=f, kind=kind, columns=columns,  # type: ignore[arg-type]
-                          text_columns=text_columns).lazy()
-    return apply_where(lf, where)
+    return sio.load_trials(path, fmt=fmt, kind=kind, columns=columns, order=order,
+                           where=where, trial_id=trial_id, text_columns=text_columns)
 
 
-def reading_kwargs(a: object) -> dict[str, object]:
+class ReadingKwargs(TypedDict):
+    """The reading options of a command, as :func:`load_dataset` takes them."""
+
+    fmt: str | None
+    columns: dict[str, str] | None
+    order: Sequence[str] | None
+    trial_id: Sequence[str] | None
+    text_columns: Sequence[str]
+
+
+def reading_kwargs(a: object) -> ReadingKwargs:
     """The reading options as keyword arguments of :func:`load_dataset`.
 
-    ``fmt``, ``columns`` and ``trial_id`` come from ``--from``, ``--columns`` and
-    ``--trial-id``; the ``--by`` and ``--equalize-by`` columns are read as text.
+    ``fmt``, ``columns``, ``order`` and ``trial_id`` come from ``--from``, ``--columns``,
+    ``--column-order`` and ``--trial-id``; the ``--by`` and ``--equalize-by`` columns are
+    read as text.
     """
     text = [*(getattr(a, "by", None) or []), *(getattr(a, "equalize_by", None) or [])]
     return {"fmt": getattr(a, "from_", None), "columns": parse_columns(getattr(a, "columns", None)),
+            "order": getattr(a, "column_order", None) or None,
             "trial_id": getattr(a, "trial_id", None) or None,
             "text_columns": [c for c in text if c != "system"]}
 
@@ -106,17 +108,53 @@ def reading_kwargs(a: object) -> dict[str, object]:
 def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.LazyFrame:
     """The ``DATASET`` of a command, ready for the library.
 
+    With ``--key K --scores S`` instead of a dataset, the two files are read (any registered
+    format) and aligned as ``convert --key K --scores S`` aligns them: trials that do not
+    align are an error naming counts and examples. Each ``--join FILE --on COL ...`` joins a
+    metadata table (:func:`scoreframe.align.join_metadata`: a missing or repeated key is an
+    error naming the rows).
+
     A Parquet path is passed as is (the library scans it and prunes partitions); any other
     file goes through :func:`load_dataset` with the reading options (``--from``,
     ``--columns``, ``--trial-id``) into a checked LazyFrame. With ``--trial-id`` a Parquet
     path is also checked here, unless the library function takes ``trial_id`` itself
     (``library_trial_id=True``, e.g. :func:`scoreframe.evaluate.evaluate`).
     """
-    path = a.dataset  # type: ignore[attr-defined]
+    src = _trials_source(a, library_trial_id=library_trial_id)
+    joins = list(zip(getattr(a, "join", None) or [], getattr(a, "on", None) or [], strict=True))
+    if not joins:
+        return src
+    lf = scan_trials(src) if isinstance(src, str) else src
+    for table, on in joins:
+        lf = join_metadata(lf, table, on=on)
+    return lf
+
+
+def _trials_source(a: object, *, library_trial_id: bool) -> str | pl.LazyFrame:
     kw = reading_kwargs(a)
-    if (kw["fmt"] or _format_of(path)) == "parquet" and (library_trial_id or not kw["trial_id"]):
+    if getattr(a, "key", None):
+        how = {"fmt": kw["fmt"], "columns": kw["columns"], "order": kw["order"]}
+        return align(load_dataset(a.key, kind="key", text_columns=kw["text_columns"],  # type: ignore[attr-defined]
+                                  **how),  # type: ignore[arg-type]
+                     load_dataset(a.scores, kind="scores", **how))  # type: ignore[attr-defined,arg-type]
+    path = a.dataset  # type: ignore[attr-defined]
+    if ((kw["fmt"] or _format_of(path)) == "parquet" and not kw["columns"]
+            and (library_trial_id or not kw["trial_id"])):
         return path
     return load_dataset(path, **kw)  # type: ignore[arg-type]
+
+
+def dataset_label(a: object) -> str:
+    """How messages and titles name the command's input: ``DATASET`` or ``KEY + SCORES``."""
+    if getattr(a, "key", None):
+        return f"{a.key} + {a.scores}"  # type: ignore[attr-defined]
+    return str(a.dataset)  # type: ignore[attr-defined]
+
+
+def input_paths(a: object) -> list[str]:
+    """The input files of a command (never to be written): the dataset or the key and scores."""
+    return [*(p for p in (getattr(a, n, None) for n in ("dataset", "key", "scores"))
+              if isinstance(p, str)), *(getattr(a, "join", None) or [])]
 
 
 def _suffix_format(output: str, machine: Sequence[str]) -> str:
@@ -144,7 +182,7 @@ def check_output_format(a: object, *, machine: Sequence[str],
     if not output and fmt in needs_file:
         raise UsageError(f"--format {fmt} needs -o FILE")
     if output:
-        inputs = [getattr(a, n) for n in ("dataset", "sql", "scores", "truth")
+        inputs = [getattr(a, n) for n in ("dataset", "sql", "key", "scores", "truth")
                   if isinstance(getattr(a, n, None), str)]
         check_outputs([output], overwrite=a.overwrite, inputs=inputs)  # type: ignore[attr-defined]
 

@@ -43,7 +43,7 @@ __all__ = ["ERROR_LIMIT", "INPUTS", "build_parser", "error_line", "main", "one_l
 ERROR_LIMIT = 400
 #: The attributes of a parsed command line that hold input files (each a path or a list).
 INPUTS = ("dataset", "input", "key", "scores", "sql", "dev", "eval", "model", "truth",
-          "calibration", "quality_model", "quality_segment")
+          "calibration", "quality_model", "quality_segment", "join")
 
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo.")

@@ -114,6 +114,17 @@ def restore_dataset(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> 
     positionals only) the last. An optional positional is restored only from an existing path.
     """
     name, required = getattr(ns, "restorable", ("dataset", True))
+    joins, ons = getattr(ns, "join", None) or [], getattr(ns, "on", None) or []
+    if len(joins) != len(ons):
+        parser.error(f"each --join FILE needs its --on COL ... (got {len(joins)} --join, "
+                     f"{len(ons)} --on)")
+    if (name == "dataset" and hasattr(ns, "dataset") and hasattr(ns, "key")
+            and (ns.key or getattr(ns, "scores", None))):
+        if not (getattr(ns, "key", None) and getattr(ns, "scores", None)):
+            parser.error("--key and --scores go together")
+        if ns.dataset is not None:
+            parser.error(f"give DATASET or --key and --scores, not both (got {ns.dataset!r})")
+        return
     if not hasattr(ns, name) or getattr(ns, name) is not None:
         return
     tails = getattr(ns, "list_tails", [])
@@ -146,9 +157,17 @@ DATASET_HELP = ("trial table: parquet file or dataset directory, csv, tsv, BOSAR
 
 
 def dataset_options(help_text: str = DATASET_HELP) -> argparse.ArgumentParser:
-    """The positional ``DATASET`` (first in usage) and ``--where``."""
+    """The positional ``DATASET`` (first in usage), or ``--key`` and ``--scores``; ``--where``."""
     p = argparse.ArgumentParser(add_help=False)
     first_positional(p, "dataset", metavar="DATASET", help=help_text)
+    p.add_argument("--key", help="instead of DATASET: a key or trial list (any format), "
+                                 "aligned with --scores as `convert --key --scores` does")
+    p.add_argument("--scores", help="instead of DATASET: the scores of the --key trials")
+    p.add_argument("--join", action="append", metavar="FILE", default=[],
+                   help="a metadata table (parquet, csv, tsv) joined to the trials on the "
+                        "columns of the --on that follows it; repeatable")
+    p.add_argument("--on", action="append", nargs="+", metavar="COL", default=[],
+                   help="the key columns of the --join before it")
     p.add_argument("--where", help="SQL predicate selecting trials, e.g. \"gender = 'f'\"")
     return p
 
@@ -163,9 +182,14 @@ def where_option() -> argparse.ArgumentParser:
 def reading_options() -> argparse.ArgumentParser:
     """How to read a file: ``--from``, ``--columns``, ``--trial-id``."""
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--from", dest="from_", choices=sio.FORMATS,
-                   help="input format (default: guessed from the file name)")
-    p.add_argument("--columns", help="column mapping canonical=source,... for csv/tsv")
+    p.add_argument("--from", dest="from_", choices=sio.format_names(readable=True),
+                   help="input format (default: guessed from the file name and its first "
+                        "lines)")
+    p.add_argument("--columns", help="column mapping canonical=source,... for tables with a "
+                                     "header (csv, tsv, parquet)")
+    p.add_argument("--column-order", action=ListAction, metavar="COL",
+                   help="headerless lists (--from list): the fields of a line in order, "
+                        "e.g. label model segment")
     p.add_argument("--trial-id", action=ListAction, metavar="COL",
                    help="columns identifying a trial (duplicates are checked on them; "
                         "default: model, segment and any id-like columns)")

@@ -9,7 +9,13 @@ from pathlib import Path
 
 from scoreframe.cli.compare import add_interval_options, interval_kwargs
 from scoreframe.cli.console import progress, say, shown
-from scoreframe.cli.inputs import dataset_source, guard_outputs, load_model_kind
+from scoreframe.cli.inputs import (
+    dataset_label,
+    dataset_source,
+    guard_outputs,
+    input_paths,
+    load_model_kind,
+)
 from scoreframe.cli.options import (
     add_command,
     by_options,
@@ -54,7 +60,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     """Run ``scoreframe report``."""
     from scoreframe.report import build_report, write_report
 
-    inputs = [a.dataset, a.calibration]
+    inputs = [*input_paths(a), a.calibration]
     guard_outputs(inputs, [a.output], overwrite=a.overwrite)
     if a.export_dir:
         check_export_dir(a.export_dir, formats=a.export_format, inputs=inputs,
@@ -78,7 +84,7 @@ def cmd_report(a: argparse.Namespace) -> int:
         task = prog.add_task("evaluating groups", total=None)
         rep = build_report(dataset_source(a, library_trial_id=True), by=a.by, where=a.where,
                            p_target=a.p_target, calibration=cal, **extra,  # type: ignore[arg-type]
-                           title=a.title or f"scoreframe report: {Path(a.dataset).name}",
+                           title=a.title or f"scoreframe report: {Path(dataset_label(a)).name}",
                            progress=lambda d, t: prog.update(task, completed=d, total=t))
         chart_task = prog.add_task("rendering charts", total=None)
         write_report(rep, a.output, overwrite=a.overwrite, export_dir=a.export_dir,

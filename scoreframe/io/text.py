@@ -15,6 +15,7 @@ Writers write full float precision (BOSARIS' own ``save_txt`` keeps only 6 decim
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -38,6 +39,7 @@ __all__ = [
     "read_key_txt",
     "read_ndx_txt",
     "read_scores_txt",
+    "fields_kind",
     "read_text_trials",
     "write_text_trials",
 ]
@@ -46,11 +48,29 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "key": ("model", "segment", "label"),
     "ndx": ("model", "segment"),
     "scores": ("model", "segment", "score"),
+    "trials": ("model", "segment", "score", "label"),
 }
 
 
+def fields_kind(order: Sequence[str]) -> Kind:
+    """The kind of a headerless list from its column order (a permutation of a kind's fields).
+
+    Examples
+    --------
+    >>> fields_kind(["label", "model", "segment"])
+    'key'
+    """
+    for kind, fields in _FIELDS.items():
+        if sorted(order) == sorted(fields) and len(order) == len(fields):
+            return kind  # type: ignore[return-value]
+    raise FormatError(message(
+        "bad column order", expected="the columns of a key (model, segment, label), an ndx "
+        "(model, segment), scores (model, segment, score) or trials (all four), each once, "
+        "in the file's order", got=", ".join(order) or "nothing"))
+
+
 def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
-                     validate: bool = True) -> pl.DataFrame:
+                     validate: bool = True, order: Sequence[str] | None = None) -> pl.DataFrame:
     r"""Read a whitespace-separated trial list of the given kind (see the module docstring).
 
     Parameters
@@ -64,6 +84,9 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     validate
         Run the data checks of :func:`scoreframe.schema.validate_trials` (labels, NaN
         scores, duplicate trials), reporting line numbers.
+    order
+        The fields of a line in the file's order, when they are not ``kind``'s usual order
+        (VoxCeleb lists are ``label model segment``); a permutation of ``kind``'s fields.
 
     Raises
     ------
@@ -84,22 +107,27 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     scoreframe.errors.FormatError: ragged BOSARIS text key line in `...key.txt` line 2: ...
     """
     path = Path(path)
-    fields = _FIELDS[kind]
+    fields = tuple(order) if order else _FIELDS[kind]
+    if order and fields_kind(fields) != kind:
+        raise FormatError(message(f"column order {', '.join(fields)} is not a {kind}",
+                                  expected=", ".join(_FIELDS[kind])))
     where = f"`{path}`"
     src = read_source(path)
     n_tab, n_cr = check_control_bytes(byte_array(src), path)
     df = _single_spaced(src, path, fields) if not (n_tab or n_cr) else None
     if df is None:
         df = _split_lines(path, src, fields, kind, fmt)
-    if kind == "scores":
+    if "score" in fields:
         raw = pl.col("score")
         df = df.with_columns(raw.cast(pl.Float64, strict=False).alias("__score"))
         ln = first_bad_line(df, pl.col("__score").is_null())
         if ln is not None:
             raw_value = df.filter(pl.col("lineno") == ln)["score"][0]
-            raise FormatError(message(f"bad score in {fmt} scores", where=f"{where} line {ln}",
+            raise FormatError(message(f"bad score in {fmt} {kind}", where=f"{where} line {ln}",
                                       expected="a number", got=repr(raw_value)))
         df = df.with_columns(pl.col("__score").alias("score")).drop("__score")
+    if order:  # the canonical column order, whatever the file's
+        df = df.select(*_FIELDS[kind], "lineno")
     if not validate:
         return validate_trials(df, kind=kind, where=where, check_data=False).drop(
             "lineno").collect()
@@ -182,23 +210,26 @@ def read_kaldi_scores(path: str | Path) -> pl.DataFrame:
 
 
 def write_text_trials(data: pl.DataFrame, path: str | Path, kind: Kind, *,
-                      overwrite: bool = False) -> None:
+                      overwrite: bool = False, order: Sequence[str] | None = None,
+                      labels: tuple[str, str] = ("target", "nontarget")) -> None:
     """Write ``model segment [target|nontarget | score]`` lines atomically.
 
-    Rows with a null label cannot be written as a key and are an error.
+    ``order`` writes the fields in another order (a permutation of ``kind``'s fields) and
+    ``labels`` spells target and non-target (VoxCeleb lists: ``("1", "0")``). Rows with a
+    null label cannot be written as a key and are an error.
     """
-    fields = _FIELDS[kind]
+    fields = tuple(order) if order else _FIELDS[kind]
     missing = [c for c in fields if c not in data.columns]
     if missing:
         raise FormatError(message(f"cannot write a {kind} file", where=f"`{final_path(path)}`",
                                   expected=f"columns {', '.join(fields)}",
                                   got=f"no {', '.join(missing)}"))
     df = data.select(fields)
-    if kind == "key":
+    if "label" in fields:
         if df["label"].null_count():
             raise FormatError(message("cannot write unknown (null) labels to a text key",
                                       got=f"{df['label'].null_count()} null label(s)"))
-        df = df.with_columns(pl.when(pl.col("label")).then(pl.lit("target"))
-                             .otherwise(pl.lit("nontarget")).alias("label"))
+        df = df.with_columns(pl.when(pl.col("label")).then(pl.lit(labels[0]))
+                             .otherwise(pl.lit(labels[1])).alias("label"))
     with atomic_output(path, overwrite=overwrite) as out:
         df.write_csv(out, separator=" ", include_header=False, quote_style="never")

@@ -15,8 +15,10 @@ fixed order:
   a trial's multiplicity is the product of its units' multiplicities;
 * weights are summed per *segment* (a run of equal labels in the sorted order, cut at the
   actual-DCF thresholds) with ``np.add.reduceat``; PAV (``scipy.optimize.isotonic_regression``)
-  runs on the weighted segments; Cllr is one matrix-vector product with per-trial softplus
-  terms computed once; actual-DCF error weights are another.
+  runs on the weighted segments; Cllr sums are per-replicate row sums of the weights times
+  per-trial softplus terms computed once, in numpy's fixed pairwise order (never a BLAS
+  product, whose order follows threads and chunk shape); actual-DCF error counts are integer
+  products, exact in any order.
 
 Counts stay integer-valued: multiplicities are small integers stored in float64, and every sum
 of them is exact (below 2**53).
@@ -476,7 +478,9 @@ def replicate_metrics(table: ReplicateTable, weights: F64, p: F64, q: F64
     b = w.shape[0]
     k = p.shape[0]
     seg_w = w if table.identity else np.add.reduceat(w, table.seg_starts, axis=1)
-    sums = w @ table.terms
+    # Row by row in a fixed (pairwise) order: a BLAS product's summation order follows the
+    # number of rows and threads, which made results depend on chunking and workers.
+    sums = np.stack([np.multiply(w, t).sum(axis=1) for t in table.terms.T], axis=1)
     big_t = seg_w @ table.seg_label.astype(np.float64)
     big_n = seg_w.sum(axis=1) - big_t
     act = seg_w @ table.act_masks

@@ -23,19 +23,52 @@ __all__ = [
 
 
 def sigmoid(x: ArrayLike) -> NDArray[np.float64]:
-    """Logistic sigmoid ``1 / (1 + exp(-x))``; ``sigmoid(-inf) = 0``, ``sigmoid(inf) = 1``."""
+    """Logistic sigmoid ``1 / (1 + exp(-x))``; ``sigmoid(-inf) = 0``, ``sigmoid(inf) = 1``.
+
+    See Also
+    --------
+    logit : Its inverse.
+
+    Examples
+    --------
+    >>> sigmoid([0.0, float("inf")]).tolist()
+    [0.5, 1.0]
+    """
     return np.asarray(expit(np.asarray(x, dtype=np.float64)))
 
 
 def logit(p: ArrayLike) -> NDArray[np.float64]:
-    """Log odds ``log(p / (1 - p))``; ``logit(0) = -inf``, ``logit(1) = inf``."""
+    """Log odds ``log(p / (1 - p))``; ``logit(0) = -inf``, ``logit(1) = inf``.
+
+    See Also
+    --------
+    sigmoid : Its inverse.
+    effective_prior : The prior whose log odds is a threshold.
+
+    Examples
+    --------
+    >>> logit([0.5, 0.9]).round(6).tolist()
+    [0.0, 2.197225]
+    """
     p = np.asarray(p, dtype=np.float64)
     with np.errstate(divide="ignore"):
         return np.log(p) - np.log1p(-p)
 
 
 def probit(p: ArrayLike) -> NDArray[np.float64]:
-    """Inverse of the standard normal CDF; ``probit(0) = -inf``, ``probit(1) = inf``."""
+    """Inverse of the standard normal CDF; ``probit(0) = -inf``, ``probit(1) = inf``.
+
+    The axes of DET plots are probit-warped error rates.
+
+    See Also
+    --------
+    scoreframe.det_curve : DET curves with probit columns.
+
+    Examples
+    --------
+    >>> probit([0.5, 0.975]).round(4).tolist()
+    [0.0, 1.96]
+    """
     return np.asarray(ndtri(np.asarray(p, dtype=np.float64)))
 
 

@@ -84,7 +84,29 @@ def check_scores(tar: ArrayLike, non: ArrayLike | None) -> tuple[F64, F64]:
 
 
 def sorted_scores(tar: ArrayLike | SortedScores, non: ArrayLike | None = None) -> SortedScores:
-    """Validate and sort once; pass the result to several metrics to avoid re-sorting."""
+    """Validate and sort once; pass the result to several metrics to avoid re-sorting.
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+
+    Returns
+    -------
+    SortedScores
+        The sorted scores and their PAV blocks, accepted by every metric in place of
+        ``tar, non``.
+
+    See Also
+    --------
+    eer, min_dcf, cllr : Metrics that accept the result.
+
+    Examples
+    --------
+    >>> s = sorted_scores([0.5, 2.0, 3.0], [-1.0, 0.0, 1.0])
+    >>> eer(s), min_dcf(s, p_target=0.5)
+    (0.16666666666666666, 0.3333333333333333)
+    """
     if isinstance(tar, SortedScores):
         return tar
     return sort_scores(*check_scores(tar, non))  # type: ignore[arg-type]
@@ -198,24 +220,110 @@ def eer(tar: ArrayLike, non: ArrayLike | None = None, *, method: EerMethod = "ro
 
 
 def prbep(tar: ArrayLike, non: ArrayLike | None = None) -> float:
-    """Precision-recall break-even point, as a count of errors (BOSARIS ``prbep``)."""
+    """Precision-recall break-even point, as a count of errors (BOSARIS ``prbep``).
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+
+    Returns
+    -------
+    float
+        The number of misses (equal to the number of false alarms) on the ROC convex hull where
+        precision equals recall.
+
+    See Also
+    --------
+    eer : The rate where the miss and false-alarm rates are equal.
+
+    Examples
+    --------
+    >>> prbep([0.5, 2.0, 3.0], [-1.0, 0.0, 1.0])
+    0.5
+    """
     return _rocch.prbep(sorted_scores(tar, non).blocks)
 
 
 def uer(tar: ArrayLike, non: ArrayLike | None = None, *, r: float) -> float:
-    """Unit error rate ``UER(r)`` ([BdV11] eqs 27-28); ``r = 1`` gives the EER."""
+    """Unit error rate ``UER(r)`` ([BdV11] eqs 27-28); ``r = 1`` gives the EER.
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+    r
+        The ratio of the costs of the two errors, positive and finite.
+
+    Returns
+    -------
+    float
+        The ROCCH error rate at the operating point where the cost ratio is ``r``.
+
+    See Also
+    --------
+    eer : ``uer(..., r=1)``.
+
+    Examples
+    --------
+    >>> uer([0.5, 2.0, 3.0], [-1.0, 0.0, 1.0], r=1.0)
+    0.16666666666666666
+    """
     if not (0 < r < np.inf):
         raise ScoreframeError(message("`r` must be positive and finite", got=repr(r)))
     return _rocch.uer(sorted_scores(tar, non).blocks, r)
 
 
 def rocch(tar: ArrayLike, non: ArrayLike | None = None) -> tuple[F64, F64]:
-    """ROCCH vertices ``(pmiss, pfa)`` from ``(0, 1)`` to ``(1, 0)``."""
+    """ROCCH vertices ``(pmiss, pfa)`` from ``(0, 1)`` to ``(1, 0)``.
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Miss and false-alarm rates of the convex hull's vertices.
+
+    See Also
+    --------
+    eer : Where the hull crosses ``pmiss = pfa``.
+    scoreframe.det_curve : The steppy and hull curves of a trial table, per condition.
+
+    Examples
+    --------
+    >>> pmiss, pfa = rocch([0.5, 2.0, 3.0], [-1.0, 0.0, 1.0])
+    >>> pmiss.round(3).tolist(), pfa.round(3).tolist()
+    ([0.0, 0.0, 0.333, 1.0], [1.0, 0.333, 0.0, 0.0])
+    """
     return _rocch.rocch(sorted_scores(tar, non).blocks)
 
 
 def area_under_rocch(tar: ArrayLike, non: ArrayLike | None = None) -> float:
-    """Area under the ROCCH in (pfa, pmiss) space (0 is perfect; BOSARIS ``area_under_rocch``)."""
+    """Area under the ROCCH in (pfa, pmiss) space (0 is perfect; BOSARIS ``area_under_rocch``).
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+
+    Returns
+    -------
+    float
+        The area between the convex hull and the axes: ``1 - AUC`` of the hull.
+
+    See Also
+    --------
+    rocch : The hull's vertices.
+    scoreframe.auc : The area under the steppy ROC (Mann-Whitney).
+
+    Examples
+    --------
+    >>> area_under_rocch([0.5, 2.0, 3.0], [-1.0, 0.0, 1.0])
+    0.05555555555555555
+    """
     return _rocch.area_under_rocch(sorted_scores(tar, non).blocks)
 
 
@@ -247,7 +355,31 @@ def min_cllr(tar: ArrayLike, non: ArrayLike | None = None, *, ramp: bool = True)
 
 
 def cross_entropy(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: float) -> float:
-    """Prior-weighted cross-entropy (ECE) in bits; ``p_target = 0.5`` gives Cllr."""
+    """Prior-weighted cross-entropy (ECE) in bits; ``p_target = 0.5`` gives Cllr.
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+    p_target
+        Prior of the target class, in (0, 1).
+
+    Returns
+    -------
+    float
+        The empirical cross-entropy of the llrs at ``p_target``, normalized so that a system
+        that always says llr 0 scores 1.
+
+    See Also
+    --------
+    cllr : The same at ``p_target = 0.5``.
+    scoreframe.forensic.ece : The curve over prior log odds.
+
+    Examples
+    --------
+    >>> cross_entropy([0.5, 2.0, 3.0], [-1.0, 0.0, 1.0], p_target=0.5)
+    0.7139568107297096
+    """
     if not 0 < p_target < 1:
         raise ScoreframeError(message("`p_target` must lie in (0, 1)", got=repr(p_target)))
     t, n = check_scores(tar, non)
@@ -281,6 +413,32 @@ def psr(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: float,
 
 def pav_llrs(tar: ArrayLike, non: ArrayLike | None = None, *, laplace: bool = False,
              ramp: bool = False) -> tuple[F64, F64]:
-    """PAV-optimal llr of each trial, in input order (BOSARIS ``opt_loglr``)."""
+    """PAV-optimal llr of each trial, in input order (BOSARIS ``opt_loglr``).
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+    laplace
+        Add one dummy target and one dummy non-target at the extremes (Laplace's rule), so
+        every llr is finite.
+    ramp
+        BOSARIS' ramp between PAV blocks instead of steps.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The llrs of the targets and of the non-targets, each in input order.
+
+    See Also
+    --------
+    min_cllr : The Cllr of these llrs.
+    scoreframe.PavCalibration : A PAV map fitted on one set and applied to others.
+
+    Examples
+    --------
+    >>> pav_llrs([0.5, 2.0, 3.0], [-1.0, 0.0, 1.0])
+    (array([ 0., inf, inf]), array([-inf, -inf,   0.]))
+    """
     t, n = check_scores(tar, non)
     return _cllr.pav_llrs(t, n, laplace=laplace, ramp=ramp)

@@ -121,7 +121,7 @@ def group_cols(df: pl.DataFrame, series: Sequence[str] | None) -> list[str]:
 
 
 def series_labels(df: pl.DataFrame, series: Sequence[str] | None = None) -> pl.DataFrame:
-    """Add a ``series`` column: the group columns' values joined by `` / ``.
+    """Add a ``series`` column: the group columns' values joined by ``" / "``.
 
     Examples
     --------

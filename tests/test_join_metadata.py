@@ -1,0 +1,84 @@
+"""Metadata tables joined to the trials: library join_metadata and the CLI's --join/--on."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import scoreframe as sf
+from scoreframe.align import join_metadata
+from scoreframe.cli import main
+from scoreframe.errors import AlignmentError
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    df = pl.concat(sf.synth_chunks(4000, n_systems=1, seed=11)).select(
+        "model", "segment", "score", "label")
+    sf.write_trials(df, tmp_path / "ds")
+    models = df.select("model").unique().sort("model").with_row_index("i").select(
+        "model", age=pl.when(pl.col("i") % 3 == 0).then(pl.lit("old")).otherwise(pl.lit("young")))
+    segs = df.select("segment").unique().sort("segment").with_row_index("i").select(
+        "segment", mic=pl.when(pl.col("i") % 2 == 0).then(pl.lit("01")).otherwise(pl.lit("1")))
+    models.write_csv(tmp_path / "models.csv")
+    segs.write_csv(tmp_path / "segments.tsv", separator="\t")
+    return tmp_path, df, models, segs
+
+
+def test_cli_join_equals_the_library_join(dataset, tmp_path):
+    root, df, models, segs = dataset
+    out = tmp_path / "r.csv"
+    assert main(["evaluate", str(root / "ds"), "--join", str(root / "models.csv"), "--on",
+                 "model", "--join", str(root / "segments.tsv"), "--on", "segment",
+                 "--by", "age", "mic", "-o", str(out)]) == 0
+    cli = pl.read_csv(out, schema_overrides={"mic": pl.String})
+    joined = df.join(models, on="model").join(segs, on="segment")
+    lib = sf.evaluate(joined, by=["age", "mic"])
+    key = ["age", "mic"]
+    a = cli.sort(key).select(*key, "n_tar", "n_non", "eer", "cllr")
+    b = lib.sort(key).select(*key, "n_tar", "n_non", "eer", "cllr")
+    assert a.equals(b)
+    assert set(a["mic"]) == {"01", "1", "all"}  # text: 01 and 1 stay apart
+
+
+def test_a_trial_without_metadata_is_an_error_naming_it(dataset, capsys):
+    root, df, models, _ = dataset
+    short = models.slice(1)  # drops the first model
+    short.write_csv(root / "short.csv")
+    with pytest.raises(AlignmentError, match="trials without metadata") as exc:
+        join_metadata(df.lazy(), root / "short.csv", on=["model"])
+    assert models["model"][0] in str(exc.value)
+    assert main(["evaluate", str(root / "ds"), "--join", str(root / "short.csv"), "--on",
+                 "model"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "short.csv" in err[0] and models["model"][0] in err[0]
+
+
+def test_a_repeated_metadata_key_is_an_error_naming_it(dataset):
+    root, df, models, _ = dataset
+    dup = pl.concat([models, models.head(1).with_columns(age=pl.lit("other"))])
+    with pytest.raises(AlignmentError, match="not unique") as exc:
+        join_metadata(df.lazy(), dup, on=["model"])
+    assert models["model"][0] in str(exc.value)
+
+
+@pytest.mark.parametrize("on,match", [(["nope"], "not in"), ([], "needs key columns")])
+def test_bad_keys(dataset, on, match):
+    _, df, models, _ = dataset
+    with pytest.raises(AlignmentError, match=match):
+        join_metadata(df.lazy(), models, on=on)
+
+
+def test_a_column_in_both_tables_is_an_error(dataset):
+    _, df, models, _ = dataset
+    with pytest.raises(AlignmentError, match="in both"):
+        join_metadata(df.lazy(), models.with_columns(score=pl.lit(1.0)), on=["model"])
+
+
+@pytest.mark.parametrize("args", [["--join", "m.csv"], ["--on", "model"],
+                                  ["--join", "m.csv", "--on", "model", "--join", "x.csv"]])
+def test_join_and_on_go_in_pairs(dataset, args, capsys):
+    root, *_ = dataset
+    assert main(["evaluate", str(root / "ds"), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--join" in err[0]
