@@ -318,10 +318,14 @@ def _on_a_terminal(argv: list[str], cwd: Path) -> str:
     return b"".join(chunks).decode("utf-8")
 
 
-@pytest.mark.parametrize("extra", [[], ["--format", "csv"]])
-def test_on_a_terminal_data_never_drives_it(data: Path, extra: list[str]):
+@pytest.mark.parametrize("argv", [
+    ["query", "by_cond.sql", f"{FILE}.parquet"],
+    ["query", "by_cond.sql", f"{FILE}.parquet", "--format", "csv"],
+    ["evaluate", f"{FILE}.parquet", "--by", "cond"],  # with its progress bar on the terminal
+], ids=["table", "csv", "evaluate"])
+def test_on_a_terminal_data_never_drives_it(data: Path, argv: list[str]):
     """On a terminal rich styles its own output, but no sequence of the data gets through."""
-    text = _on_a_terminal(["query", "by_cond.sql", f"{FILE}.parquet", *extra], data)
+    text = _on_a_terminal(argv, data)
     for raw in ("\x1b[31mred", "\x1b]0;title", "\x07", "\u202e", "\u200f", "\x1b[32ms2",
                 "\u274c"):
         assert raw not in text, raw
