@@ -390,7 +390,12 @@ def test_error_line_maps_attributes_not_text():
     assert line == "scoreframe: error: `ds.parquet`: `--p-target` must lie in (0, 1); got 1.5"
     # the path attribute is the file the error is about (no other input is named then)
     line = error_line(ScoreframeError("bad row", path="other.tsv", line=3), ns)
-    assert line == "scoreframe: error: `other.tsv`: bad row"
+    assert line == "scoreframe: error: `other.tsv` line 3: bad row"
+    line = error_line(ScoreframeError("bad row in `other.tsv`", path="other.tsv", line=3), ns)
+    assert line == "scoreframe: error: bad row in `other.tsv` (line 3)"
+    line = error_line(ScoreframeError("bad row in `other.tsv` line 3", path="other.tsv",
+                                      line=3), ns)
+    assert line == "scoreframe: error: bad row in `other.tsv` line 3"
     # a message that names the input gets no prefix; an OS error names its file
     assert error_line(ScoreframeError("bad `ds.parquet`"), ns) == \
         "scoreframe: error: bad `ds.parquet`"

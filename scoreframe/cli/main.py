@@ -121,8 +121,7 @@ def one_line(exc: BaseException, *, limit: int | None = None) -> str:
     r"""An exception's message on one line, its hint (after a blank line) in parentheses.
 
     Control characters are escaped. With ``limit``, the line is cut to at most ``limit``
-    characters (its start, an ellipsis and its full length), the hint kept whole when it takes
-    no more than half of them.
+    characters (its start, an ellipsis and its full length), the hint before the message.
 
     Examples
     --------
@@ -266,7 +265,8 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     about is named as typed, from the exception's ``parameter`` attribute (else from a
     ``bad `name``` in its message). When
     the message names no input file, the file goes first: the exception's ``path``, else the
-    inputs of the command (``scoreframe: error: `ds.parquet`: cannot use the --where ...``).
+    inputs of the command (``scoreframe: error: `ds.parquet`: cannot use the --where ...``);
+    the exception's ``line`` is added when the message does not say it.
 
     Examples
     --------
@@ -288,9 +288,14 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     if isinstance(exc, OSError) and exc.filename is not None:
         path = os.fsdecode(exc.filename)  # the file the operating system names
     files = [path] if isinstance(path, str) else _inputs(args)
+    line = getattr(exc, "line", None)
+    at = f" line {line}" if isinstance(line, int) and not re.search(
+        rf"\b(line|row)s?(\(s\))? {line}\b", text) else ""
     if files and not any(_names(text, f) for f in files):
         more = f" and {len(files) - 3} more" if len(files) > 3 else ""
-        prefix += ", ".join(f"`{_short_path(f)}`" for f in files[:3]) + more + ": "
+        prefix += ", ".join(f"`{_short_path(f)}`" for f in files[:3]) + more + at + ": "
+    elif at:
+        text += f" ({at.strip()})"
     return prefix + _fit(text, hint, ERROR_LIMIT + len("scoreframe: error: ") - len(prefix))
 
 
