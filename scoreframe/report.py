@@ -403,6 +403,129 @@ span.ci { color: #555; font-size: 11px; }
 """
 
 
+#: The decoder of :func:`pack_rows` in the page (plain JavaScript, no library).
+_UNPACK_JS = """function unpack(p) {
+  const rows = Array.from({length: p.n}, () => ({}));
+  for (const [name, e] of Object.entries(p.c)) {
+    let col = e;
+    if (e.k) col = e.k.map(i => e.d[i]);
+    else if (e.r) col = e.r.flatMap(([a, s, n]) => Array.from({length: n}, (_, i) => a + i * s));
+    else if (e.z) { let t = 0; col = e.z.map(d => (t += d) / e.q); }
+    for (let i = 0; i < p.n; i++) rows[i][name] = col[i];
+  }
+  return rows;
+}
+"""
+
+
+def pack_rows(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Rows of one chart dataset as columns, compactly; None when the rows differ in keys.
+
+    A column is a list of values; a dictionary (``{"d": distinct values, "k": codes}``) when
+    that is shorter (series names, curve kinds); runs of arithmetic integer sequences
+    (``{"r": [[start, step, length], ...]}``, row indices per series); or, for the display
+    coordinates of linear axes (:data:`GRID_COLUMNS`), integer steps on a grid of 1/20,000 of
+    the column's span (``{"q": scale, "z": first and differences}``: far below a pixel). Every
+    other value is kept exactly as the chart gave it. The page rebuilds the rows
+    (``_UNPACK_JS``).
+
+    Examples
+    --------
+    >>> p = pack_rows([{"i": i % 4, "s": "a", "probit_pfa": 0.5 * i, "x": 0.1}
+    ...                for i in range(8)])
+    >>> p["c"]["i"], p["c"]["s"]["d"], p["c"]["probit_pfa"]["z"][:3], p["c"]["x"][0]
+    ({'r': [[0, 1, 4], [0, 1, 4]]}, ['a'], [0, 5000, 5000], 0.1)
+    """
+    names = list(rows[0]) if rows else []
+    if any(list(r) != names for r in rows):
+        return None
+    cols: dict[str, Any] = {}
+    n = len(rows)
+    for name in names:
+        col = [r[name] for r in rows]
+        if n > 1 and all(type(v) is int for v in col):
+            runs = _int_runs(col)
+            if 3 * len(runs) < n:
+                cols[name] = {"r": runs}
+                continue
+        if name in GRID_COLUMNS and n > 1 and all(type(v) is float for v in col):
+            cols[name] = _grid_steps(col)
+            continue
+        if all(isinstance(v, str | bool) or v is None for v in col):
+            distinct = list(dict.fromkeys(col))
+            if len(distinct) < n:
+                index = {v: i for i, v in enumerate(distinct)}
+                cols[name] = {"d": distinct, "k": [index[v] for v in col]}
+                continue
+        cols[name] = col
+    return {"n": n, "c": cols}
+
+
+#: Columns that only place marks on linear axes (probit-warped rates, prior log odds), so a
+#: grid far finer than a pixel loses nothing that can be seen.
+GRID_COLUMNS = frozenset({"probit_pfa", "probit_pmiss", "prior_log_odds"})
+_GRID_STEPS = 20_000
+_OFF_SCALE = 999.0  # |values| from here up are the plots' off-scale markers
+
+
+def _int_runs(col: list[int]) -> list[list[int]]:
+    """Maximal arithmetic runs ``[start, step, length]`` of an integer column."""
+    runs: list[list[int]] = []
+    i = 0
+    while i < len(col):
+        j = i + 1
+        step = col[j] - col[i] if j < len(col) else 1
+        while j < len(col) and col[j] - col[j - 1] == step:
+            j += 1
+        runs.append([col[i], step, j - i])
+        i = j
+    return runs
+
+
+def _grid_steps(col: list[float]) -> dict[str, Any]:
+    """A float column as integer steps on a decimal grid of about span / 20,000."""
+    on_scale = [v for v in col if abs(v) < _OFF_SCALE]
+    span = (max(on_scale) - min(on_scale)) if on_scale else 0.0
+    decimals = max(0, math.ceil(math.log10(_GRID_STEPS / span))) if span > 0 else 0
+    scale = 10**decimals
+    q = [round(v * scale) for v in col]
+    return {"q": scale, "z": [q[0], *(b - a for a, b in zip(q, q[1:], strict=False))]}
+
+
+def share_data(specs: dict[str, dict[str, Any]]
+               ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Move every chart's inline rows into one table of named datasets, each stored once.
+
+    Identical datasets (the same curve in a summary chart and its group's chart, the same
+    histogram twice) are stored once and referred to by name (Vega-Lite's top-level
+    ``datasets``); each is packed by :func:`pack_rows`. Returns the specs and the datasets.
+    """
+    packed: dict[str, dict[str, Any]] = {}
+    seen: dict[str, str] = {}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v) for k, v in node.items()}
+        data = out.get("data")
+        if isinstance(data, dict) and isinstance(data.get("values"), list) and \
+                set(data) == {"values"} and all(isinstance(r, dict) for r in data["values"]):
+            key = json.dumps(data["values"], sort_keys=True, allow_nan=False)
+            name = seen.get(key)
+            if name is None:
+                p = pack_rows(data["values"])
+                if p is None:
+                    return out
+                name = seen[key] = f"d{len(seen)}"
+                packed[name] = p
+            out["data"] = {"name": name}
+        return out
+
+    return {k: walk(v) for k, v in specs.items()}, packed
+
+
 def render_html(report: Report, *, progress: Progress | None = None) -> str:
     """The report as one HTML string with the JavaScript libraries inlined (no network).
 
@@ -428,16 +551,24 @@ def render_html(report: Report, *, progress: Progress | None = None) -> str:
             "misses or false alarms (Doddington's rule of 30) and are not reliable.</p>"
             if n_warn else "")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in report.notes)
-    spec_json = json.dumps(specs, allow_nan=False).replace("</", "<\\/")
+    specs, packed = share_data(specs)
+    spec_json = json.dumps(specs, allow_nan=False, separators=(",", ":")).replace("</", "<\\/")
+    data_json = json.dumps(packed, allow_nan=False, separators=(",", ":")).replace("</", "<\\/")
     script = (
         f"const SPECS = {spec_json};\n"
+        f"const PACKED = {data_json};\n"
+        f"{_UNPACK_JS}"
+        "const DATA = Object.fromEntries(Object.entries(PACKED).map(([k, p]) => [k, unpack(p)]));\n"
         "window.reportErrors = [];\n"
         "const jobs = Object.entries(SPECS).map(([id, spec]) =>\n"
-        "  vegaEmbed('#' + id, spec, {renderer: 'svg', actions: false})\n"
+        "  vegaEmbed('#' + id, Object.assign({datasets: DATA}, spec),\n"
+        "            {renderer: 'svg', actions: false})\n"
         "    .catch(err => { window.reportErrors.push(String(err));"
         " console.error(err); }));\n"
         "Promise.all(jobs).then(() => {\n"
         "  document.body.dataset.errors = String(window.reportErrors.length);\n"
+        "  document.body.dataset.rows = String(Object.values(DATA)"
+        ".reduce((t, rows) => t + rows.length, 0));\n"
         "  document.body.dataset.rendered = 'true'; });\n")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(report.title)}</title>

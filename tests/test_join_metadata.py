@@ -82,3 +82,29 @@ def test_join_and_on_go_in_pairs(dataset, args, capsys):
     assert main(["evaluate", str(root / "ds"), *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--join" in err[0]
+
+
+def test_a_joined_query_out_of_core_equals_in_memory(dataset):
+    """A LazyFrame that joins metadata streams through the out-of-core engine unchanged."""
+    root, df, models, segs = dataset
+    lf = (sf.scan_trials(root / "ds").join(models.lazy(), on="model")
+          .join(segs.lazy(), on="segment"))
+    small = sf.evaluate(lf, by=["age", "mic"], memory_limit="64KiB", workers=2)
+    whole = sf.evaluate(lf.collect(), by=["age", "mic"])
+    assert small.sort("age", "mic").equals(whole.sort("age", "mic"))
+
+
+def test_the_plan_sample_of_a_query_is_every_step_th_finite_score(monkeypatch):
+    import numpy as np
+
+    from scoreframe.stats import outofcore
+    from scoreframe.stats.outofcore import Piece, PlanSpec, plan_task
+
+    monkeypatch.setattr(outofcore, "BATCH_ROWS", 1000)  # many batches, offsets carried over
+    rng = np.random.default_rng(0)
+    score = rng.normal(size=25_000)
+    score[::97] = np.inf
+    lf = pl.LazyFrame({"score": score, "c": rng.integers(0, 3, 25_000).astype(str)})
+    keys, sample = plan_task((Piece(0, frame=lf), PlanSpec(("c",), {}, None, 7)))
+    np.testing.assert_array_equal(sample, score[np.isfinite(score)][::7])
+    assert sorted(keys["c"].to_list()) == ["0", "1", "2"]

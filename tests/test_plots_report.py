@@ -32,7 +32,7 @@ from scoreframe.evaluate import evaluate
 from scoreframe.kernels.elementary import probit
 from scoreframe.plots.det import display_decimate
 from scoreframe.plots.style import DET_BOX, SERIES, det_ticks
-from scoreframe.report import build_report, render_html, write_report
+from scoreframe.report import GRID_COLUMNS, build_report, render_html, share_data, write_report
 
 GOLDEN = DATA / "golden"
 STANDARD_TICKS = ["0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "40"]
@@ -504,6 +504,9 @@ def test_report_renders_in_headless_chromium(report_file, tmp_path):
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     assert 'data-rendered="true"' in html and 'data-errors="0"' in html
+    _, packed = share_data({str(i): c.to_dict(validate=False)
+                            for i, (_, _, c) in enumerate(rep.charts())})
+    assert f'data-rows="{sum(p["n"] for p in packed.values())}"' in html  # decoded in the page
     n_charts = len(rep.charts())
     assert html.count("<svg") >= n_charts  # every chart drew an SVG
     console_errors = [ln for ln in dom.stderr.splitlines()
@@ -515,6 +518,63 @@ def test_report_renders_in_headless_chromium(report_file, tmp_path):
                          text=True, timeout=180)
     assert res.returncode == 0 and shot.stat().st_size > 50_000
     print(f"screenshot: {shot}")
+
+
+def _unpack(p: dict) -> list[dict]:
+    """A Python twin of the page's decoder (report._UNPACK_JS)."""
+    cols = {}
+    for name, e in p["c"].items():
+        if isinstance(e, list):
+            cols[name] = e
+        elif "k" in e:
+            cols[name] = [e["d"][i] for i in e["k"]]
+        elif "r" in e:
+            cols[name] = [a + i * s for a, s, n in e["r"] for i in range(n)]
+        else:
+            cols[name] = list(np.cumsum(e["z"]) / e["q"])
+    return [{k: cols[k][i] for k in cols} for i in range(p["n"])]
+
+
+def test_shared_data_rebuilds_every_row(report_file):
+    """Each chart's rows come back from the shared, packed datasets: exact, or on a grid."""
+    _, rep, _ = report_file
+    specs = {str(i): c.to_dict(validate=False) for i, (_, _, c) in enumerate(rep.charts())}
+    shared, packed = share_data(specs)
+    n_inline = 0
+
+    def pairs(a, b):
+        if isinstance(a, dict):
+            replaced = "values" in a.get("data", {}) and "name" in b.get("data", {})
+            if replaced:
+                yield a["data"]["values"], _unpack(packed[b["data"]["name"]])
+            for k in (k for k in a if not (replaced and k == "data")):
+                yield from pairs(a[k], b[k])
+        elif isinstance(a, list):
+            for x, y in zip(a, b, strict=True):
+                yield from pairs(x, y)
+
+    for orig, back in (p for k in specs for p in pairs(specs[k], shared[k])):
+        n_inline += 1
+        assert len(orig) == len(back) and [list(r) for r in orig] == [list(r) for r in back]
+        for name in (orig[0] if orig else {}):
+            a = [r[name] for r in orig]
+            b = [r[name] for r in back]
+            if name in GRID_COLUMNS:
+                on = [v for v in a if abs(v) < 999]
+                tol = (max(on) - min(on)) / 20_000 if on else 1.0
+                np.testing.assert_allclose(b, a, rtol=0, atol=tol)
+            else:
+                assert a == b, name
+    assert n_inline > len(packed) > 0  # datasets shared between charts are stored once
+    def inline_rows(node) -> int:
+        if isinstance(node, list):
+            return sum(inline_rows(x) for x in node)
+        if not isinstance(node, dict):
+            return 0
+        here = isinstance(node.get("data"), dict) and "values" in node["data"]
+        return int(here) + sum(inline_rows(v) for v in node.values())
+
+    assert inline_rows(shared) == 0 < inline_rows(specs)  # no rows left inline
 
 
 def test_render_html_escapes_titles():

@@ -134,10 +134,10 @@ def test_arguments_out_of_range(kwargs, name):
 
 
 @pytest.mark.parametrize("args,name", [
-    (["--trials", "0"], "bad `--trials`"),
-    (["--systems", "9"], "bad `--systems`"),
-    (["--chunk-trials", "0"], "bad `--chunk-trials`"),
-    (["--target-rate", "1.5"], "bad `--target-rate`"),
+    (["--trials", "0"], "argument --trials:"),
+    (["--systems", "9"], "argument --systems:"),
+    (["--chunk-trials", "0"], "argument --chunk-trials:"),
+    (["--target-rate", "1.5"], "argument --target-rate:"),
 ])
 def test_cli_arguments_out_of_range(tmp_path, capsys, args, name):
     from scoreframe.cli import main

@@ -17,7 +17,19 @@ from scoreframe.cli.inputs import (
     scored_format,
     write_scored,
 )
-from scoreframe.cli.options import ListAction, add_command, output_options, prior, where_option
+from scoreframe.cli.options import (
+    MAX_ITER,
+    ListAction,
+    add_command,
+    int_in,
+    name_arg,
+    objective_arg,
+    output_options,
+    path_arg,
+    prior,
+    real_in,
+    where_option,
+)
 
 __all__ = ["cmd_calibrate_apply", "cmd_calibrate_train", "register"]
 
@@ -74,24 +86,28 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help_text="train on labelled dev trials; write MODEL.json",
                      parents=[where_option(), report_p,
                               output_options(required=True, help_text="MODEL.json")])
-    ct.add_argument("dev", metavar="DEV", help="labelled trials (of one system, or select one)")
-    ct.add_argument("--system", help="train on this system of a multi-system dataset")
+    ct.add_argument("dev", metavar="DEV", type=path_arg(),
+                    help="labelled trials (of one system, or select one)")
+    ct.add_argument("--system", type=name_arg(),
+                    help="train on this system of a multi-system dataset")
     ct.add_argument("--method", choices=("linear", "pav"), default="linear",
                     help="calibration map")
-    ct.add_argument("--p-target", type=float, default=0.5, help="training prior")
-    ct.add_argument("--objective", default="log",
+    ct.add_argument("--p-target", type=prior, default=0.5, help="training prior")
+    ct.add_argument("--objective", type=objective_arg, default="log",
                     help="linear: log, brier, boost, asym or 'alpha,beta' (Beta family)")
-    ct.add_argument("--max-iter", type=int, default=100, help="linear: iteration limit")
+    ct.add_argument("--max-iter", type=int_in(1, MAX_ITER), default=100,
+                    help="linear: iteration limit")
     ct.add_argument("--variant", choices=("bosaris", "raw"), default="bosaris",
                     help="pav: with BOSARIS' two dummy trials, or raw")
-    ct.add_argument("--eps", type=float, default=0.0, help="pav: BOSARIS small_val")
+    ct.add_argument("--eps", type=real_in(0.0, 1.0), default=0.0, help="pav: BOSARIS small_val")
     ca = add_command(cal_sub, "apply", func=cmd_calibrate_apply, first="MODEL EVAL",
                      help_text="calibrate a dataset with MODEL.json",
                      parents=[where_option(), report_p,
                               output_options(required=True,
                                              help_text="parquet dataset, .parquet, .csv, .tsv")])
-    ca.add_argument("model", metavar="MODEL", help="model file written by calibrate train")
-    ca.add_argument("eval", metavar="EVAL", help="trials to calibrate")
+    ca.add_argument("model", metavar="MODEL", type=path_arg(),
+                    help="model file written by calibrate train")
+    ca.add_argument("eval", metavar="EVAL", type=path_arg(), help="trials to calibrate")
     ca.add_argument("--allow-other-system", action="store_true",
                     help="apply the model to trials of systems other than the one it was "
                          "trained on")

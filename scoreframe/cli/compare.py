@@ -11,16 +11,23 @@ import argparse
 
 import polars as pl
 
-from scoreframe.checks import check_positive_int
 from scoreframe.cli.console import emit_frame, fmt, print_table
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
+    MAX_BOOTSTRAP,
+    MAX_SEED,
     ListAction,
     add_command,
     by_options,
+    column_arg,
     dataset_options,
+    engine_kwargs,
+    engine_options,
+    int_in,
+    name_arg,
     operating_point_options,
     output_options,
+    probability_open,
     reading_options,
 )
 from scoreframe.compare import compare
@@ -38,13 +45,15 @@ def add_interval_options(p: argparse.ArgumentParser, *, bootstrap_default: int |
     ``--bootstrap`` is given.
     """
     g = p.add_argument_group("confidence intervals")
-    g.add_argument("--bootstrap", type=int, default=bootstrap_default, metavar="B",
-                   help="bootstrap replicates (intervals for every metric)")
-    g.add_argument("--ci", type=float, default=0.95, help="nominal coverage of the intervals")
-    g.add_argument("--resample", action=ListAction, default=["trial"], metavar="UNIT",
+    g.add_argument("--bootstrap", type=int_in(2, MAX_BOOTSTRAP), default=bootstrap_default,
+                   metavar="B", help="bootstrap replicates (intervals for every metric)")
+    g.add_argument("--ci", type=probability_open("a coverage"), default=0.95,
+                   help="nominal coverage of the intervals")
+    g.add_argument("--resample", action=ListAction, converter=column_arg(distinct=True),
+                   default=["trial"], metavar="UNIT",
                    help="resampling units: trial, or id columns resampled independently "
                         "(model segment: the two-way bootstrap for shared speakers)")
-    g.add_argument("--seed", type=int, default=0,
+    g.add_argument("--seed", type=int_in(0, MAX_SEED), default=0,
                    help="seed of the replicates (same seed, same intervals on any number of "
                         "workers and any file layout)")
     g.add_argument("--interval", choices=("percentile", "bca"), default="percentile",
@@ -53,9 +62,7 @@ def add_interval_options(p: argparse.ArgumentParser, *, bootstrap_default: int |
 
 def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
     """Keyword arguments of the bootstrap functions from the interval options."""
-    if a.bootstrap is not None:
-        check_positive_int(a.bootstrap, name="--bootstrap", minimum=2)
-    else:
+    if a.bootstrap is None:  # its range is checked while parsing (--bootstrap B)
         given = [o for o, v, default in (("--ci", a.ci, 0.95), ("--resample", a.resample,
                                          ["trial"]), ("--interval", a.interval, "percentile"))
                  if v != default]
@@ -91,7 +98,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     check_output_format(a, machine=("json", "csv", "parquet"))
     kw = interval_kwargs(a)
     res = compare(dataset_source(a), a.systems[0], a.systems[1], by=a.by, where=a.where,
-                  p_target=a.p_target, c_miss=a.c_miss, c_fa=a.c_fa, workers=a.workers,
+                  p_target=a.p_target, c_miss=a.c_miss, c_fa=a.c_fa, **engine_kwargs(a),
                   trial_id=getattr(a, "trial_id", None) or None,
                   **kw)  # type: ignore[arg-type]
     if a.format != "table":
@@ -129,9 +136,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     parents=[dataset_options(), reading_options(), by_options(),
                              operating_point_options(),
                              output_options(("table", "json", "csv", "parquet"),
-                                            default="table")])
-    c.add_argument("--systems", action=ListAction, default=[], metavar="SYSTEM", required=True,
+                                            default="table"),
+                             engine_options(accepted=("memory_limit", "workers"))])
+    c.add_argument("--systems", action=ListAction, converter=name_arg(distinct=True), default=[],
+                   metavar="SYSTEM", required=True,
                    help="the two systems A and B (differences are B - A)")
-    c.add_argument("--workers", type=int, default=None,
-                   help="threads running the replicates (default: both cores)")
     add_interval_options(c, bootstrap_default=1000)

@@ -12,15 +12,17 @@ from scoreframe.cli.options import (
     ListAction,
     add_command,
     first_positional,
+    missing_arg,
     output_options,
+    path_arg,
     reading_options,
+    size_bytes,
     where_option,
 )
 from scoreframe.convert import convert_trials, output_format, plan_outputs
-from scoreframe.errors import ScoreframeError, UsageError
+from scoreframe.errors import UsageError
 from scoreframe.io.atomic import check_outputs
 from scoreframe.io.parquet import apply_where, infer_kind, scan_trials
-from scoreframe.stats.engine import parse_memory
 
 __all__ = ["cmd_convert", "register"]
 
@@ -71,25 +73,13 @@ def cmd_convert(a: argparse.Namespace) -> int:
                              scores_out=a.scores_out, partition_by=a.partition_by or (),
                              overwrite=a.overwrite, inputs=inputs, trial_id=trial_id,
                              progress=lambda n: prog.update(task, completed=n),
-                             max_dense_bytes=_dense_limit(a.max_dense_bytes))
+                             max_dense_bytes=a.max_dense_bytes)
     say(f"wrote {res.rows} {res.kind} rows to {', '.join(shown(p) for p in res.paths)}")
     return 0
 
 
 def _fmt_gib(n: int) -> str:
     return f"{n / 2**30:g}GiB"
-
-
-def _dense_limit(text: str) -> int | None:
-    """``--max-dense-bytes``: a size such as ``16GB``, or ``none`` for no limit."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        return parse_memory(text)
-    except ScoreframeError:
-        raise UsageError(f"--max-dense-bytes takes a size of at least 1KiB such as 16GB, or "
-                         f"none; got {text!r}")\
-            from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -101,12 +91,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                                             help_text="output file, directory or stem")])
     first_positional(c, "input", required=False, metavar="INPUT",
                      help="a single table (parquet dataset, csv, tsv, ...)")
-    c.add_argument("--key", help="key or trial list file")
-    c.add_argument("--scores", help="scores file")
+    c.add_argument("--key", type=path_arg(), help="key or trial list file")
+    c.add_argument("--scores", type=path_arg(), help="scores file")
     c.add_argument("--key-from", choices=sio.format_names(readable=True), help="format of --key")
     c.add_argument("--scores-from", choices=sio.format_names(readable=True),
                    help="format of --scores")
-    c.add_argument("--missing", default="error",
+    c.add_argument("--missing", type=missing_arg, default="error",
                    help="key trials with no score: error, drop or a fill value")
     c.add_argument("--extra", default="error", choices=("error", "drop"),
                    help="scores with no key trial")
@@ -114,9 +104,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output format (default: from -o)")
     c.add_argument("--partition-by", action=ListAction, metavar="COL",
                    help="parquet: partition columns")
-    c.add_argument("--key-out", help="paired formats: key output path")
-    c.add_argument("--scores-out", help="paired formats: scores output path")
-    c.add_argument("--max-dense-bytes", default=_fmt_gib(sio.DEFAULT_MAX_DENSE_BYTES),
+    c.add_argument("--key-out", type=path_arg(), help="paired formats: key output path")
+    c.add_argument("--scores-out", type=path_arg(), help="paired formats: scores output path")
+    c.add_argument("--max-dense-bytes", type=size_bytes(none=True),
+                   default=_fmt_gib(sio.DEFAULT_MAX_DENSE_BYTES),
                    metavar="SIZE",
                    help="bosaris-h5: largest dense model x segment matrix to write (a size "
                         "such as 16GB, or none)")

@@ -7,7 +7,7 @@ import argparse
 from scoreframe.cli.before_after import print_before_after
 from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.evaluate import print_results
-from scoreframe.cli.options import add_command, overwrite_option
+from scoreframe.cli.options import MAX_SEED, add_command, int_in, overwrite_option, path_arg
 from scoreframe.demo import run_demo
 
 __all__ = ["cmd_demo", "register"]
@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``demo`` to the command line."""
     d = add_command(sub, "demo", func=cmd_demo, parents=[overwrite_option()],
                     help_text="synthesize the demo evaluation and run the pipeline on it")
-    d.add_argument("--out", default="demo_out", help="output directory")
-    d.add_argument("--trials", type=int, default=1_000_000, help="trials per system")
-    d.add_argument("--seed", type=int, default=0, help="random seed")
+    d.add_argument("--out", type=path_arg("a directory"), default="demo_out",
+                   help="output directory")
+    d.add_argument("--trials", type=int_in(100, 10**9), default=1_000_000,
+                   help="trials per system")
+    d.add_argument("--seed", type=int_in(0, MAX_SEED), default=0, help="random seed")

@@ -7,7 +7,6 @@ import json
 
 import polars as pl
 
-from scoreframe.checks import check_positive_int
 from scoreframe.cli.compare import add_interval_options, interval_kwargs
 from scoreframe.cli.console import (
     emit_frame,
@@ -22,19 +21,21 @@ from scoreframe.cli.console import (
 )
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
+    Distinct,
     ListAction,
     add_command,
     by_options,
     dataset_options,
+    engine_kwargs,
+    engine_options,
+    name_arg,
     operating_point_options,
     output_options,
     reading_options,
 )
-from scoreframe.errors import UsageError, message
 from scoreframe.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.metrics import EER_METHODS
 from scoreframe.metrics.registry import declared, table_metrics
-from scoreframe.stats.engine import ENGINES, parse_memory
 from scoreframe.tandem import tandem_t_dcf
 
 __all__ = ["PERCENT", "add_evaluate_options", "cmd_evaluate", "percent", "print_results",
@@ -43,9 +44,10 @@ __all__ = ["PERCENT", "add_evaluate_options", "cmd_evaluate", "percent", "print_
 
 # --- the evaluate option group ------------------------------------------------------------------
 # Options of how an evaluation runs go HERE, so that `evaluate`, `report` and `compare` share them:
-# engine (--engine/--scheduler/--workers/--memory-limit/--no-validate), intervals
-# (--bootstrap/--ci/--resample/--seed), spoofing/forensic metrics (--spoof/--tandem/
+# intervals (--bootstrap/--ci/--resample/--seed), spoofing/forensic metrics (--spoof/--tandem/
 # --t-dcf-variant/--forensic). Add each as its own small block with a help text and a default.
+# The engine options (--engine/--memory-limit/--workers/--scheduler/--spill-dir) are the parent
+# parser `engine_options()` of scoreframe.cli.options, shared by every command that reads trials.
 def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     """Add the options of how an evaluation is computed (EER method, equalization)."""
     g = p.add_argument_group("evaluation")
@@ -53,27 +55,7 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
                    help="EER convention")
     g.add_argument("--equalize-by", action=ListAction, metavar="COL",
                    help="also report metrics with these conditions weighted equally")
-
-    e = p.add_argument_group("engine")
-    e.add_argument("--engine", choices=ENGINES, default="local",
-                   help="local: in memory when the trials fit in --memory-limit, else out of "
-                        "core (score ranges spilled to a temporary directory); dask: the same "
-                        "tasks on Dask workers")
-    e.add_argument("--memory-limit", default="1GiB", metavar="SIZE",
-                   help="memory budget of the reduction's data, e.g. 2GB or 512MiB: above it "
-                        "the trials are reduced out of core, in score ranges and batches sized "
-                        "to it (the Python process and its libraries take ~250 MB more); "
-                        "results do not depend on it")
-    e.add_argument("--workers", type=int, default=None,
-                   help="parallel tasks (threads locally; processes of a local Dask "
-                        "cluster); default: the number of cores")
-    e.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="address of a running Dask scheduler (with --engine dask)")
-    e.add_argument("--spill-dir", default=None, metavar="DIR",
-                   help="where the out-of-core engine spills score ranges (default: "
-                        "$SCOREFRAME_SPILL_DIR or the temp dir); on a Dask cluster, a "
-                        "directory every worker can see")
-    e.add_argument("--no-validate", dest="validate", action="store_const", const=False,
+    g.add_argument("--no-validate", dest="validate", action="store_const", const=False,
                    default=None,
                    help="skip the duplicate-trial check, which runs unless this is given "
                         "(null/NaN scores and unrecognized labels are always errors; "
@@ -83,7 +65,8 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
     s.add_argument("--spoof", action="store_true",
                    help="add a-DCF (a-DCF1 defaults), SASV-EER, SV-EER, SPF-EER and n_spoof "
                         "per group (needs a trial_type column: target/nontarget/spoof)")
-    s.add_argument("--tandem", nargs=2, metavar=("ASV_SYSTEM", "CM_SYSTEM"),
+    s.add_argument("--tandem", nargs=2, action=Distinct, type=name_arg(),
+                   metavar=("ASV_SYSTEM", "CM_SYSTEM"),
                    help="add the tandem t-DCF of CM_SYSTEM in front of ASV_SYSTEM (rows joined "
                         "on model, segment) as a top-level `t_dcf` object")
     s.add_argument("--t-dcf-variant", choices=("2021", "2019"), default="2021",
@@ -95,16 +78,9 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
 
 def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
     """Keyword arguments of :func:`scoreframe.evaluate.evaluate` from the evaluate options."""
-    if a.scheduler and a.engine != "dask":
-        raise UsageError(message("--scheduler needs --engine dask", got=a.scheduler))
-    if a.workers is not None:
-        check_positive_int(a.workers, name="--workers")
-    parse_memory(a.memory_limit)
     trial_id = getattr(a, "trial_id", None)
     return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or [],
-            "engine": a.engine, "memory_limit": a.memory_limit, "workers": a.workers,
-            "scheduler": a.scheduler, "validate": a.validate is not False,
-            "spill_dir": a.spill_dir,
+            **engine_kwargs(a), "validate": a.validate is not False,
             "trial_id": trial_id or None, "spoof": a.spoof, "forensic": a.forensic,
             **{k: (v or 0) if k == "bootstrap" else v for k, v in interval_kwargs(a).items()}}
 
@@ -206,5 +182,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                     parents=[dataset_options(), reading_options(), by_options(),
                              operating_point_options(),
                              output_options(("table", "json", "csv", "parquet"),
-                                            default="table")])
+                                            default="table"), engine_options()])
     add_evaluate_options(e)

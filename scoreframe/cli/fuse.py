@@ -19,7 +19,18 @@ from scoreframe.cli.inputs import (
     scored_format,
     write_scored,
 )
-from scoreframe.cli.options import ListAction, add_command, output_options, prior, where_option
+from scoreframe.cli.options import (
+    MAX_ITER,
+    ListAction,
+    add_command,
+    int_in,
+    missing_arg,
+    objective_arg,
+    output_options,
+    path_arg,
+    prior,
+    where_option,
+)
 from scoreframe.errors import UsageError, listing
 
 __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
@@ -96,29 +107,32 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="train or apply a linear (quality) fusion of systems")
     fu_sub = fu.add_subparsers(dest="action", required=True)
     common = argparse.ArgumentParser(add_help=False, parents=[where_option()])
-    common.add_argument("--quality-model", help="quality table (id + columns) joined on model")
-    common.add_argument("--quality-segment",
+    common.add_argument("--quality-model", type=path_arg(),
+                        help="quality table (id + columns) joined on model")
+    common.add_argument("--quality-segment", type=path_arg(),
                         help="quality table (id + columns) joined on segment")
     common.add_argument("--report-p-target", action=ListAction, converter=prior,
                         help="priors of the before/after table (default: the model's prior)")
     ft = add_command(fu_sub, "train", func=cmd_fuse_train, first="DEV [DEV ...]",
                      help_text="train on labelled dev trials; write MODEL.json",
                      parents=[common, output_options(required=True, help_text="MODEL.json")])
-    ft.add_argument("dev", nargs="+", metavar="DEV",
+    ft.add_argument("dev", nargs="+", metavar="DEV", type=path_arg(),
                     help="one dataset with a system column, or one per system as NAME=PATH "
                          "(a plain PATH is named by its file stem)")
-    ft.add_argument("--p-target", type=float, default=0.5, help="training prior")
-    ft.add_argument("--objective", default="log", help="log, brier, boost, asym or 'a,b'")
-    ft.add_argument("--max-iter", type=int, default=100, help="iteration limit")
-    ft.add_argument("--missing", default="error",
+    ft.add_argument("--p-target", type=prior, default=0.5, help="training prior")
+    ft.add_argument("--objective", type=objective_arg, default="log",
+                    help="log, brier, boost, asym or 'a,b'")
+    ft.add_argument("--max-iter", type=int_in(1, MAX_ITER), default=100, help="iteration limit")
+    ft.add_argument("--missing", type=missing_arg, default="error",
                     help="trials not scored by every system: error, drop or a fill value")
     fa = add_command(fu_sub, "apply", func=cmd_fuse_apply, first="MODEL EVAL [EVAL ...]",
                      help_text="fuse datasets with MODEL.json",
                      parents=[common, output_options(required=True,
                                                      help_text="parquet dataset, .parquet, "
                                                                ".csv, .tsv")])
-    fa.add_argument("model", metavar="MODEL", help="model file written by fuse train")
-    fa.add_argument("eval", nargs="+", metavar="EVAL",
+    fa.add_argument("model", metavar="MODEL", type=path_arg(),
+                    help="model file written by fuse train")
+    fa.add_argument("eval", nargs="+", metavar="EVAL", type=path_arg(),
                     help="one dataset with a system column, or one per system as NAME=PATH "
                          "with the names used in training")
-    fa.add_argument("--missing", help="override the model's missing-score policy")
+    fa.add_argument("--missing", type=missing_arg, help="override the model's missing-score policy")

@@ -6,7 +6,7 @@ import argparse
 
 from scoreframe.cli.console import console, print_frame, say, shown
 from scoreframe.cli.inputs import dataset_label, dataset_source, load_dataset, reading_kwargs
-from scoreframe.cli.options import add_command, dataset_options, reading_options
+from scoreframe.cli.options import add_command, dataset_options, int_in, reading_options
 from scoreframe.info import dataset_info
 from scoreframe.io.parquet import apply_where
 
@@ -40,5 +40,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     i = add_command(sub, "info", func=cmd_info, first="DATASET",
                     help_text="rows, schema, systems and targets/non-targets per condition",
                     parents=[dataset_options(), reading_options()])
-    i.add_argument("--max-values", type=int, default=50,
+    i.add_argument("--max-values", type=int_in(0, 1_000_000), default=50,
                    help="list conditions with at most this many values")

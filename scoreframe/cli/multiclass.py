@@ -16,7 +16,16 @@ from scoreframe.cli.inputs import (
     other_system,
     write_scored,
 )
-from scoreframe.cli.options import ListAction, add_command, first_positional, output_options
+from scoreframe.cli.options import (
+    MAX_ITER,
+    ListAction,
+    add_command,
+    first_positional,
+    int_in,
+    output_options,
+    path_arg,
+    prior,
+)
 from scoreframe.multiclass_before_after import multiclass_before_after
 
 __all__ = ["MC_COLUMNS", "cmd_mc_apply", "cmd_mc_evaluate", "cmd_mc_train", "register"]
@@ -103,9 +112,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      parents=[output_options(("table", "json"), default="table")])
     first_positional(me, "scores", metavar="SCORES",
                      help="long (segment, class, score) or wide / LRE22 TSV")
-    me.add_argument("--truth", required=True, help="segment -> true class table")
+    me.add_argument("--truth", type=path_arg(), required=True, help="segment -> true class table")
     me.add_argument("--by", action=ListAction, default=[], help="condition columns")
-    me.add_argument("--p-target", action=ListAction, converter=float,
+    me.add_argument("--p-target", action=ListAction, converter=prior,
                     help="Cavg target priors (default: 0.5)")
     for kind in ("calibrate", "fuse"):
         k = mc_sub.add_parser(kind, help=f"multiclass {kind}: train or apply",
@@ -115,16 +124,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         kt = add_command(k_sub, "train", func=cmd_mc_train, help_text=f"train a multiclass "
                          f"{kind}; write MODEL.json",
                          parents=[output_options(required=True, help_text="MODEL.json")])
-        kt.add_argument("scores", nargs=n, metavar="SCORES", help="multiclass scores")
-        kt.add_argument("--truth", required=True, help="segment -> true class table")
-        kt.add_argument("--max-iter", type=int, default=100, help="iteration limit")
+        kt.add_argument("scores", nargs=n, metavar="SCORES", type=path_arg(),
+                        help="multiclass scores")
+        kt.add_argument("--truth", type=path_arg(), required=True,
+                        help="segment -> true class table")
+        kt.add_argument("--max-iter", type=int_in(1, MAX_ITER), default=100,
+                        help="iteration limit")
         kt.set_defaults(mc_kind=kind)
         ka = add_command(k_sub, "apply", func=cmd_mc_apply, help_text=f"apply a multiclass "
                          f"{kind} model",
                          parents=[output_options(required=True, help_text="output table")])
-        ka.add_argument("model", metavar="MODEL", help="model file")
-        ka.add_argument("scores", nargs=n, metavar="SCORES", help="multiclass scores")
-        ka.add_argument("--truth", help="print a before/after table")
+        ka.add_argument("model", metavar="MODEL", type=path_arg(), help="model file")
+        ka.add_argument("scores", nargs=n, metavar="SCORES", type=path_arg(),
+                        help="multiclass scores")
+        ka.add_argument("--truth", type=path_arg(), help="print a before/after table")
         if kind == "calibrate":
             ka.add_argument("--allow-other-system", action="store_true",
                             help="apply the model to another system than the one it was "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from scoreframe.cli.console import emit_frame
 from scoreframe.cli.inputs import check_output_format
-from scoreframe.cli.options import add_command, output_options
+from scoreframe.cli.options import add_command, output_options, path_arg
 from scoreframe.errors import UsageError
 from scoreframe.sql import query
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help_text="run an SQL file on a dataset (visible as `trials`)",
                     parents=[output_options(("table", "csv", "json", "parquet"),
                                             default="table")])
-    q.add_argument("sql", help="file with one SQL query over the table `trials`")
-    q.add_argument("dataset", metavar="DATASET",
+    q.add_argument("sql", type=path_arg(), help="file with one SQL query over the table `trials`")
+    q.add_argument("dataset", metavar="DATASET", type=path_arg(),
                    help="Parquet trial dataset (a file or a directory; convert other formats "
                         "first with `scoreframe convert`)")

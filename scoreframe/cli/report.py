@@ -17,12 +17,16 @@ from scoreframe.cli.inputs import (
     load_model_kind,
 )
 from scoreframe.cli.options import (
+    Distinct,
     add_command,
     by_options,
     dataset_options,
+    name_arg,
     operating_point_options,
     output_options,
+    path_arg,
     reading_options,
+    text_arg,
 )
 from scoreframe.errors import ScoreframeError, UsageError, message
 
@@ -103,15 +107,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                     parents=[dataset_options(), reading_options(), by_options(),
                              operating_point_options(costs=False),
                              output_options(required=True, help_text="report.html")])
-    r.add_argument("--calibration", help="calibrate with MODEL.json before evaluating")
+    r.add_argument("--calibration", type=path_arg(),
+                   help="calibrate with MODEL.json before evaluating")
     r.add_argument("--allow-other-system", action="store_true",
                    help="apply --calibration to systems other than the one it was trained on")
-    r.add_argument("--title", help="report title (default: from the dataset name)")
-    r.add_argument("--export-dir", help="also write every chart here")
+    r.add_argument("--title", type=text_arg("a title"),
+                   help="report title (default: from the dataset name)")
+    r.add_argument("--export-dir", type=path_arg("a directory"), help="also write every chart here")
     r.add_argument("--export-format", nargs="+", choices=EXPORT_FORMATS, default=["png"],
                    help="formats of the exported charts")
     add_interval_options(r)
-    r.add_argument("--compare", nargs=2, metavar=("SYSTEM_A", "SYSTEM_B"),
+    r.add_argument("--compare", nargs=2, action=Distinct, type=name_arg(),
+                   metavar=("SYSTEM_A", "SYSTEM_B"),
                    help="forest plot of the paired-bootstrap differences of two systems")
     s = r.add_argument_group("anti-spoofing and forensic metrics")
     s.add_argument("--spoof", action="store_true",
@@ -119,7 +126,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "trial_type column)")
     s.add_argument("--forensic", action="store_true",
                    help="AUC, misleading evidence, ELUB per group, Tippett and ECE plots")
-    s.add_argument("--tandem", nargs=2, metavar=("ASV_SYSTEM", "CM_SYSTEM"),
+    s.add_argument("--tandem", nargs=2, action=Distinct, type=name_arg(),
+                   metavar=("ASV_SYSTEM", "CM_SYSTEM"),
                    help="t-DCF curve of CM_SYSTEM in front of ASV_SYSTEM")
     s.add_argument("--t-dcf-variant", choices=("2021", "2019"), default="2021",
                    help="t-DCF definition")

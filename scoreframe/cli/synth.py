@@ -6,10 +6,18 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from scoreframe.checks import check_choice, check_positive_int, check_probability
+from scoreframe.checks import check_choice
 from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.inputs import guard_outputs
-from scoreframe.cli.options import ListAction, add_command, first_positional, overwrite_option
+from scoreframe.cli.options import (
+    MAX_SEED,
+    ListAction,
+    add_command,
+    first_positional,
+    int_in,
+    overwrite_option,
+    probability_open,
+)
 from scoreframe.errors import ScoreframeError, UsageError
 from scoreframe.io.parquet import write_trials
 from scoreframe.synth import MAX_SYSTEMS, SYNTH_COLUMNS, synth_chunks
@@ -27,13 +35,6 @@ def _option(option: str, check: Callable[..., object], value: object, **kwargs: 
 
 def cmd_synth(a: argparse.Namespace) -> int:
     """Run ``scoreframe synth``."""
-    _option("--trials", check_positive_int, a.trials)
-    _option("--systems", check_positive_int, a.systems, maximum=MAX_SYSTEMS)
-    _option("--chunk-trials", check_positive_int, a.chunk_trials)
-    _option("--seed", check_positive_int, a.seed, minimum=0)
-    _option("--target-rate", check_probability, a.target_rate)
-    if a.conditions is not None:
-        _option("--conditions", check_positive_int, a.conditions)
     columns = [c for c in SYNTH_COLUMNS if c != "condition" or a.conditions is not None]
     for c in a.partition_by or ():
         _option("--partition-by", check_choice, c, choices=columns)
@@ -59,12 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                     parents=[overwrite_option()])
     first_positional(s, "output", metavar="OUTPUT",
                      help="output dataset directory (or .parquet)")
-    s.add_argument("--trials", type=int, default=1_000_000, help="trials per system")
-    s.add_argument("--systems", type=int, default=3, help="number of systems")
-    s.add_argument("--seed", type=int, default=0, help="random seed")
-    s.add_argument("--target-rate", type=float, default=0.1, help="fraction of target trials")
-    s.add_argument("--conditions", type=int, help="add a `condition` column with N values")
-    s.add_argument("--chunk-trials", type=int, default=1_000_000,
+    s.add_argument("--trials", type=int_in(1, 10**12), default=1_000_000,
+                   help="trials per system")
+    s.add_argument("--systems", type=int_in(1, MAX_SYSTEMS), default=3,
+                   help="number of systems")
+    s.add_argument("--seed", type=int_in(0, MAX_SEED), default=0, help="random seed")
+    s.add_argument("--target-rate", type=probability_open("a fraction"), default=0.1,
+                   help="fraction of target trials")
+    s.add_argument("--conditions", type=int_in(1, 1_000_000),
+                   help="add a `condition` column with N values")
+    s.add_argument("--chunk-trials", type=int_in(1, 10**7), default=1_000_000,
                    help="trials generated per chunk (bounds memory)")
     s.add_argument("--partition-by", action=ListAction, default=["system"], metavar="COL",
                    help="partition columns of the dataset")

@@ -18,15 +18,47 @@ This module imports Dask only when an executor is created, so ``scoreframe`` wor
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, TypeVar
 
 from scoreframe.checks import check_positive, check_positive_int
 from scoreframe.errors import EngineError, message
 
-__all__ = ["DaskExecutor"]
+__all__ = ["CONNECT_TIMEOUT", "DaskExecutor", "check_scheduler_address"]
+
+#: Seconds a scheduler has to answer before :class:`DaskExecutor` gives up on it.
+CONNECT_TIMEOUT = 10.0
+
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)"
+                      r":(\d{1,5})")
+
+
+def check_scheduler_address(address: object) -> str:
+    """A scheduler address of the form ``[tcp|tls|ws|wss://]host:port``, checked by form only.
+
+    Dask answers a malformed address only after its connection timeout, so it is checked
+    here first (no Dask import).
+
+    Examples
+    --------
+    >>> check_scheduler_address("tcp://head-node:8786")
+    'tcp://head-node:8786'
+    >>> check_scheduler_address("tcp://127.0.0.1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.EngineError: bad `scheduler`: expected an address such as ...
+    """
+    m = _ADDRESS.fullmatch(address) if isinstance(address, str) else None
+    if m is None or not 0 < int(m.group(1)) < 65536:
+        shown = repr(address)[:80]
+        raise EngineError(message("bad `scheduler`", expected="an address such as "
+                                  "tcp://host:8786 (host and port)", got=shown))
+    return address  # type: ignore[return-value]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,7 +93,12 @@ class DaskExecutor:
         ``scheduler``: wait (up to ``timeout``) until at least this many workers have joined,
         e.g. while a batch system starts them.
     timeout
-        Seconds to wait for the scheduler (and for workers) before giving up.
+        Seconds to wait for the workers (``workers`` of them joining a running scheduler, or
+        a local cluster starting) before giving up.
+    connect_timeout
+        Seconds a running scheduler has to answer (at most ``timeout``): an unreachable
+        address, or a server that does not speak Dask's protocol, is an error after at most
+        this long.
 
     Attributes
     ----------
@@ -86,13 +123,13 @@ class DaskExecutor:
     """
 
     def __init__(self, scheduler: str | None = None, workers: int | None = None, *,
-                 timeout: float = 30.0) -> None:
-        if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-            raise EngineError(message("bad `scheduler`", expected="a scheduler address such "
-                                      "as tcp://host:8786", got=repr(scheduler)))
+                 timeout: float = 30.0, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        if scheduler is not None:
+            scheduler = check_scheduler_address(scheduler)
         if workers is not None:
             workers = check_positive_int(workers, name="workers")
         timeout = check_positive(timeout, name="timeout")
+        connect_timeout = min(timeout, check_positive(connect_timeout, name="connect_timeout"))
         distributed = _distributed()
         self._cluster: Any = None
         self._client: Any = None
@@ -108,7 +145,7 @@ class DaskExecutor:
                 self._client = distributed.Client(self._cluster, timeout=timeout,
                                                   set_as_default=False)
             else:
-                self._client = self._connect(distributed, scheduler, timeout)
+                self._client = self._connect(distributed, scheduler, connect_timeout)
                 self._client.wait_for_workers(workers or 1, timeout=timeout)
         except EngineError:
             self.close()
@@ -128,10 +165,30 @@ class DaskExecutor:
 
     @staticmethod
     def _connect(distributed: Any, scheduler: str, timeout: float) -> Any:
+        """A client of the scheduler at ``scheduler``, which must answer within ``timeout``.
+
+        A throw-away connection (Dask's handshake, on a private event loop in a helper thread,
+        so it also works under a running loop such as Jupyter's) is tried first: a
+        ``distributed.Client`` whose construction fails otherwise blocks interpreter exit for
+        twice its timeout.
+        """
+        async def probe() -> None:
+            from distributed.comm import connect
+            from distributed.security import Security
+
+            args = Security().get_connection_args("client")
+            comm = await connect(scheduler, timeout=timeout, **args)
+            await comm.close()
+
         try:
+            with ThreadPoolExecutor(1, thread_name_prefix="scoreframe-dask-probe") as pool:
+                pool.submit(asyncio.run, probe()).result()
             return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as e:
             raise EngineError(message("cannot reach the dask scheduler", where=scheduler,
+                                      got=f"{type(e).__name__}: {_one_line(e)}")) from None
+        except Exception as e:  # noqa: BLE001 (a server that is not a Dask scheduler)
+            raise EngineError(message("no dask scheduler answered", where=scheduler,
                                       got=f"{type(e).__name__}: {_one_line(e)}")) from None
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
@@ -178,5 +235,6 @@ class DaskExecutor:
 
 def _one_line(e: BaseException) -> str:
     """An exception's message on one line."""
-    return " ".join(str(e).split()) or type(e).__name__
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
 

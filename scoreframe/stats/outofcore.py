@@ -431,9 +431,20 @@ def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray]:
     keys = lf.select([pl.col(c).cast(pl.String) for c in spec.group_cols]).unique() \
         if spec.group_cols else pl.LazyFrame()
     score = pl.col("score").cast(pl.Float64)
-    sample = lf.select(score).filter(score.is_finite()).gather_every(spec.step)
-    frames = pl.collect_all([keys, sample], engine="streaming")
-    return frames[0], frames[1]["score"].to_numpy()
+    if piece.frame is None:  # one file: both answers from one read
+        sample = lf.select(score).filter(score.is_finite()).gather_every(spec.step)
+        frames = pl.collect_all([keys, sample], engine="streaming")
+        return frames[0], frames[1]["score"].to_numpy()
+    # A query (joins, filters): collected together, the two plans would share the query's
+    # whole result in memory; run separately, each streams in batches.
+    key_frame = keys.collect(engine="streaming") if spec.group_cols else pl.DataFrame()
+    parts, seen = [], 0
+    for batch in lf.select(score).collect_batches(chunk_size=BATCH_ROWS, engine="streaming"):
+        finite = batch["score"].to_numpy()
+        finite = finite[np.isfinite(finite)]
+        parts.append(finite[(-seen) % spec.step::spec.step])
+        seen += finite.shape[0]
+    return key_frame, np.concatenate(parts) if parts else np.empty(0)
 
 
 def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: int,

@@ -1,0 +1,103 @@
+"""Joined inputs (issue 21 item 6): an evaluation of trials joined with metadata tables.
+
+Run: ``python benchmarks/bench_join.py [--trials N]``. A ``scoreframe synth`` dataset (one
+system, 20 conditions: ``model, segment, score, label, condition, ...``) is evaluated by
+``condition`` twice, each in a fresh process: by path, and as a LazyFrame that joins a model
+table (``age``) and a segment table (``mic``) and groups by ``condition, age, mic``. Target:
+the joined evaluation's peak memory <= 1.2x the evaluation by path; times recorded. Written to
+the ``join`` section of ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from _results import write_section
+
+HERE = Path(__file__).parent
+DATA = HERE / "data"
+
+CHILD = r"""
+import json, resource, sys, time
+import polars as pl
+import scoreframe as sf
+args = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+files = args["files"]
+if args["kind"] == "path":
+    r = sf.evaluate(args["dataset"], by=["condition"])
+else:
+    lf = pl.scan_parquet(files)
+    lf = lf.join(pl.scan_parquet(args["models"]), on="model")
+    lf = lf.join(pl.scan_parquet(args["segments"]), on="segment")
+    r = sf.evaluate(lf, by=["condition", "age", "mic"])
+print(json.dumps({"seconds": time.perf_counter() - t0, "rows": r.height,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def measure(**args: object) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(args)], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def metadata(dataset: Path) -> tuple[Path, Path]:
+    import polars as pl
+
+    models, segments = dataset.parent / f"{dataset.name}_models.parquet", \
+        dataset.parent / f"{dataset.name}_segments.parquet"
+    if not models.exists() or not segments.exists():
+        lf = pl.scan_parquet(str(dataset / "**" / "*.parquet"))
+        (lf.select("model").unique().collect(engine="streaming")
+         .with_columns(age=(pl.col("model").hash(1) % 4).cast(pl.String))
+         .write_parquet(models))
+        (lf.select("segment").unique().collect(engine="streaming")
+         .with_columns(mic=(pl.col("segment").hash(2) % 3).cast(pl.String))
+         .write_parquet(segments))
+    return models, segments
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trials", type=float, default=1e8)
+    n = int(ap.parse_args().trials)
+    dataset = DATA / f"synth_{n:.0e}".replace("+", "")
+    if not dataset.is_dir():
+        subprocess.run([sys.executable, "-m", "scoreframe", "synth", str(dataset), "--trials",
+                        str(n), "--systems", "1", "--conditions", "20"], check=True)
+    models, segments = metadata(dataset)
+    files = str(dataset / "**" / "*.parquet")
+    t = time.time()
+    path = measure(kind="path", dataset=str(dataset), files=files)
+    joined = measure(kind="join", dataset=str(dataset), files=files, models=str(models),
+                     segments=str(segments))
+    ratio = joined["peak_mb"] / path["peak_mb"]
+    text = f"""## Joined inputs (`bench_join.py`, issue 21 item 6)
+
+{n:.0e} trials (`scoreframe synth`, one system, 20 conditions), each run in a fresh
+process, in the same run.
+The joined run scans the files as a LazyFrame joined with a model table (`age`) and a segment
+table (`mic`) and groups by `condition, age, mic`; the path run groups by `condition`.
+
+| input | time (s) | peak memory (MB) | groups |
+| --- | ---: | ---: | ---: |
+| by path | {path['seconds']:.1f} | {path['peak_mb']:.0f} | {path['rows']} |
+| joined query | {joined['seconds']:.1f} | {joined['peak_mb']:.0f} | {joined['rows']} |
+
+Joined / path peak memory: **{ratio:.2f}x** (target <= 1.2x:
+{'met' if ratio <= 1.2 else 'not met'}).
+Measured {time.strftime('%Y-%m-%d')} in {time.time() - t:.0f} s on a 2-core machine shared
+with other jobs (times are indicative; memory is not affected).
+"""
+    print(text)
+    write_section(HERE / "RESULTS.md", "join", text)
+
+
+if __name__ == "__main__":
+    main()
