@@ -414,19 +414,19 @@ OPTION_CASES = [Case(*c[:3], _cli_only, *c[3:]) for c in [  # type: ignore[misc]
      ("compare", "{}", "--systems", "s1", "s2", "--where", BAD_WHERE)),
     ("opt-where-syntax-calibrate", "t.parquet", T, r"--where", None,
      ("calibrate", "train", "{}", "--where", BAD_WHERE, "-o", "{outdir}/m.json")),
-    ("opt-p-target-evaluate", "t.parquet", T, r"`--p-target`.*\(0, 1\)", None,
+    ("opt-p-target-evaluate", "t.parquet", T, r"--p-target.*\(0, 1\)", None,
      ("evaluate", "{}", "--p-target", "1.5")),
-    ("opt-p-target-report", "t.parquet", T, r"`--p-target`", None,
+    ("opt-p-target-report", "t.parquet", T, r"--p-target", None,
      ("report", "{}", "--p-target", "1.5", "-o", "{outdir}/r.html")),
-    ("opt-p-target-compare", "t.parquet", T2, r"`--p-target`", None,
+    ("opt-p-target-compare", "t.parquet", T2, r"--p-target", None,
      ("compare", "{}", "--systems", "s1", "s2", "--p-target", "1.5")),
-    ("opt-p-target-calibrate", "t.parquet", T, r"`--p-target`", None,
+    ("opt-p-target-calibrate", "t.parquet", T, r"--p-target", None,
      ("calibrate", "train", "{}", "--p-target", "1.5", "-o", "{outdir}/m.json")),
-    ("opt-c-miss-negative", "t.parquet", T, r"`--c-miss`", None,
+    ("opt-c-miss-negative", "t.parquet", T, r"--c-miss", None,
      ("evaluate", "{}", "--c-miss", "-1")),
-    ("opt-ci-out-of-range", "t.parquet", T, r"`--ci`", None,
+    ("opt-ci-out-of-range", "t.parquet", T, r"--ci", None,
      ("evaluate", "{}", "--bootstrap", "10", "--ci", "2")),
-    ("opt-memory-limit", "t.parquet", T, r"`--memory-limit`", None,
+    ("opt-memory-limit", "t.parquet", T, r"--memory-limit", None,
      ("evaluate", "{}", "--memory-limit", "lots")),
     ("opt-by-unknown", "t.parquet", T, r"`nosuch`", None, ("evaluate", "{}", "--by", "nosuch")),
     ("opt-systems-unknown", "t.parquet", T2, r"`zz`", None,
@@ -471,7 +471,14 @@ def test_cli_options_and_outputs(case: Case,
                                  cli_results: dict[str, tuple[Path, Path, object, str]]) -> None:
     """Exit 2, one line naming the file (at most MAX_MESSAGE characters), nothing written."""
     path, outdir, code, stderr = cli_results[case.id]
-    _check_cli(case, path, outdir, code, stderr)
+    lines = stderr.strip().splitlines()
+    assert "Traceback" not in stderr and code == 2 and len(lines) == 1, (code, stderr)
+    # a library error (`scoreframe: error:`) or a bad option value found while parsing
+    # (`scoreframe evaluate: error: ... (usage: ...)`)
+    prefix = re.match(r"scoreframe( [a-z ]+)?: error: ", lines[0])
+    assert prefix, lines[0]
+    _check_message(lines[0].removeprefix(prefix.group(0)), case, path)
+    assert list(outdir.iterdir()) == [], "output or temporary left behind"
     assert re.search(case.match, stderr), stderr
 
 
