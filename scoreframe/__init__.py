@@ -11,6 +11,8 @@ reports in :mod:`scoreframe.report`, multiclass tools in :mod:`scoreframe.multic
 """
 
 from scoreframe import forensic, spoof
+from scoreframe._differentials import Differentials, differentials
+from scoreframe._verification import epc_curve
 from scoreframe.align import AlignmentReport, align, alignment_report
 from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
 from scoreframe.calibration import LinearCalibration, PavCalibration
@@ -59,6 +61,7 @@ __all__ = [
     "AlignmentReport",
     "DegenerateError",
     "DegenerateGroupWarning",
+    "Differentials",
     "EngineError",
     "FormatError",
     "LinearCalibration",
@@ -83,8 +86,10 @@ __all__ = [
     "cross_entropy",
     "dcf_points",
     "det_curve",
+    "differentials",
     "eer",
     "effective_prior",
+    "epc_curve",
     "evaluate",
     "explode_dcf",
     "forensic",

@@ -30,6 +30,7 @@ from scoreframe.bootstrap import (
     sorted_groups,
 )
 from scoreframe.errors import AlignmentError, ScoreframeError, message
+from scoreframe.evaluate import evaluate, explode_dcf
 from scoreframe.frames import Data, scan_raw
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.stats.engine import source_name
@@ -168,23 +169,25 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     for name in (a, b):
         gs = [groups[i] for i in per_sys[name]]
         reps = replicate_values(gs, options=opts, pooled=with_pool, executor=ex)
-        est = replicate_values(gs, options=opts, pooled=with_pool, executor=ex,
-                               rows=np.zeros(1, dtype=np.int64), kind="ones")
         jk = None
         if opts.interval == "bca":
             rows, jack = jackknife_plan(gs, opts)
             jk = replicate_values(gs, options=opts, pooled=with_pool, executor=ex, rows=rows,
                                   kind="jackknife", jack=jack)
-        stats[name] = (reps, est, jk)
+        stats[name] = (reps, jk)
+    # the point values are evaluate's, computed by the same code (bit for bit)
+    point = _points(lf, by_cols, opts, pooled=with_pool)
     out: list[dict[str, object]] = []
     for gi, key in enumerate(cond_keys):
-        ra, ea, ja = (x[gi] if x is not None else None for x in stats[a])
-        rb, eb, jb = (x[gi] if x is not None else None for x in stats[b])
+        ra, ja = (x[gi] if x is not None else None for x in stats[a])
+        rb, jb = (x[gi] if x is not None else None for x in stats[b])
+        cond = tuple(str(key[c]) for c in by_cols)
         for name in COMPARED:
             points = [None] if name in SCALARS else list(opts.p_target)
             for kp, pt in enumerate(points):
                 row: dict[str, object] = dict(key) | {"metric": name, "p_target": pt}
-                if ra is None or rb is None or ea is None or eb is None:
+                va, vb = (point.get((s, *cond, name, pt)) for s in (a, b))
+                if ra is None or rb is None or va is None or vb is None:
                     out.append(row | dict.fromkeys(("a", "b", "diff", "diff_lo", "diff_hi",
                                                     "p_value")) | {"test": "paired bootstrap"})
                     continue
@@ -193,7 +196,6 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
                     v = m[nm]
                     return v if nm in SCALARS else v[:, kk]
 
-                va, vb = float(pick(ea)[0]), float(pick(eb)[0])
                 d = pick(rb) - pick(ra)
                 with np.errstate(invalid="ignore"):
                     if opts.interval == "bca" and ja is not None and jb is not None:
@@ -220,6 +222,27 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
                                                              nulls_last=False)
     return frame.select(*by_cols, "metric", "p_target", "a", "b", "diff", "diff_lo", "diff_hi",
                         "p_value", "test")
+
+
+def _points(lf: pl.LazyFrame, by: list[str], opts: IntervalOptions, *, pooled: bool
+            ) -> dict[tuple[object, ...], float]:
+    """``evaluate``'s values of the compared metrics, keyed ``(system, *by, metric, p_target)``.
+
+    ``p_target`` is ``None`` for the threshold-free metrics; degenerate groups are left out.
+    """
+    res = evaluate(lf, by=by, p_target=opts.p_target, c_miss=opts.c_miss, c_fa=opts.c_fa,
+                   pooled=pooled, validate=False)  # compare checked the trials already
+    keys = ["system", *by]
+    out: dict[tuple[object, ...], float] = {}
+    for r in res.iter_rows(named=True):
+        for m in SCALARS:
+            if r[m] is not None:
+                out[(*(r[k] for k in keys), m, None)] = float(r[m])
+    for r in explode_dcf(res).iter_rows(named=True):
+        for m in COMPARED:
+            if m not in SCALARS and r[m] is not None:
+                out[(*(r[k] for k in keys), m, r["p_target"])] = float(r[m])
+    return out
 
 
 def _num(v: float) -> float | None:

@@ -19,6 +19,7 @@ from scoreframe.before_after import before_after, raw_stages
 from scoreframe.checks import check_positive_int
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.evaluate import evaluate
+from scoreframe.io.atomic import check_outputs
 from scoreframe.io.parquet import scan_trials, write_trials
 from scoreframe.synth import synth_chunks
 
@@ -131,6 +132,9 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
             "the demo's output directory is not empty", where=f"`{out}`",
             expected="a new or empty directory",
             hint="Pass overwrite=True (CLI --overwrite) to replace an earlier demo's files."))
+    if not out.exists():
+        check_outputs([out])  # a new output directory: its parent must exist
+        out.mkdir()
     data = out / "demo_trials"
     chunks = synth_chunks(trials, n_systems=3, seed=seed, chunk_trials=500_000)
     write_trials(chunks, data, partition_by=["system"], overwrite=True)

@@ -296,3 +296,11 @@ def warn_degenerate_groups(groups: Sequence[tuple[Mapping[str, object], int, int
 
 class EngineError(ScoreframeError):
     """An execution engine cannot run: Dask not installed, scheduler unreachable, no workers."""
+
+
+class UnresolvedTargetWarning(ScoreframeWarning):
+    """An error-rate target is finer than the data can resolve; its value is null.
+
+    FNMR at FMR = 1e-6 needs at least 10^6 impostor comparisons: with fewer, the only FMR
+    at or below the target is 0, and the value would be ZeroFMR under another name.
+    """

@@ -33,7 +33,7 @@ from scoreframe.metrics.registry import (
 )
 from scoreframe.stats.engine import Statistics, compute_statistics
 from scoreframe.stats.groups import POOLED
-from scoreframe.stats.summary import EqStats, ScoreStats
+from scoreframe.stats.summary import EqStats, ScoreStats, VerificationRequest
 
 __all__ = ["DegenerateGroupWarning", "OperatingPoints", "attach_intervals", "evaluate",
            "explode_dcf", "family_extras", "group_columns", "group_statistics",
@@ -59,7 +59,8 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
                      workers: int | None = None, scheduler: str | None = None,
                      validate: bool = True, trial_id: Sequence[str] | str | None = None,
                      spill_dir: str | None = None, metrics: Sequence[Metric] | None = None,
-                     progress: Callable[[int, int], None] | None = None
+                     progress: Callable[[int, int], None] | None = None,
+                     verification: VerificationRequest | None = None
                      ) -> tuple[Statistics, OperatingPoints]:
     """The one reduction behind :func:`evaluate`, the curves and the report.
 
@@ -71,7 +72,7 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
                           c_miss, c_fa)
     request = request_for(list(metrics) if metrics is not None else declared(), ops,
                           eer_method=eer_method, extra_thresholds=thresholds,
-                          det_resolution=det_resolution)
+                          det_resolution=det_resolution, verification=verification)
     stats = compute_statistics(
         data, by=_as_list(by), equalize_by=_as_list(equalize_by), where=where, pooled=pooled,
         request=request, p=ops.p, q=ops.q, engine=engine, memory_limit=memory_limit,
@@ -187,8 +188,12 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
              resample: str | Sequence[str] = "trial", seed: int = 0,
              interval: str = "percentile",
              progress: Callable[[int, int], None] | None = None,
-             on_group: Callable[[dict[str, object], GroupStats], None] | None = None
-             ) -> pl.DataFrame:
+             on_group: Callable[[dict[str, object], GroupStats], None] | None = None,
+             biometric: bool = False, fmr: Sequence[float] | float | None = None,
+             fnmr: Sequence[float] | float | None = None,
+             at_threshold: Sequence[float] | float | None = None, strict: bool = False,
+             convention: str = "exact", threshold_from: str | None = None,
+             thresholds: object = None) -> pl.DataFrame:
     """Evaluate binary scores per condition: EER, Cllr, minCllr, PRBEP, actual/min DCF.
 
     Parameters
@@ -252,6 +257,25 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     on_group
         Optional callable ``on_group(key, group_stats)`` for every group with targets and
         non-targets (pooled rows included), so views reuse the one reduction.
+    biometric, fmr, fnmr, at_threshold, strict, convention
+        Biometric verification metrics (ISO/IEC 19795-1; ``docs/biometrics.md``), added when
+        ``biometric=True`` or any targets are given: ``zero_fmr``, ``zero_fnmr``,
+        ``min_hter`` (each with its ``*_threshold``), ``auc_mw``, ``eer_peer`` and the
+        list-of-struct columns ``fnmr_at_fmr`` (per FMR target in ``fmr``: FNMR, FMR reached,
+        threshold), ``fmr_at_fnmr`` (per target in ``fnmr``) and ``at_threshold`` (FMR,
+        FNMR, HTER at each fixed threshold); unnest them with
+        :func:`scoreframe.metrics.explode_targets`. Accept ``score >= threshold``
+        (``strict=True``: ``>``). ``convention="exact"`` (default) computes on the
+        statistics layer on every engine; ``"bob"`` / ``"pyeer"`` reproduce bob.measure
+        6.1.1 / pyeer 0.5.6 from each group's sorted scores in memory.
+    threshold_from, thresholds
+        Thresholds fixed on development trials and applied to the evaluated ones (adds the
+        list-of-struct column ``fixed``: ``criterion``, ``threshold``, ``fmr``, ``fnmr``,
+        ``hter`` and counts). ``threshold_from`` is a SQL predicate selecting the
+        development trials; each group's thresholds are chosen there (``min_hter`` and one
+        per ``fmr`` / ``fnmr`` target) and the evaluated trials are ``where`` (default: the
+        others). ``thresholds`` is instead a table of given thresholds: grouping columns (a
+        subset of ``by``, compared as text), ``threshold`` and optional ``criterion``.
 
     Returns
     -------
@@ -270,16 +294,51 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     >>> evaluate(df, by="gender", p_target=0.5).select("gender", "n_tar", "eer").rows()
     [('f', 1, 0.0), ('m', 1, 0.0), ('all', 2, 0.0)]
     """
+    from scoreframe.metrics import _biometric as bio
+
+    vreq = None
+    fixed_on = threshold_from is not None or thresholds is not None
+    if biometric or fmr is not None or fnmr is not None or at_threshold is not None or fixed_on:
+        convention = bio.check_convention(convention)
+        vreq = bio.verification_request(fmr=fmr, fnmr=fnmr, thresholds=at_threshold,
+                                        strict=strict)
+    req = vreq
+    if fixed_on:
+        from scoreframe import _verification as fixed
+
+        table, where = _fixed_thresholds(
+            data, threshold_from=threshold_from, thresholds=thresholds, where=where, by=by,
+            pooled=pooled, request=vreq, engine=engine, memory_limit=memory_limit,  # type: ignore[arg-type]
+            workers=workers, scheduler=scheduler, validate=validate, trial_id=trial_id,
+            spill_dir=spill_dir)
+        fixed_thr = fixed.table_thresholds(table)
+        req = VerificationRequest(vreq.fmr, vreq.fnmr, vreq.thresholds + fixed_thr,  # type: ignore[union-attr]
+                                  vreq.strict)  # type: ignore[union-attr]
     stats, ops = group_statistics(
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa,
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
         memory_limit=memory_limit, workers=workers, scheduler=scheduler, validate=validate,
-        trial_id=trial_id, spill_dir=spill_dir, progress=progress)
+        trial_id=trial_id, spill_dir=spill_dir, progress=progress, verification=req)
     families, extras = family_extras(data, stats, where=where, spoof=spoof,
                                      forensic=forensic, eer_method=eer_method)
+    ver_values = None
+    if vreq is not None:
+        ver_values = bio.verification_values(
+            stats.units, vreq, convention=convention,
+            sorted_units=None if convention == "exact"
+            else bio.peer_sorted_units(stats, data, where=where))
+        extras = [{**(extras[i] if extras else {}), "verification": v}
+                  for i, v in enumerate(ver_values)]
+        families = [*families, "biometric"]
     res = results_frame(stats, ops, eer_method=eer_method,
                         metrics=declared(family=["binary", *families]), extras=extras,
                         on_group=on_group)
+    if ver_values is not None:
+        res = bio.attach_target_columns(res, stats, ver_values, convention=convention)
+    if fixed_on:
+        col = fixed.fixed_threshold_column(stats, table, fixed_thr,
+                                           offset=len(vreq.thresholds))  # type: ignore[union-attr]
+        res = fixed.attach_fixed(res, stats, col)
     if bootstrap:
         from scoreframe.bootstrap import bootstrap_evaluate
 
@@ -291,6 +350,27 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                                   trial_id=_as_list(trial_id) or None, validate=False)
         res = attach_intervals(res, reps, eer=eer_method == "rocch")
     return res
+
+
+def _fixed_thresholds(data: Data, *, threshold_from: str | None, thresholds: object,
+                      where: str | None, by: Sequence[str] | str | None, pooled: bool,
+                      request: VerificationRequest, **engine: object
+                      ) -> tuple[pl.DataFrame, str | None]:
+    """The thresholds table of ``threshold_from`` or ``thresholds``, and the eval selection."""
+    from scoreframe import _verification as fixed
+    from scoreframe.errors import UsageError
+
+    if threshold_from is not None and thresholds is not None:
+        raise UsageError(message("give `threshold_from` or `thresholds`, not both",
+                                 got="both"))
+    if thresholds is not None:
+        return fixed.check_threshold_table(thresholds, ["system", *_as_list(by)]), where
+    dev, _ = group_statistics(data, by=by, where=threshold_from, pooled=pooled,
+                              verification=VerificationRequest(request.fmr, request.fnmr,
+                                                               strict=request.strict),
+                              **engine)  # type: ignore[arg-type]
+    table = fixed.dev_thresholds(dev, request)
+    return table, fixed.eval_where(where, threshold_from)
 
 
 def family_extras(data: Data, stats: Statistics, *, where: str | None = None,
@@ -357,5 +437,18 @@ def group_columns(results: pl.DataFrame) -> list[str]:
 
 
 def explode_dcf(results: pl.DataFrame) -> pl.DataFrame:
-    """One row per group x operating point: the ``dcf`` structs unnested beside the group."""
+    """One row per group x operating point: the ``dcf`` structs unnested beside the group.
+
+    See Also
+    --------
+    evaluate : the results frame, one row per group with a ``dcf`` list.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"score": [2.0, 1.0, -1.0, 0.5], "label": [True, True, False, False]})
+    >>> flat = explode_dcf(evaluate(df, p_target=[0.1, 0.5]))
+    >>> flat.select("p_target", "min_dcf_norm").rows()
+    [(0.1, 0.0), (0.5, 0.0)]
+    """
     return results.drop("dr30_ok", strict=False).explode("dcf").unnest("dcf")

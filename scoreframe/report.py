@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 import numpy as np
@@ -24,6 +24,7 @@ import polars as pl
 
 from scoreframe import curves as cv
 from scoreframe import plots
+from scoreframe.errors import ScoreframeError, message
 from scoreframe.evaluate import (
     attach_intervals,
     explode_dcf,
@@ -37,6 +38,7 @@ from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.metrics.registry import GroupStats, declared, table_metrics
 from scoreframe.plots.save import javascript_bundle
 from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
+from scoreframe.stats.groups import POOLED
 
 __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", "write_report"]
 
@@ -67,7 +69,7 @@ class Report:
     ece: pl.DataFrame | None = None
     t_dcf: pl.DataFrame | None = None  # t-DCF over CM thresholds (tandem)
     comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
-    _charts: list | None = field(default=None, repr=False)
+    _charts: list[tuple[str, str, alt.TopLevelMixin]] | None = field(default=None, repr=False)
 
     @property
     def group_cols(self) -> list[str]:
@@ -170,6 +172,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                  seed: int = 0, interval: str = "percentile", rel_width: float = 0.2,
                  spoof: bool | None = None, forensic: bool = False,
                  tandem: Sequence[str] | None = None, t_dcf_variant: str = "2021",
+                 tandem_unpaired: Literal["error", "drop"] = "error",
                  compare: Sequence[str] | None = None,
                  progress: Progress | None = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
@@ -193,6 +196,9 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         The anti-spoofing metrics (default: when the data have a ``trial_type`` column), the
         forensic metrics with Tippett and ECE plots, and the t-DCF curve of the CM system in
         front of the ASV system ``tandem=(asv, cm)``.
+    tandem_unpaired
+        Trials scored by only one of the tandem systems: ``"error"`` or ``"drop"`` (with a
+        warning), as ``unpaired`` of :func:`scoreframe.tandem.tandem_t_dcf`.
     compare
         ``(a, b)``: a forest plot of the paired-bootstrap differences ``b - a`` of two
         systems scored on the same trials (:func:`scoreframe.compare`; ``bootstrap``
@@ -238,7 +244,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                                      forensic=forensic)
     summary = results_frame(stats, ops, metrics=declared(family=["binary", *families]),
                             extras=extras, on_group=on_group)
-    pieces["hist"].append(cv.histogram_frame(source, by=by, where=where, bins=50))
+    pieces["hist"] += _histograms(source, summary, where=where)
     extra: dict[str, Any] = {}
     if bootstrap:
         from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
@@ -268,7 +274,8 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         from scoreframe.spoof import t_dcf_curve
         from scoreframe.tandem import tandem_arrays
 
-        arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where)
+        arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where,
+                                  unpaired=tandem_unpaired)
         curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]
         extra["t_dcf"] = curve
         best = curve.filter(pl.col("is_min")).row(0, named=True)
@@ -285,6 +292,27 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                   histograms=cat("hist"), calibration=cal_frame, notes=notes, **extra)
 
 
+def _histograms(source: Any, summary: pl.DataFrame, *, where: str | None
+                ) -> list[pl.DataFrame]:
+    """Score histograms of every summary row: one per group, and one per pooled ``all`` row.
+
+    The pooled rows' histograms are taken over all the trials of their system (the groups
+    together), on their own bins, and get ``all`` in the condition columns. Labels are read
+    in any accepted spelling (``target``/``nontarget``, 1/0, booleans).
+    """
+    from scoreframe.stats.reduce import label_columns
+
+    lf = as_lazy(source, where=where)
+    lf = lf.with_columns(label_columns(lf.collect_schema())[0])  # text labels as booleans
+    cond = [c for c in group_columns(summary) if c != "system"]
+    out = [cv.histogram_frame(lf, by=cond, bins=50)]
+    if cond and summary.filter(pl.all_horizontal([pl.col(c) == POOLED for c in cond])).height:
+        pooled = cv.histogram_frame(lf, by=None, bins=50)
+        out.append(pooled.with_columns([pl.lit(POOLED).alias(c) for c in cond])
+                   .select(out[0].columns))
+    return out
+
+
 def forensic_frames(data: Any, *, by: Sequence[str] | str | None = None,
                     where: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Tippett and ECE frames per group (scores read as natural-log llrs).
@@ -294,7 +322,7 @@ def forensic_frames(data: Any, *, by: Sequence[str] | str | None = None,
     from scoreframe.forensic import ece_curve, tippett
 
     lf = as_lazy(data, where=where)
-    by_cols = [by] if isinstance(by, str) else list(by or [])
+    by_cols = [c for c in by.split(",") if c] if isinstance(by, str) else list(by or [])
     if "system" in lf.collect_schema().names() and "system" not in by_cols:
         by_cols = ["system", *by_cols]
     df = lf.select(*[pl.col(c).cast(pl.String) for c in by_cols],
@@ -532,7 +560,7 @@ def render_html(report: Report, *, progress: Progress | None = None) -> str:
     ``progress(done, total)`` is called as each chart is built and serialized.
     """
     charts = report.charts()
-    sections: dict[str, list[tuple[str, dict]]] = {}
+    sections: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for i, (section, name, chart) in enumerate(charts):
         sections.setdefault(section, []).append((name, chart.to_dict(validate=False)))
         if progress is not None:
@@ -599,14 +627,22 @@ def write_report(report: Report, path: str | Path, *, overwrite: bool = False,
 
     ``progress(done, total)`` counts the charts rendered into the HTML and, with
     ``export_dir``, every exported file. Exported files replace earlier ones of the same name
-    only with ``overwrite=True``.
+    only with ``overwrite=True``. ``export_dir`` is created when it does not exist (its parent
+    must, as for every output).
     """
     charts = report.charts()
     n_export = len(charts) * len(export_formats) if export_dir is not None else 0
     total = len(charts) + n_export
-    targets = [Path(path)] + ([Path(export_dir) / f"{name}.{fmt.lstrip('.')}"
-                               for _, name, _ in charts for fmt in export_formats]
-                              if export_dir is not None else [])
+    targets = [Path(path)]
+    if export_dir is not None:
+        if Path(export_dir).exists() and not Path(export_dir).is_dir():
+            raise ScoreframeError(message(f"the export directory `{export_dir}` is a file",
+                                          hint="Name a directory for the exported charts."))
+        if Path(export_dir).is_dir():  # its files are the outputs
+            targets += [Path(export_dir) / f"{name}.{fmt.lstrip('.')}"
+                        for _, name, _ in charts for fmt in export_formats]
+        else:  # a new directory: an output itself
+            targets.append(Path(export_dir))
     check_outputs(targets, overwrite=overwrite)  # refused before any rendering work
     text = render_html(report, progress=None if progress is None else
                        lambda done, _: progress(done, total))
@@ -614,7 +650,7 @@ def write_report(report: Report, path: str | Path, *, overwrite: bool = False,
         tmp.write_text(text, encoding="utf-8")
     if export_dir is not None:
         out = Path(export_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)
         done = len(charts)
         for _, name, chart in charts:
             for fmt in export_formats:

@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import SchemaError, message
+from scoreframe.errors import SchemaError, ValidationError, message
 
 
 def polars_frame(data: object) -> pl.DataFrame | pl.LazyFrame:
@@ -63,8 +63,10 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "ndx": ("model", "segment"),
 }
 _KEY_ENUM = pl.Enum(["nontarget", "target"])  # physical 0 / 1
-_TRUE = ("target", "1", "true")
-_FALSE = ("nontarget", "0", "false")
+# text labels: the numbers 1/0 are also accepted as written by float columns (1.0/0.0), so a
+# column that mixes them with target/nontarget (and is read as text) reads as the numbers do
+_TRUE = ("target", "1", "1.0", "true")
+_FALSE = ("nontarget", "0", "0.0", "false")
 
 
 def user_columns(names: Sequence[str]) -> str:
@@ -112,8 +114,11 @@ def id_columns(schema: pl.Schema | Sequence[str]) -> list[str]:
 def normalize_label(dtype: pl.DataType, name: str = "label") -> pl.Expr:
     """Expression mapping an accepted label column to ``Boolean`` (invalid values become null).
 
-    Accepted: booleans; integers 1/0; strings ``target``/``nontarget``, ``1``/``0``,
-    ``true``/``false`` (case-insensitive, surrounding space ignored). Null stays null (unknown).
+    Accepted: booleans; numbers 1/0; strings ``target``/``nontarget``, ``1``/``0``,
+    ``1.0``/``0.0``, ``true``/``false`` (case-insensitive, surrounding space ignored). Null
+    stays null (unknown). The text ``1.0``/``0.0`` is what a float label column becomes when it
+    is written as text, and what it reads as when another row of the same column says
+    ``target`` (the column is then text): it means what the numbers mean.
     """
     col = pl.col(name)
     if dtype == pl.Boolean:
@@ -227,11 +232,15 @@ def _data_problems(lf: pl.LazyFrame, stats: dict[str, int], schema: pl.Schema, k
 
 
 def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
-                     where: str = "input", line_column: str | None = None) -> None:
-    """Raise :class:`SchemaError` when two rows share the same trial id columns.
+                     where: str = "input", line_column: str | None = None,
+                     hint: str | None = None) -> None:
+    """Raise :class:`~scoreframe.errors.ValidationError` when two rows share their trial ids.
 
     Sorted 64-bit hashes of the id columns find the candidates; only those rows are
-    grouped exactly (a hash collision is never reported).
+    grouped exactly (a hash collision is never reported). The one duplicate check of the
+    readers, ``info`` and the statistics pass, so all word it the same way: how many trials
+    occur more than once, how many extra rows, and up to three examples with their count
+    (and first line, for text files). ``hint`` replaces the default hint.
 
     Examples
     --------
@@ -239,7 +248,7 @@ def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
     >>> check_duplicates(df, ["model", "segment"])
     Traceback (most recent call last):
     ...
-    scoreframe.errors.SchemaError: duplicate trials on (model, segment) in input: ...
+    scoreframe.errors.ValidationError: duplicate trials on (model, segment) in input: ...
     """
     lf = data.lazy()
     ids = list(dict.fromkeys(ids))  # a column named twice is the same trial id
@@ -259,15 +268,21 @@ def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
     dup = (lf.group_by(ids).agg(aggs).filter(pl.col("n") > 1)
            .sort("__first" if line_column else list(ids)).collect())
     if dup.height:
-        ex = "; ".join(" ".join(str(row[c]) for c in ids) + f" (x{row['n']}"
+        def short(v: object) -> str:
+            t = str(v)
+            return t if len(t) <= 40 else t[:39] + "\u2026"
+
+        ex = "; ".join(", ".join(f"{c}={short(row[c])}" for c in ids) + f" (x{row['n']}"
                        + (f", first at line {row['__first']})" if line_column else ")")
                        for row in dup.head(3).iter_rows(named=True))
-        raise SchemaError(message(
+        extra = int((dup["n"] - 1).sum())
+        raise ValidationError(message(
             f"duplicate trials on ({', '.join(ids)})", where=where,
             expected="each trial once",
-            got=f"{dup.height} duplicated trial(s), e.g. {ex}",
-            hint="Add the distinguishing column (e.g. `system` or a condition) to the "
-                 "trial id, or deduplicate the input."))
+            got=f"{dup.height} trial(s) that occur more than once ({extra} extra row(s)), "
+                f"e.g. {ex}",
+            hint=hint or "Add the distinguishing column (e.g. `system` or a condition) to the "
+                         "trial id, or deduplicate the input."))
 
 
 def _first_rows(lf: pl.LazyFrame, cond: pl.Expr, line_column: str | None = None,

@@ -38,6 +38,7 @@ __all__ = [
     "asvspoof_eer",
     "asvspoof_eer_sorted",
     "check_trial_types",
+    "label_trial_type_problem",
     "sasv_eer",
     "sasv_eer_sorted",
     "spoof_summary_sorted",
@@ -201,6 +202,75 @@ def sasv_eer(target: ArrayLike, nontarget: ArrayLike, spoof: ArrayLike) -> dict[
     return sasv_eer_sorted(check_class_scores(target, name="target", sort=True),
                            check_class_scores(nontarget, name="nontarget", sort=True),
                            check_class_scores(spoof, name="spoof", sort=True))
+
+
+def label_trial_type_problem(data: pl.DataFrame | pl.LazyFrame, *, where: str | None = None,
+                             examples: int = 3) -> str | None:
+    """The message for labels that contradict ``trial_type``, or ``None`` when they agree.
+
+    Two label conventions fit a SASV table: ASV/SASV scores label a trial target exactly when
+    its ``trial_type`` is ``target``; countermeasure (CM) scores label bona fide speech
+    (``target`` and ``nontarget``) as the positive class. So a ``spoof`` labelled target, or a
+    ``target`` labelled non-target, contradicts ``trial_type`` under either, and ``nontarget``
+    trials must be labelled one way within a system (per ``system`` when there is one).
+    Null labels (unknown) are not checked. Rows are 0-based positions in ``data`` (after any
+    selection).
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"label": [True, True, False],
+    ...                    "trial_type": ["target", "spoof", "nontarget"]})
+    >>> print(label_trial_type_problem(df))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
+    column `label` contradicts `trial_type`: expected label target on 'target' trials and
+    non-target on 'spoof' trials; got 1 trial(s), e.g. label True with trial_type 'spoof'
+    (row 1)
+    ...
+    >>> label_trial_type_problem(df.head(1)) is None
+    True
+    """
+    from scoreframe.schema import normalize_label
+
+    lf = data.lazy()
+    schema = lf.collect_schema()
+    if "label" not in schema or "trial_type" not in schema:
+        return None
+    system = ["system"] if "system" in schema else []
+    kind = pl.col("trial_type").cast(pl.String)
+    rows = lf.select(*system, normalize_label(schema["label"]).alias("__label"),
+                     kind.alias("trial_type")).with_row_index("__row")
+    lab, typ = pl.col("__label"), pl.col("trial_type")
+    hint = ("Fix the key, or derive the label from trial_type (ASV/SASV scores: target = "
+            "trial_type 'target'; CM scores: target = not 'spoof').")
+    bad = ((lab & (typ == "spoof")) | (~lab & (typ == "target"))).fill_null(False)
+    found = (rows.filter(bad)
+             .select(pl.len().alias("n"), pl.col("__row").head(examples).implode(),
+                     lab.head(examples).implode(), typ.head(examples).implode())
+             .collect(engine="streaming").row(0, named=True))
+    if found["n"]:
+        shown = ", ".join(f"label {lb} with trial_type {t!r} (row {r})" for r, lb, t in
+                          zip(found["__row"], found["__label"], found["trial_type"],
+                              strict=True))
+        return message("column `label` contradicts `trial_type`", where=where,
+                       expected="label target on 'target' trials and non-target on 'spoof' "
+                                "trials",
+                       got=f"{found['n']} trial(s), e.g. {shown}", hint=hint)
+    non = rows.filter((typ == "nontarget") & lab.is_not_null())
+    ways = ((non.group_by(system) if system else non.group_by(pl.lit(0).alias("__all")))
+            .agg(lab.sum().alias("t"), (~lab).sum().alias("f"),
+                 pl.col("__row").filter(lab).first().alias("rt"),
+                 pl.col("__row").filter(~lab).first().alias("rf"))
+            .filter((pl.col("t") > 0) & (pl.col("f") > 0))
+            .collect(engine="streaming"))
+    if ways.height == 0:
+        return None
+    r = ways.sort(system or "__all").row(0, named=True)
+    inside = f"in system `{str(r['system'])[:40]}`: " if system else ""
+    return message("column `label` contradicts `trial_type`", where=where,
+                   expected="'nontarget' trials labelled one way per system (non-target for "
+                            "ASV/SASV scores, target = bona fide for CM scores)",
+                   got=f"{inside}{r['t']} 'nontarget' trial(s) labelled target (e.g. row "
+                       f"{r['rt']}) and {r['f']} labelled non-target (e.g. row {r['rf']})",
+                   hint=hint)
 
 
 def spoof_summary_sorted(target: F64, nontarget: F64, spoof: F64, **costs: float

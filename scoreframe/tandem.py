@@ -8,19 +8,26 @@ Results layer: the two systems' rows of a SASV trial table (``system``, ``model`
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, Literal
 
 import polars as pl
 
+from scoreframe.checks import check_choice
 from scoreframe.class_scores import trial_type_problem
-from scoreframe.errors import AlignmentError, ValidationError, message
+from scoreframe.errors import AlignmentError, ScoreframeWarning, ValidationError, message
 from scoreframe.frames import Data, as_lazy
 
 __all__ = ["tandem_arrays", "tandem_t_dcf"]
 
 
+Unpaired = Literal["error", "drop"]
+UNPAIRED = ("error", "drop")
+
+
 def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
-                 variant: str = "2021", **costs: Any) -> dict[str, Any]:
+                 variant: str = "2021", unpaired: Unpaired = "error", **costs: Any
+                 ) -> dict[str, Any]:
     """Minimum normalized t-DCF of system ``cm`` in tandem with system ``asv``.
 
     Parameters
@@ -30,6 +37,11 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
         ``trial_type`` (``target`` / ``nontarget`` / ``spoof``).
     asv, cm
         Names of the ASV and CM systems.
+    unpaired
+        Trials scored by only one of the two systems: ``"error"`` (default) raises
+        :class:`~scoreframe.errors.AlignmentError` with their counts and examples;
+        ``"drop"`` leaves them out with a :class:`~scoreframe.errors.ScoreframeWarning`
+        saying how many were dropped.
     variant, costs
         Passed to :func:`scoreframe.spoof.t_dcf` (``"2021"`` or ``"2019"``, priors, costs).
 
@@ -55,17 +67,21 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
     """
     from scoreframe.spoof import t_dcf
 
-    arrays, n = tandem_arrays(data, asv=asv, cm=cm, where=where)
+    arrays, n = tandem_arrays(data, asv=asv, cm=cm, where=where, unpaired=unpaired)
     res = t_dcf(*arrays, variant=variant, **costs)  # type: ignore[arg-type]
     return {**res, "asv_system": asv, "cm_system": cm, "variant": variant, "n_trials": n}
 
 
-def tandem_arrays(data: Data, *, asv: str, cm: str, where: str | None = None
+def tandem_arrays(data: Data, *, asv: str, cm: str, where: str | None = None,
+                  unpaired: Unpaired = "error"
                   ) -> tuple[tuple[Any, Any, Any, Any, Any], int]:
     """``(asv_target, asv_nontarget, asv_spoof, cm_bonafide, cm_spoof)`` and the trial count.
 
     The two systems' rows are joined on ``(model, segment)``; errors name what is missing.
+    Trials scored by one system only are an error (``unpaired="error"``) or dropped with a
+    warning (``unpaired="drop"``), never dropped silently.
     """
+    check_choice(unpaired, name="unpaired", choices=UNPAIRED)
     lf = as_lazy(data, where=where)
     names = lf.collect_schema().names()
     need = ["system", "model", "segment", "score", "trial_type"]
@@ -86,6 +102,21 @@ def tandem_arrays(data: Data, *, asv: str, cm: str, where: str | None = None
         problem = trial_type_problem(part["trial_type"])
         if problem:
             raise ValidationError(problem)
+    only_a = a.join(c, on=["model", "segment"], how="anti")
+    only_c = c.join(a, on=["model", "segment"], how="anti")
+    if only_a.height or only_c.height:
+        counts = (f"{only_a.height} of {a.height} ASV trial(s) have no `{cm}` score"
+                  f"{_examples(only_a)} and {only_c.height} of {c.height} CM trial(s) have no "
+                  f"`{asv}` score{_examples(only_c)}")
+        if unpaired == "error":
+            raise AlignmentError(message(
+                f"systems `{asv}` (ASV) and `{cm}` (CM) do not score the same trials",
+                expected="every trial scored by both systems", got=counts,
+                hint="Score the missing trials, select the common ones (--where / where=), "
+                     "or drop them explicitly (unpaired='drop'; CLI --tandem-unpaired drop)."))
+        warnings.warn(f"tandem t-DCF: dropped {only_a.height} of {a.height} ASV trial(s) "
+                      f"without a `{cm}` score and {only_c.height} of {c.height} CM trial(s) "
+                      f"without an `{asv}` score", ScoreframeWarning, stacklevel=3)
     j = a.join(c, on=["model", "segment"], how="inner", suffix="_cm")
     if j.height == 0:
         raise AlignmentError(message("the ASV and CM systems share no trial",
@@ -101,3 +132,15 @@ def tandem_arrays(data: Data, *, asv: str, cm: str, where: str | None = None
 
     return (scores("score", "target"), scores("score", "nontarget"), scores("score", "spoof"),
             scores("score_cm", "target", "nontarget"), scores("score_cm", "spoof")), j.height
+
+
+def _examples(part: pl.DataFrame, n: int = 3) -> str:
+    """`` (e.g. m1/s1, m3/s3)`` for the first trials of ``part``; empty when it is empty."""
+    if part.height == 0:
+        return ""
+    def short(v: object) -> str:
+        t = str(v)
+        return t if len(t) <= 40 else t[:39] + "\u2026"
+
+    return " (e.g. " + ", ".join(f"{short(m)}/{short(s)}" for m, s in
+                                 part.select("model", "segment").head(n).iter_rows()) + ")"

@@ -58,6 +58,8 @@ BASE = {
     "multiclass fuse train": ["{mc}", "--truth", "{truth}", "-o", "model.json"],
     "multiclass fuse apply": ["{model}", "{mc}", "-o", "out.parquet"],
     "demo": [],
+    "identify": ["{ds}"],
+    "differentials": ["{ds}", "--by", "gender", "--fmr", "0.01"],
 }
 
 #: Values that are never valid for a kind of free-text value.
@@ -148,6 +150,8 @@ def argv_of(command: str, action: argparse.Action, value: str, inputs: dict[str,
             ) -> list[str]:
     base = [a.format(**inputs) for a in BASE[command]]
     n = action.nargs if isinstance(action.nargs, int) else 1
+    if n == 1 and value.startswith("-"):  # argparse takes -1e15 for an option: --opt=-1e15
+        return [*command.split(), *base, f"{action.option_strings[-1]}={value}"]
     return [*command.split(), *base, action.option_strings[-1], *([value] * n)]
 
 

@@ -84,9 +84,18 @@ def test_pav_llrs_and_min_cllr_match_scipy_twin(tar, non):
 def test_properties(tar, non):
     e = metrics.eer(tar, non)
     assert 0.0 <= e <= 0.5
-    # EER = max over priors of minDCF(p, 1, 1) ([BdV11] 2.6.2); dense grid + exact argmax
+    # EER = max over priors of minDCF(p, 1, 1) ([BdV11] 2.6.2): no prior of a dense grid
+    # exceeds it, and it is attained (to rounding) at a prior where a ROCCH segment's slope
+    # equals the prior odds (the max of the concave minDCF(p) is at such a breakpoint)
     grid = sigmoid(np.linspace(-12, 12, 4001))
     assert np.max(metrics.min_dcf(tar, non, p_target=grid, normalize=False)) <= e + 1e-12
+    pm, pf = metrics.rocch(tar, non)
+    dpf, dpm = np.diff(pf), np.diff(pm)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = dpf / (dpf - dpm)
+    slopes = slopes[(slopes > 0) & (slopes < 1)]
+    at_slopes = brute_dcf(tar, non, slopes).max() if slopes.size else 0.0
+    assert at_slopes == pytest.approx(e, rel=1e-12, abs=1e-15)
     mins = metrics.min_dcf(tar, non, p_target=priors)
     acts = metrics.act_dcf(tar, non, p_target=priors)
     assert np.all(mins <= acts + 1e-12)

@@ -31,8 +31,8 @@ def test_scalar_metrics(case):
     assert_close(metrics.prbep(tar, non), e["prbep"])
     assert_close(metrics.area_under_rocch(tar, non), e["area_under_rocch"])
     assert_close(metrics.cllr(tar, non), e["cllr"])
-    assert_close(metrics.min_cllr(tar, non), e["min_cllr"])
-    assert_close(metrics.min_cllr(tar, non), e["cllr_of_opt_loglr_raw"])
+    assert_close(metrics.min_cllr(tar, non, ramp=True), e["min_cllr"])
+    assert_close(metrics.min_cllr(tar, non, ramp=True), e["cllr_of_opt_loglr_raw"])
     assert e["results_class"]["num_tar"] == len(tar)
     assert_close(metrics.eer(tar, non), e["results_class"]["eer"])
 
@@ -88,7 +88,7 @@ def test_opt_loglr(case):
         ni = np.array(o["non_index"]) - 1
         assert_close(tl[ti], o[f"{variant}_tar"], what=variant)
         assert_close(nl[ni], o[f"{variant}_non"], what=variant)
-    assert_close(metrics.min_cllr(tar, non), e["cllr_of_opt_loglr_raw"])
+    assert_close(metrics.min_cllr(tar, non, ramp=True), e["cllr_of_opt_loglr_raw"])
 
 
 def test_misc_elementary():
@@ -100,7 +100,8 @@ def test_misc_elementary():
     assert_close(el.logit(e["p"]), e["logit"])
     assert_close(el.probit(e["probit_p"]), e["probit"])
     assert_close(metrics.cllr([0.0], [0.0]), e["cllr_zero_zero"])
-    assert_close(metrics.min_cllr([3, 3, 3], [3, 3]), e["min_cllr_const"])
+    assert_close(metrics.min_cllr([3, 3, 3], [3, 3], ramp=True), e["min_cllr_const"])
+    assert metrics.min_cllr([3, 3, 3], [3, 3]) == 1.0  # the exact value (no ramp)
 
 
 def test_misc_pavx():
@@ -151,7 +152,7 @@ def test_fusion_subsystem_metrics(system, split):
     assert_close(metrics.eer(s), exp["eer"])
     assert_close(metrics.prbep(s), exp["prbep"])
     assert_close(metrics.cllr(s), exp["cllr"])
-    assert_close(metrics.min_cllr(s), exp["min_cllr"])
+    assert_close(metrics.min_cllr(s, ramp=True), exp["min_cllr"])
     plo = el.logit(np.array(exp["priors"]))
     assert_close(metrics.act_dcf(s, prior_log_odds=plo), exp["act_dcf_norm"])
     assert_close(metrics.min_dcf(s, prior_log_odds=plo), exp["min_dcf_norm"])

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scipy.spatial import ConvexHull
 
 from scoreframe import evaluate, explode_dcf, write_trials
+from scoreframe import rocch as metrics_rocch
 from scoreframe.errors import DegenerateError, ScoreframeError, ValidationError
 from scoreframe.evaluate import group_statistics
 from scoreframe.kernels import eer_conventions as ke
@@ -448,22 +449,74 @@ def test_stale_spill_of_a_killed_process_is_removed(tmp_path):
 
 
 def test_group_stats_metrics_match_scalar_api():
+    """The declared metrics computed from one group's statistics equal ``evaluate``'s row bit
+    for bit, and brute-force twins (a direct Cllr sum, SciPy's PAV for minCllr, a threshold
+    scan for minDCF, direct counts for actDCF) to rounding. Evaluate and the scalar API share
+    the kernels, so only the twins can catch a wrong kernel."""
+    from test_kernels_properties import brute_act, brute_cllr, brute_dcf, brute_pav_llrs
+
+    from scoreframe.metrics.registry import declared, request_for
+
     rng = np.random.default_rng(11)
     sc, lab = tied_data(rng, 2_000, inf=False)
-    from scoreframe import cllr, min_cllr, min_dcf
+    tar, non = sc[lab], sc[~lab]
+    p = 0.12
+    ops = OperatingPoints((p,))
+    g = GroupStats(reduce_sorted(sort_scores(tar, non), request_for(declared(), ops)), ops)
+    got = {m.name: np.atleast_1d(m.compute(g))[0] for m in declared()
+           if m.name in ("eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm")}
+    res = evaluate(pl.DataFrame({"score": sc, "label": lab}), p_target=p)
+    row = explode_dcf(res).row(0, named=True)
+    assert (g.n_tar, g.n_non) == (row["n_tar"], row["n_non"]) == (lab.sum(), (~lab).sum())
+    for name, value in got.items():
+        assert row[name] == value, name
+    bt, bn = brute_pav_llrs(tar, non)
+    direct_min_cllr = (np.logaddexp(0, -bt).mean() + np.logaddexp(0, bn).mean()) / (2 * math.log(2))
+    default = min(p, 1 - p)
+    assert got["cllr"] == pytest.approx(brute_cllr(tar, non), rel=1e-12)
+    assert got["min_cllr"] == pytest.approx(direct_min_cllr, rel=1e-12)
+    assert got["min_dcf_norm"] == pytest.approx(brute_dcf(tar, non, p)[0] / default, rel=1e-12)
+    assert got["act_dcf_norm"] == pytest.approx(brute_act(tar, non, p) / default, rel=1e-12)
+    # EER = max over priors of minDCF(p, 1, 1), attained where a ROCCH segment's slope
+    # matches the prior ([BdV11] 2.6.2): the brute-force scan at those priors
+    pm, pf = metrics_rocch(tar, non)
+    dpf, dpm = np.diff(pf), np.diff(pm)
+    cand = dpf / (dpf - dpm)
+    cand = cand[(cand > 0) & (cand < 1)]
+    assert got["eer"] == pytest.approx(max(brute_dcf(tar, non, cand)), rel=1e-12)
 
-    req = Request(np.array([2.0]))
-    g = GroupStats(reduce_sorted(sort_scores(sc[lab], sc[~lab]), req),
-                   OperatingPoints((0.12,)))
-    res = evaluate(pl.DataFrame({"score": sc, "label": lab}), p_target=0.12)
-    assert res["cllr"][0] == pytest.approx(cllr(sc[lab], sc[~lab]), rel=1e-13)
-    assert res["min_cllr"][0] == min_cllr(sc[lab], sc[~lab])
-    assert explode_dcf(res)["min_dcf_norm"][0] == pytest.approx(
-        min_dcf(sc[lab], sc[~lab], p_target=0.12), rel=1e-14)
-    assert g.n_tar == lab.sum()
 
-
-def test_spill_root_default_is_the_temp_dir():
+def test_spill_root_default_is_the_temp_dir(tmp_path, monkeypatch):
+    """The out-of-core engine spills under the system temp dir unless told otherwise:
+    ``$SCOREFRAME_SPILL_DIR`` overrides the temp dir, ``spill_dir=`` overrides both; the
+    spill directory is removed afterwards and the results do not depend on where it was."""
     import tempfile
 
-    assert Path(tempfile.gettempdir()).exists()
+    from scoreframe.stats import outofcore
+
+    roots: list[Path] = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def spy(*args, **kw):
+        if str(kw.get("prefix", "")).startswith(SPILL_PREFIX):
+            roots.append(Path(kw["dir"]))
+        return real_mkdtemp(*args, **kw)
+
+    system_tmp, env_dir, arg_dir = (tmp_path / n for n in ("system", "env", "arg"))
+    for d in (system_tmp, env_dir, arg_dir):
+        d.mkdir()
+    monkeypatch.setattr(outofcore.tempfile, "mkdtemp", spy)
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
+    monkeypatch.delenv("SCOREFRAME_SPILL_DIR", raising=False)
+    sc, lab = tied_data(np.random.default_rng(3), 6_000)
+    df = pl.DataFrame({"score": sc, "label": lab})
+    want = evaluate(df)  # in memory
+    got = [evaluate(df, memory_limit="256KB")]
+    monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(env_dir))
+    got.append(evaluate(df, memory_limit="256KB"))
+    got.append(evaluate(df, memory_limit="256KB", spill_dir=str(arg_dir)))
+    assert roots == [system_tmp, env_dir, arg_dir]
+    for d in (system_tmp, env_dir, arg_dir):
+        assert list(d.iterdir()) == []  # nothing left behind
+    for g in got:
+        assert g.equals(want)

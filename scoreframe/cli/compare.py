@@ -11,7 +11,7 @@ import argparse
 
 import polars as pl
 
-from scoreframe.cli.console import emit_frame, fmt, print_table
+from scoreframe.cli.console import emit_frame, fmt, percent, print_table
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
     MAX_BOOTSTRAP,
@@ -32,6 +32,7 @@ from scoreframe.cli.options import (
 )
 from scoreframe.compare import compare
 from scoreframe.errors import UsageError, message
+from scoreframe.metrics.registry import declared
 
 __all__ = ["add_interval_options", "cmd_compare", "format_interval", "interval_kwargs",
            "register"]
@@ -75,8 +76,8 @@ def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
             "seed": a.seed, "interval": a.interval}
 
 
-def format_interval(value: object, lo: object, hi: object) -> str:
-    """``value [lo, hi]`` for a table cell.
+def format_interval(value: object, lo: object, hi: object, *, rate: bool = False) -> str:
+    """``value [lo, hi]`` for a table cell; ``rate=True`` shows percentages (two decimals).
 
     Examples
     --------
@@ -84,10 +85,13 @@ def format_interval(value: object, lo: object, hi: object) -> str:
     '0.1234 [0.1000, 0.1500]'
     >>> format_interval(3.0, None, None)
     '3.0000'
+    >>> format_interval(0.0564, 0.046, 0.0659, rate=True)
+    '5.64 [4.60, 6.59]'
     """
+    cell = percent if rate else fmt
     if lo is None or hi is None:
-        return fmt(value)
-    return f"{fmt(value)} [{fmt(lo)}, {fmt(hi)}]"
+        return cell(value)
+    return f"{cell(value)} [{cell(lo)}, {cell(hi)}]"
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
@@ -109,17 +113,25 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 
 def print_comparison(res: pl.DataFrame, a: str, b: str, *, ci: float) -> None:
-    """The comparison as a table: ``diff [lo, hi]`` and p-values."""
+    """The comparison as a table: ``diff [lo, hi]`` and p-values.
+
+    Rates (the metrics declared with unit ``%``, e.g. ``eer``) are shown in percent with two
+    decimals and named ``eer (%)``, as in every console table; frames and JSON keep fractions.
+    """
+    rates = {m.name for m in declared(family=None) if m.unit == "%"}
     group = res.columns[: res.columns.index("metric")]
     header = [*group, "metric", "p_target", a, b, "diff", "p_value", "test"]
     rows = []
     for row in res.iter_rows(named=True):
         counts = row["test"] == "mcnemar exact"  # error counts: integers
-        cell = (lambda v: "" if v is None else str(round(v))) if counts else fmt
-        rows.append([*[str(row[c]) for c in group], row["metric"], fmt(row["p_target"]),
+        rate = row["metric"] in rates
+        cell = ((lambda v: "" if v is None else str(round(v))) if counts
+                else percent if rate else fmt)
+        rows.append([*[str(row[c]) for c in group],
+                     f"{row['metric']} (%)" if rate else row["metric"], fmt(row["p_target"]),
                      cell(row["a"]), cell(row["b"]),
                      cell(row["diff"]) if counts else
-                     format_interval(row["diff"], row["diff_lo"], row["diff_hi"]),
+                     format_interval(row["diff"], row["diff_lo"], row["diff_hi"], rate=rate),
                      f"{row['p_value']:.3g}" if row["p_value"] is not None else "",
                      row["test"]])
     n = len(group)
@@ -128,7 +140,7 @@ def print_comparison(res: pl.DataFrame, a: str, b: str, *, ci: float) -> None:
                       "tests")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``compare`` to the command line."""
     c = add_command(sub, "compare", func=cmd_compare, first="DATASET --systems A B",
                     help_text="paired comparison of two systems on the same trials "

@@ -7,6 +7,12 @@ import json
 
 import polars as pl
 
+from scoreframe.cli._biometric import (
+    add_biometric_options,
+    biometric_kwargs,
+    flat_for_csv,
+    print_targets,
+)
 from scoreframe.cli.compare import add_interval_options, interval_kwargs
 from scoreframe.cli.console import (
     emit_frame,
@@ -71,6 +77,9 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
                         "on model, segment) as a top-level `t_dcf` object")
     s.add_argument("--t-dcf-variant", choices=("2021", "2019"), default="2021",
                    help="t-DCF definition: revised (ASVspoof 2021 and 5) or ASVspoof 2019 v1")
+    s.add_argument("--tandem-unpaired", choices=("error", "drop"), default="error",
+                   help="trials that only one of the two --tandem systems scored: an error "
+                        "(default) or dropped with a warning giving their number")
     s.add_argument("--forensic", action="store_true",
                    help="add AUC, rates of misleading evidence (rmep, rmed) and ELUB bounds "
                         "(log10) per group; scores are natural-log llrs")
@@ -152,13 +161,15 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     check_output_format(a, machine=("json", "csv", "parquet"))
     source = dataset_source(a, library_trial_id=True)
     res = run_evaluate(source, by=a.by, where=a.where, p_target=a.p_target,
-                       c_miss=a.c_miss, c_fa=a.c_fa, **evaluate_kwargs(a))
+                       c_miss=a.c_miss, c_fa=a.c_fa, **evaluate_kwargs(a),
+                       **biometric_kwargs(a))
     tandem = None
     if a.tandem:
         tandem = tandem_t_dcf(source, asv=a.tandem[0], cm=a.tandem[1], where=a.where,
-                              variant=a.t_dcf_variant)
+                              variant=a.t_dcf_variant, unpaired=a.tandem_unpaired)
     if a.format == "table":
         print_results(res, title=f"EER method: {a.eer_method}")
+        print_targets(res, group_columns(res))
         if tandem is not None:
             say(f"t-DCF ({tandem['variant']}) of {shown(tandem['cm_system'])} in front of "
                 f"{shown(tandem['asv_system'])}: min {tandem['min_t_dcf']:.4f} at CM threshold "
@@ -171,7 +182,9 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
             doc["t_dcf"] = json_safe(tandem)
         write_text_output(json.dumps(doc, indent=1), a.output, overwrite=a.overwrite)
         return 0
-    emit_frame(explode_dcf(res), a.format, a.output, a.overwrite)
+    out = explode_dcf(res)
+    emit_frame(flat_for_csv(out) if a.format == "csv" else out, a.format, a.output,
+               a.overwrite)
     return 0
 
 
@@ -184,3 +197,4 @@ def register(sub: argparse._SubParsersAction) -> None:
                              output_options(("table", "json", "csv", "parquet"),
                                             default="table"), engine_options()])
     add_evaluate_options(e)
+    add_biometric_options(e)

@@ -21,8 +21,10 @@ from scoreframe.cli import (
     compare,
     convert,
     demo,
+    differentials,
     evaluate,
     fuse,
+    identify,
     info,
     multiclass,
     query,
@@ -48,7 +50,8 @@ INPUTS = ("dataset", "input", "key", "scores", "sql", "dev", "eval", "model", "t
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
-            demo)
+            demo,
+            identify, differentials)  # biometrics
 
 
 def _version() -> str:

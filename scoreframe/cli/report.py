@@ -83,7 +83,8 @@ def cmd_report(a: argparse.Namespace) -> int:
     if a.bootstrap:
         extra.update(interval_kwargs(a))
     extra.update(spoof=True if a.spoof else None, forensic=a.forensic,
-                 tandem=a.tandem, t_dcf_variant=a.t_dcf_variant, compare=a.compare)
+                 tandem=a.tandem, t_dcf_variant=a.t_dcf_variant, compare=a.compare,
+                 tandem_unpaired=a.tandem_unpaired)
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
         rep = build_report(dataset_source(a, library_trial_id=True), by=a.by, where=a.where,
@@ -131,3 +132,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="t-DCF curve of CM_SYSTEM in front of ASV_SYSTEM")
     s.add_argument("--t-dcf-variant", choices=("2021", "2019"), default="2021",
                    help="t-DCF definition")
+    s.add_argument("--tandem-unpaired", choices=("error", "drop"), default="error",
+                   help="trials that only one of the two --tandem systems scored: an error "
+                        "(default) or dropped with a warning giving their number")

@@ -166,10 +166,14 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                   inputs: Sequence[str | Path] = ()) -> list[Path]:
     """Check output paths before any work starts; return them as paths.
 
+    Outputs go into existing directories: an output whose directory does not exist (or is a
+    file) is an error naming that directory, so a mistyped path never creates directories.
+
     Raises
     ------
     ScoreframeError
-        An output exists and ``overwrite`` is false, or the same output is named twice.
+        An output exists and ``overwrite`` is false, the same output is named twice, or the
+        directory an output goes into does not exist or is not a directory.
     UsageError
         An output is an input, or inside (or contains) an input file or dataset directory,
         or its parent is a file.
@@ -197,6 +201,13 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                 f"output `{p}` would overwrite or sit inside an input",
                 hint="Inputs are never modified: write the output somewhere else."))
     for p in paths:
+        parent = p.parent
+        if not parent.is_dir():
+            raise ScoreframeError(message(
+                f"cannot write output `{p}`: its directory `{parent}` "
+                + ("is not a directory" if parent.exists() else "does not exist"),
+                hint="Outputs go into existing directories: create it first (mkdir -p) or "
+                     "name another output path."))
         if p.is_symlink() or (p.exists() and not (p.is_file() or p.is_dir())):
             kind = "a symbolic link" if p.is_symlink() else "a device, pipe or socket"
             raise UsageError(message(
@@ -226,7 +237,6 @@ class _Slot:
 
     def __init__(self, target: Path, directory: bool) -> None:
         self.target = target
-        target.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(target.parent)
         self.tmp = _temp_path(target)
         self.tmp.mkdir()

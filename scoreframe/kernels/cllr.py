@@ -36,22 +36,35 @@ def cross_entropy(tar: F64, non: F64, p: float) -> float:
     return (p * t + (1.0 - p) * n) / LOG2
 
 
-def min_cllr(b: Blocks, *, ramp: bool = True) -> float:
-    """Cllr of the PAV llrs, from the blocks alone.
+def min_cllr(b: Blocks, *, ramp: bool = False) -> float:
+    """Cllr of the PAV llrs, from the blocks alone ([vLB07] eq. 10; docs/math.md §6).
 
-    With ``ramp=True`` the result equals BOSARIS ``min_cllr`` exactly: it adds ``k*1e-6/n`` to
-    the llr of the k-th sorted trial (so constant scores give 1.00000018, not 1). The ramp's
-    effect is summed per block from position sums, with a second-order expansion whose
-    remainder is below 1e-18 per trial.
+    The exact value: between 0 and 1, at most Cllr, and exactly 1 when the scores carry no
+    information (all tied: one block, llr 0). Each side is a weighted mean of the block terms
+    with weights ``n_b / N`` (a single block has weight exactly 1, so no rounding of
+    ``N log 2 / N`` moves the result off 1).
+
+    ``ramp=True`` reproduces BOSARIS ``min_cllr`` exactly instead: it adds ``k*1e-6/n`` to the
+    llr of the k-th sorted trial (so constant scores give 1.00000018, above the exact 1, and
+    the value depends on how tied targets and non-targets are ordered). The ramp's effect is
+    summed per block from position sums, with a second-order expansion whose remainder is
+    below 1e-18 per trial.
+
+    Examples
+    --------
+    >>> from scoreframe.kernels.sorted_scores import pav_blocks, sort_scores
+    >>> b = pav_blocks(sort_scores([0.5, 0.5, 0.5], [0.5] * 47))
+    >>> min_cllr(b), round(min_cllr(b, ramp=True), 8)
+    (1.0, 1.00000018)
     """
-    t_b = b.n_tar.astype(np.float64)
-    m_b = b.n_non.astype(np.float64)
     big_t, big_n = b.total_tar, b.total_non
+    w_t = b.n_tar / big_t  # share of the targets (non-targets) in each block
+    w_n = b.n_non / big_n
     llr = b.llr()
     has_t = b.n_tar > 0
     has_n = b.n_non > 0
-    tar_sum = float(np.sum(t_b[has_t] * softplus(-llr[has_t])))
-    non_sum = float(np.sum(m_b[has_n] * softplus(llr[has_n])))
+    tar_mean = float(np.sum(w_t[has_t] * softplus(-llr[has_t])))
+    non_mean = float(np.sum(w_n[has_n] * softplus(llr[has_n])))
     if ramp:
         delta = RAMP / (big_t + big_n)
         size = b.size.astype(np.float64)
@@ -64,11 +77,11 @@ def min_cllr(b: Blocks, *, ramp: bool = True) -> float:
         sp = expit(llr)
         sn = expit(-llr)
         curv = sp * sn
-        tar_sum += float(np.sum((-sn * delta * b.tar_pos_sum
-                                 + 0.5 * curv * delta**2 * b.tar_pos_sq)[has_t]))
-        non_sum += float(np.sum((sp * delta * non_pos_sum
-                                 + 0.5 * curv * delta**2 * non_pos_sq)[has_n]))
-    return (tar_sum / big_t + non_sum / big_n) / (2.0 * LOG2)
+        tar_mean += float(np.sum((-sn * delta * b.tar_pos_sum
+                                  + 0.5 * curv * delta**2 * b.tar_pos_sq)[has_t])) / big_t
+        non_mean += float(np.sum((sp * delta * non_pos_sum
+                                  + 0.5 * curv * delta**2 * non_pos_sq)[has_n])) / big_n
+    return (tar_mean + non_mean) / (2.0 * LOG2)
 
 
 def pav_llrs(tar: F64, non: F64, *, laplace: bool = False,

@@ -1,5 +1,8 @@
 """Binary metrics: the scalar API on arrays and the per-group metric registry.
 
+Biometric verification metrics (ISO/IEC 19795-1: ``fnmr_at_fmr``, ``zero_fmr``, ``min_hter``,
+...) live in :mod:`scoreframe.metrics._biometric` and are re-exported here.
+
 ``scoreframe.metrics.eer(tar, non)`` and friends validate arrays and call the kernels (the
 BOSARIS-style scalar API, :mod:`scoreframe.metrics.scalar`); :mod:`scoreframe.metrics.registry`
 declares every per-group metric of ``evaluate`` once (:mod:`scoreframe.metrics.binary`).
@@ -8,6 +11,19 @@ declares every per-group metric of ``evaluate`` once (:mod:`scoreframe.metrics.b
 from scoreframe.forensic import auc
 from scoreframe.metrics import binary as binary  # registers the binary metrics
 from scoreframe.metrics import families as families  # registers --spoof / --forensic metrics
+from scoreframe.metrics._biometric import (
+    CONVENTIONS,
+    RatesAt,
+    explode_targets,
+    fmr_at_fnmr,
+    fmr_fnmr,
+    fnmr_at_fmr,
+    min_hter,
+    mw_auc,
+    verification_summary,
+    zero_fmr,
+    zero_fnmr,
+)
 from scoreframe.metrics.registry import (
     GroupStats,
     Metric,
@@ -36,7 +52,9 @@ from scoreframe.metrics.scalar import (
 )
 
 __all__ = [
+    "CONVENTIONS",
     "EER_METHODS",
+    "RatesAt",
     "GroupStats",
     "Metric",
     "OperatingPoints",
@@ -50,13 +68,22 @@ __all__ = [
     "declared",
     "display_columns",
     "eer",
+    "explode_targets",
+    "fmr_at_fnmr",
+    "fmr_fnmr",
+    "fnmr_at_fmr",
     "lookup",
     "min_cllr",
     "min_dcf",
+    "min_hter",
+    "mw_auc",
     "pav_llrs",
     "prbep",
     "psr",
     "rocch",
     "sorted_scores",
     "uer",
+    "verification_summary",
+    "zero_fmr",
+    "zero_fnmr",
 ]

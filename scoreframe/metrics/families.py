@@ -9,7 +9,7 @@ in memory (Polars) and merges sorted runs for pooled rows; the kernels are those
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -29,7 +29,7 @@ FAMILIES = {
 }
 
 
-def _extra(name: str):  # noqa: ANN202 - a small closure factory
+def _extra(name: str) -> Callable[[GroupStats], object]:
     def compute(g: GroupStats) -> object:
         return g.extras.get(name)
     return compute
@@ -64,7 +64,11 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
                   ) -> list[dict[str, object]]:
     """Per unit, the values of the requested families (empty where a class is empty)."""
     from scoreframe.forensic import forensic_summary_sorted
-    from scoreframe.spoof import asvspoof_eer_sorted, spoof_summary_sorted
+    from scoreframe.spoof import (
+        asvspoof_eer_sorted,
+        label_trial_type_problem,
+        spoof_summary_sorted,
+    )
 
     row_cols = list(row_cols)
     schema = lf.collect_schema()
@@ -81,6 +85,9 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
                                      .to_series(), where=where)
         if problem:
             raise ValidationError(problem)
+        problem = label_trial_type_problem(lf, where=where)
+        if problem:
+            raise ValidationError(problem)
         cls = pl.col("trial_type").cast(pl.String)
     else:
         cls = pl.when(label).then(pl.lit("target")).otherwise(pl.lit("nontarget"))
@@ -88,7 +95,7 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
              .filter(pl.col("label").is_not_null())
              .group_by([*row_cols, "__class"]).agg(score.sort().alias("s"))
              .collect(engine="streaming"))
-    base: dict[tuple, dict[str, np.ndarray]] = {}
+    base: dict[tuple[object, ...], dict[str, np.ndarray]] = {}
     for row in frame.iter_rows(named=True):
         k = tuple(row[c] for c in row_cols)
         base.setdefault(k, {})[row["__class"]] = np.asarray(row["s"], dtype=np.float64)

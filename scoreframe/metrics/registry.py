@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from scoreframe.checks import check_choice, check_p_targets, check_positive
 from scoreframe.kernels.elementary import effective_prior, operating_points
-from scoreframe.stats.summary import Request, ScoreStats
+from scoreframe.stats.summary import Request, ScoreStats, VerificationRequest
 
 __all__ = ["EER_METHODS", "GroupStats", "Metric", "OperatingPoints", "declare", "declared",
            "display_columns", "lookup", "request_for", "table_metrics"]
@@ -193,9 +193,12 @@ def lookup(name: str) -> Metric:
 
 
 def request_for(metrics: Sequence[Metric], ops: OperatingPoints, *, eer_method: str = "rocch",
-                extra_thresholds: F64 | None = None, det_resolution: float | None = None
-                ) -> Request:
-    """The reduction request that computes ``metrics`` at ``ops`` (plus curve thresholds)."""
+                extra_thresholds: F64 | None = None, det_resolution: float | None = None,
+                verification: VerificationRequest | None = None) -> Request:
+    """The reduction request that computes ``metrics`` at ``ops`` (plus curve thresholds).
+
+    ``verification`` adds the biometric verification statistics (FNMR at FMR targets...).
+    """
     check_choice(eer_method, name="eer_method", choices=EER_METHODS)
     needs: set[str] = set()
     for m in metrics:
@@ -205,7 +208,7 @@ def request_for(metrics: Sequence[Metric], ops: OperatingPoints, *, eer_method: 
     thr = ops.threshold if extra_thresholds is None else np.concatenate(
         (ops.threshold, np.asarray(extra_thresholds, dtype=np.float64)))
     return Request(thresholds=thr, nist="nist" in needs, kaldi="kaldi" in needs,
-                   det_resolution=det_resolution)
+                   det_resolution=det_resolution, verification=verification)
 
 
 def display_columns(columns: Sequence[str]) -> list[tuple[str, Metric]]:

@@ -109,7 +109,7 @@ def sorted_scores(tar: ArrayLike | SortedScores, non: ArrayLike | None = None) -
     """
     if isinstance(tar, SortedScores):
         return tar
-    return sort_scores(*check_scores(tar, non))  # type: ignore[arg-type]
+    return sort_scores(*check_scores(tar, non))
 
 
 def _ops(p_target: ArrayLike | None, c_miss: ArrayLike, c_fa: ArrayLike,
@@ -340,16 +340,24 @@ def cllr(tar: ArrayLike, non: ArrayLike | None = None) -> float:
     return _cllr.cllr(*check_scores(tar, non))
 
 
-def min_cllr(tar: ArrayLike, non: ArrayLike | None = None, *, ramp: bool = True) -> float:
-    """Cllr after optimal (PAV) calibration.
+def min_cllr(tar: ArrayLike, non: ArrayLike | None = None, *, ramp: bool = False) -> float:
+    """Cllr after optimal (PAV) calibration: the exact value, as in ``evaluate``'s ``min_cllr``.
 
-    ``ramp=True`` (default) reproduces BOSARIS ``min_cllr`` exactly, including its ``k*1e-6/n``
-    monotonicity ramp; ``ramp=False`` gives the exact PAV value.
+    Between 0 and 1 and at most :func:`cllr`; exactly 1 when the scores are all tied.
+    ``ramp=True`` reproduces BOSARIS ``min_cllr`` to the last digits instead, including its
+    ``k*1e-6/n`` monotonicity ramp (constant scores then give 1.00000018).
+
+    See Also
+    --------
+    cllr : the cost of the scores as they are.
+    pav_llrs : the PAV llrs whose Cllr this is.
 
     Examples
     --------
-    >>> round(min_cllr([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4], ramp=False), 6)
+    >>> round(min_cllr([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4]), 6)
     0.618993
+    >>> min_cllr([3, 3, 3], [3, 3]), round(min_cllr([3, 3, 3], [3, 3], ramp=True), 8)
+    (1.0, 1.00000018)
     """
     return _cllr.min_cllr(sorted_scores(tar, non).blocks, ramp=ramp)
 

@@ -16,6 +16,7 @@ Modules: :mod:`~scoreframe.plots.style` (series styles, legends, probit axes),
 
 from __future__ import annotations
 
+from scoreframe.plots._biometric import cmc_plot, differentials_plot, epc_plot, fnir_fpir_plot
 from scoreframe.plots.bayes import ape_plot, nber_plot
 from scoreframe.plots.det import det_plot
 from scoreframe.plots.display import disable_offline_display, enable_offline_display
@@ -26,9 +27,11 @@ from scoreframe.plots.save import save_chart
 from scoreframe.plots.spoof import t_dcf_plot
 from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
 
-__all__ = ["SeriesStyle", "ape_plot", "calibration_plot", "cavg_sweep_plot",
+__all__ = ["SeriesStyle", "ape_plot", "calibration_plot", "cavg_sweep_plot", "cmc_plot",
+           "differentials_plot", "fnir_fpir_plot",
            "det_interval_plot", "det_plot", "disable_offline_display", "ece_plot",
-           "enable_offline_display", "forest_plot", "histogram_plot", "nber_interval_plot",
+           "enable_offline_display", "epc_plot", "forest_plot", "histogram_plot",
+           "nber_interval_plot",
            "nber_plot", "save_chart", "series_labels", "series_scale", "t_dcf_plot",
            "tippett_plot"]
 

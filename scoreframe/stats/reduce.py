@@ -19,7 +19,8 @@ import polars as pl
 
 from scoreframe.errors import DegenerateError, ValidationError, message
 from scoreframe.kernels.sorted_scores import SortedScores
-from scoreframe.schema import id_hash, normalize_label, repeated_hashes
+from scoreframe.schema import check_duplicates as schema_check_duplicates
+from scoreframe.schema import normalize_label
 from scoreframe.stats.groups import Unit
 from scoreframe.stats.summary import (
     EqContext,
@@ -123,28 +124,18 @@ def first_location(source: object, column: str, where_sql: str | None = None) ->
 
 
 def check_duplicates(lf: pl.LazyFrame, id_cols: Sequence[str], *, where: str) -> None:
-    """Raise if two trials share their id columns (``model``, ``segment``, ``system``)."""
+    """Raise if two trials share their id columns (``model``, ``segment``, ``system``).
+
+    :func:`scoreframe.schema.check_duplicates` (one wording for readers, ``info`` and the
+    statistics pass), with a hint naming the options of the evaluation.
+    """
     if not id_cols:
         return
-    ids = list(id_cols)
-    key = id_hash(ids)  # only rows whose hash occurs twice are compared exactly
-    rep = repeated_hashes(lf.select(key).collect(engine="streaming").to_series().to_numpy())
-    if rep.shape[0] == 0:
-        return
-    cand = pl.Series("h", rep, dtype=pl.UInt64)
-    dup = (lf.filter(key.is_in(cand.implode())).select(ids).group_by(ids)
-           .agg(pl.len().alias("n")).filter(pl.col("n") > 1).sort(ids)
-           .collect(engine="streaming"))
-    if dup.height:
-        extra = int((dup["n"] - 1).sum())
-        examples = "; ".join(", ".join(f"{c}={r[c]}" for c in ids) + f" ({r['n']}x)"
-                             for r in dup.head(3).iter_rows(named=True))
-        raise ValidationError(message(
-            "duplicate trials", where=where, expected=f"each ({', '.join(ids)}) once",
-            got=f"{extra} extra row(s) for {dup.height} trial(s), e.g. {examples}",
-            hint="A duplicated trial would be counted twice. Remove the duplicates, name the "
-                 "columns that identify a trial (trial_id=, CLI --trial-id), or pass "
-                 "validate=False (CLI --no-validate) if they are intended."))
+    schema_check_duplicates(
+        lf, list(id_cols), where=where,
+        hint="A duplicated trial would be counted twice. Remove the duplicates, name the "
+             "columns that identify a trial (trial_id=, CLI --trial-id), or pass "
+             "validate=False (CLI --no-validate) if they are intended.")
 
 
 def check_trials(lf: pl.LazyFrame, *, where: str, validate: bool = True,

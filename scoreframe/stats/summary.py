@@ -36,10 +36,18 @@ from scoreframe.kernels.sorted_scores import (
     label_runs,
     pav_blocks,
 )
+from scoreframe.stats._biometric import (
+    VerificationRequest,
+    VerificationStats,
+    merge_verification,
+    reduce_verification,
+)
 
 __all__ = ["Context", "EqContext", "EqStats", "Request", "ScoreStats", "empty_stats", "merge",
            "merge_all", "merge_equalized", "reduce_equalized",
            "reduce_range", "reduce_sorted"]
+__all__ += ["VerificationRequest", "VerificationStats", "merge_verification",
+            "reduce_verification"]  # re-exported from the private biometric statistics
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -60,12 +68,16 @@ class Request:
     det_resolution
         Keep the corners of the steppy DET curve, decimated to about one point per cell of
         this size in probit units (0: every corner; ``None``: no DET corners).
+    verification
+        The biometric verification statistics to compute (FNMR at FMR targets and the
+        like, :class:`~scoreframe.stats._biometric.VerificationRequest`); ``None``: none.
     """
 
     thresholds: F64 = field(default_factory=lambda: np.empty(0))
     nist: bool = False
     kaldi: bool = False
     det_resolution: float | None = None
+    verification: VerificationRequest | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,8 @@ class ScoreStats:
         The first global target index where Kaldi's walk stops, if in this range.
     det_miss, det_fa
         Cumulative (global) miss and false-alarm counts at the kept steppy DET corners.
+    verification
+        Biometric verification statistics when the request asked for them.
     """
 
     n_tar: int
@@ -117,6 +131,7 @@ class ScoreStats:
     kaldi: int | None = None
     det_miss: I64 | None = None
     det_fa: I64 | None = None
+    verification: VerificationStats | None = None
 
     @property
     def n(self) -> int:
@@ -251,11 +266,14 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None)
         kaldi = _kaldi_stop(s, ctx)
     inf_t = int(np.searchsorted(s.tar, -np.inf, side="right"))  # cost softplus(inf)
     inf_n = s.n_non - int(np.searchsorted(s.non, np.inf, side="left"))
+    ver = None if request.verification is None else reduce_verification(
+        s, request.verification, total_tar=ctx.total_tar, total_non=ctx.total_non,
+        offset_tar=ctx.offset_tar, offset_non=ctx.offset_non)
     return ScoreStats(
         s.n_tar, s.n_non, blocks,
         exact_sum(softplus(-s.tar[inf_t:])[::-1], ascending=True),
         exact_sum(softplus(s.non[:s.n_non - inf_n]), ascending=True),
-        inf_t + inf_n, n_miss, n_fa, nist, kaldi, det_miss, det_fa)
+        inf_t + inf_n, n_miss, n_fa, nist, kaldi, det_miss, det_fa, ver)
 
 
 def reduce_range(tar: F64, non: F64, request: Request, ctx: Context | None = None
@@ -279,7 +297,8 @@ def merge(a: ScoreStats, b: ScoreStats) -> ScoreStats:
         a.n_miss + b.n_miss, a.n_fa + b.n_fa,
         a.nist if a.nist is not None else b.nist,
         a.kaldi if a.kaldi is not None else b.kaldi,
-        cat(a.det_miss, b.det_miss), cat(a.det_fa, b.det_fa))
+        cat(a.det_miss, b.det_miss), cat(a.det_fa, b.det_fa),
+        merge_verification(a.verification, b.verification))
 
 
 def merge_all(parts: list[ScoreStats], request: Request) -> ScoreStats:

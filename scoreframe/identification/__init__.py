@@ -1,0 +1,20 @@
+"""1:N identification: closed-set CMC, open-set FNIR/DIR at FPIR targets, their curves.
+
+Implementation in :mod:`scoreframe.identification._search` (frames) over
+:mod:`scoreframe.kernels.identification` (the mergeable per-probe state). See
+``docs/biometrics.md``.
+"""
+
+from scoreframe.identification._search import (
+    THRESHOLD_CONVENTIONS,
+    Searches,
+    cmc_curve,
+    fnir_fpir_curve,
+    identify,
+    read_score_matrix,
+    search_statistics,
+)
+from scoreframe.kernels.identification import TIE_RULES
+
+__all__ = ["THRESHOLD_CONVENTIONS", "TIE_RULES", "Searches", "cmc_curve", "fnir_fpir_curve",
+           "identify", "read_score_matrix", "search_statistics"]
