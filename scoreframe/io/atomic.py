@@ -175,8 +175,7 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
         An output exists and ``overwrite`` is false, the same output is named twice, or the
         directory an output goes into does not exist or is not a directory.
     UsageError
-        An output is an input, or inside (or contains) an input file or dataset directory,
-        or its parent is a file.
+        An output is an input, or inside (or contains) an input file or dataset directory.
 
     Examples
     --------
@@ -207,7 +206,7 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                 f"cannot write output `{p}`: its directory `{parent}` "
                 + ("is not a directory" if parent.exists() else "does not exist"),
                 hint="Outputs go into existing directories: create it first (mkdir -p) or "
-                     "name another output path."))
+                     "name another output path."), path=p)
         if p.is_symlink() or (p.exists() and not (p.is_file() or p.is_dir())):
             kind = "a symbolic link" if p.is_symlink() else "a device, pipe or socket"
             raise UsageError(message(
@@ -218,11 +217,6 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
             raise ScoreframeError(message(f"output `{p}` already exists",
                                           hint="Pass overwrite (CLI: --overwrite) to replace it."),
                                   path=p)
-        parent = next((a for a in p.parents if a.exists()), None)
-        if parent is not None and not parent.is_dir():
-            raise UsageError(message(f"cannot create output `{p}`: its parent is a file",
-                                     expected="a directory (or a new one)",
-                                     got=f"`{parent}`, a file"), path=p)
     return paths
 
 
