@@ -26,9 +26,9 @@ __all__ = ["AlignmentError", "DegenerateError", "DegenerateGroupWarning", "Engin
 #: Longest value :func:`quote` shows (characters) before cutting it.
 VALUE_LIMIT = 60
 #: Longest part (``what``, ``expected``, ``got``, ``where``, ``hint``) :func:`message` keeps.
-PART_LIMIT = 200
+PART_LIMIT = 320
 #: About the longest message :func:`message` composes (characters).
-MESSAGE_LIMIT = 400
+MESSAGE_LIMIT = 600
 
 # Characters that move the cursor, change the terminal or reorder text: the Unicode categories
 # Cc (C0, DEL, C1 controls), Cf (format: bidi marks and embeddings, zero-width characters, BOM,
