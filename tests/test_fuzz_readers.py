@@ -1,12 +1,19 @@
-"""Mutation fuzzing of every reader: a correct parse or a ScoreframeError, never anything else.
+"""Fuzzing of every reader: a correct parse or a ScoreframeError, never anything else.
 
-Valid files of every format are mutated by Hypothesis (byte flips, truncation, field deletion
+Hypothesis generates valid trial sets and writes them in every registered format with
+serializers of the test's own (the text formats) or the format's writer (HDF5); reading them
+back must give exactly the generated trials. Valid files (generated, and fixed fixtures) of
+every format are mutated by Hypothesis (byte flips, truncation, field deletion
 and duplication, line shuffles, deletions and duplications). Reading the mutant must either
 
 * raise :class:`~scoreframe.errors.ScoreframeError` (any other exception fails the test), or
 * give a table in the canonical schema that is *correct*: for the text formats it equals what
   an independent, obviously-correct Python tokenizer (the twin below) makes of the same bytes,
   and for semantically neutral mutations (a line shuffle) it equals the original trials.
+
+Over-long lines are inserted under a small ``max_line_bytes``: the reader must refuse the
+first line longer than the limit, naming it, before anything else. A wrong success (a read
+that succeeds where the twin refuses, or rows that differ from the twin's) fails the test.
 
 Bounded to a few seconds per reader by default; ``-m slow`` runs many more examples.
 """
@@ -32,6 +39,9 @@ from scoreframe.errors import ScoreframeError
 FAST = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
+GEN = settings(max_examples=15, deadline=None, derandomize=True,
+               suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                      HealthCheck.too_slow])
 SLOW = settings(max_examples=600, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
@@ -121,7 +131,7 @@ def _number(tok: str) -> float | None:
 
 def twin_whitespace(data: bytes, kind: str) -> list[tuple]:
     n = {"key": 3, "ndx": 2, "scores": 3}[kind]
-    rows = []
+    rows: list[tuple] = []
     for ln in _lines(data):
         fields = re.split(r"[ \t]+", ln.strip(" \t"))
         if fields == [""]:
@@ -171,7 +181,12 @@ def twin_table(data: bytes, sep: str, cols: dict[str, str]) -> list[tuple]:
             row += (_number(f[idx["score"]]),)
         if "label" in idx:
             if f[idx["label"]].strip() == "":
+                if cols["label"] == "targettype":
+                    raise Reject("empty targettype")  # a NIST key names every trial's type
                 return None  # type: ignore[return-value]  # a null label is unknown: legal
+            if re.fullmatch(r"[+-]?0*[01]", f[idx["label"]].strip()) and f[idx[
+                    "label"]].strip() not in ("0", "1"):
+                return None  # type: ignore[return-value]  # `00`: 0 in an integer column
             row += (_label(f[idx["label"]]),)
         rows.append(row)
     if not rows:
@@ -369,7 +384,7 @@ def test_text_readers_long(tmp_path: Path, name: str, data: st.DataObject) -> No
 # ---------------------------------------------------------------- binary formats -------------
 
 def _binary_files(tmp: Path) -> dict[str, tuple[str, bytes, Callable[[Path], pl.DataFrame]]]:
-    out = {}
+    out: dict[str, tuple[str, bytes, Callable[[Path], pl.DataFrame]]] = {}
     # unmarked: the reader runs every data check on whatever the damaged file decodes to
     sio.write_trials(TRIALS, tmp / "t.parquet", validate=False)
     out["parquet"] = ("t.parquet", (tmp / "t.parquet").read_bytes(), sio.read_trials)
@@ -423,3 +438,309 @@ def test_binary_readers(tmp_path: Path, binary_files: dict[str, tuple], name: st
 def test_binary_readers_long(tmp_path: Path, binary_files: dict[str, tuple], name: str,
                              data: st.DataObject) -> None:
     _binary_test(name, binary_files, tmp_path, data)
+
+
+# ---------------------------------------------------------------- generated inputs -----------
+
+_ID = st.text(alphabet="abcdxyzABZ0189_-.:/", min_size=1, max_size=8)
+
+
+@st.composite
+def trial_sets(draw: st.DrawFn) -> pl.DataFrame:
+    """Valid trials: distinct (model, segment) ids, finite scores, both labels possible."""
+    pairs = draw(st.lists(st.tuples(_ID, _ID), min_size=1, max_size=25,
+                          unique_by=lambda t: t))
+    n = len(pairs)
+    scores = draw(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64),
+                           min_size=n, max_size=n))
+    labels = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    return pl.DataFrame({"model": [p[0] for p in pairs], "segment": [p[1] for p in pairs],
+                         "score": scores, "label": labels},
+                        schema={"model": pl.String, "segment": pl.String,
+                                "score": pl.Float64, "label": pl.Boolean})
+
+
+def _tt(t: bool) -> str:
+    return "target" if t else "nontarget"
+
+
+def _ser_ws(df: pl.DataFrame, kind: str) -> bytes:
+    rows = df.rows(named=True)
+    if kind == "key":
+        return _ws([f"{r['model']} {r['segment']} {_tt(r['label'])}" for r in rows])
+    if kind == "ndx":
+        return _ws([f"{r['model']} {r['segment']}" for r in rows])
+    return _ws([f"{r['model']} {r['segment']} {r['score']!r}" for r in rows])
+
+
+def _ser_table(df: pl.DataFrame, sep: str, names: dict[str, str], extra: str = "") -> bytes:
+    cols = list(names)
+    head = sep.join(names[c] for c in cols) + (sep + "side" if extra else "")
+
+    def cell(r: dict, c: str) -> str:
+        v = r[c]
+        if c == "label":
+            return _tt(v) if names[c] == "targettype" else str(int(v))
+        return repr(v) if c == "score" else str(v)
+
+    body = [sep.join(cell(r, c) for c in cols) + (sep + extra if extra else "")
+            for r in df.rows(named=True)]
+    return ("\n".join([head, *body]) + "\n").encode()
+
+
+_NIST_K = {"model": "modelid", "segment": "segmentid", "label": "targettype"}
+_NIST_S = {"model": "modelid", "segment": "segmentid", "score": "LLR"}
+_PLAIN = {"model": "model", "segment": "segment", "score": "score", "label": "label"}
+
+#: name -> (file name, serializer, reader, columns compared, twin)
+GENERATED: dict[str, tuple[str, Callable[[pl.DataFrame], bytes], Callable[[Path], pl.DataFrame],
+                           list[str], Callable[[bytes], list[tuple]]]] = {
+    "bosaris-key": ("key.txt", lambda d: _ser_ws(d, "key"), sio.read_key_txt,
+                    ["model", "segment", "label"], lambda b: twin_whitespace(b, "key")),
+    "bosaris-ndx": ("ndx.txt", lambda d: _ser_ws(d, "ndx"), sio.read_ndx_txt,
+                    ["model", "segment"], lambda b: twin_whitespace(b, "ndx")),
+    "bosaris-scores": ("scores.txt", lambda d: _ser_ws(d, "scores"), sio.read_scores_txt,
+                       ["model", "segment", "score"], lambda b: twin_whitespace(b, "scores")),
+    "kaldi-trials": ("trials", lambda d: _ser_ws(d, "key"), sio.read_kaldi_trials,
+                     ["model", "segment", "label"], lambda b: twin_whitespace(b, "key")),
+    "kaldi-scores": ("scores", lambda d: _ser_ws(d, "scores"), sio.read_kaldi_scores,
+                     ["model", "segment", "score"], lambda b: twin_whitespace(b, "scores")),
+    "nist-key": ("key.tsv", lambda d: _ser_table(d, "\t", _NIST_K), sio.read_nist_key,
+                 ["model", "segment", "label"], lambda b: twin_table(b, "\t", _NIST_K)),
+    "nist-scores": ("sys.tsv", lambda d: _ser_table(d, "\t", _NIST_S), sio.read_nist_scores,
+                    ["model", "segment", "score"], lambda b: twin_table(b, "\t", _NIST_S)),
+    "csv": ("t.csv", lambda d: _ser_table(d, ",", _PLAIN), sio.read_table,
+            ["model", "segment", "score", "label"], lambda b: twin_table(b, ",", _PLAIN)),
+    "tsv": ("t.tsv", lambda d: _ser_table(d, "\t", _PLAIN), sio.read_table,
+            ["model", "segment", "score", "label"], lambda b: twin_table(b, "\t", _PLAIN)),
+}
+
+
+def _generated_test(name: str, tmp_path: Path, data: st.DataObject) -> None:
+    fname, ser, read, cols, twin = GENERATED[name]
+    trials = data.draw(trial_sets(), label="trials")
+    valid = ser(trials)
+    compressed = data.draw(st.booleans(), label="gzip")
+    path = tmp_path / (fname + (".gz" if compressed else ""))
+    path.write_bytes(gzip.compress(valid, mtime=0) if compressed else valid)
+    _same(_rows(read(path), cols), _rows(trials, cols))  # a valid file reads back exactly
+    kind, mutant = data.draw(mutation(valid, text=True, header=name.startswith(("nist", "csv",
+                                                                                 "tsv"))))
+    if compressed:  # the twin judges the decompressed bytes; the reader gets the gzip
+        path.write_bytes(gzip.compress(mutant, mtime=0))
+        _check_gz(read, path, mutant, twin, cols)
+    else:
+        check(read, path, mutant, twin, cols, kind, trials)
+
+
+def _check_gz(read: Callable[[Path], pl.DataFrame], path: Path, data: bytes,
+              twin: Callable[[bytes], list[tuple]], cols: list[str]) -> None:
+    try:
+        df = read(path)
+    except ScoreframeError as exc:
+        assert path.name in str(exc), f"message does not name the file: {exc}"
+        return
+    if not {"model", "segment"} <= set(df.columns):
+        return  # id names mutated away (see check)
+    _canonical(df)
+    try:
+        expected = twin(data)
+    except Reject as why:
+        pytest.fail(f"gzip: read succeeded but the twin rejects ({why}): {data!r}")
+    if expected is not None:
+        _same(_rows(df, cols), expected)
+
+
+@pytest.mark.parametrize("name", list(GENERATED))
+@GEN
+@given(data=st.data())
+def test_generated_text_formats(tmp_path: Path, name: str, data: st.DataObject) -> None:
+    _generated_test(name, tmp_path, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(GENERATED))
+@SLOW
+@given(data=st.data())
+def test_generated_text_formats_long(tmp_path: Path, name: str, data: st.DataObject) -> None:
+    _generated_test(name, tmp_path, data)
+
+
+def _long_line_test(name: str, tmp_path: Path, data: st.DataObject) -> None:
+    """A run of bytes without a line end inserted into a line, read under a small limit."""
+    fname, ser, read, cols, twin = GENERATED[name]
+    valid = ser(data.draw(trial_sets(), label="trials"))
+    limit = data.draw(st.integers(8, 120), label="limit")
+    lines = valid.split(b"\n")
+    i = data.draw(_POS) % max(len(lines) - 1, 1)
+    at = data.draw(_POS) % (len(lines[i]) + 1)
+    run = data.draw(st.sampled_from([b"x", b"0", b" ", b"\t", b","]), label="byte") * \
+        data.draw(st.integers(1, 3 * limit), label="length")
+    lines[i] = lines[i][:at] + run + lines[i][at:]
+    mutant = b"\n".join(lines)
+    compressed = data.draw(st.booleans(), label="gzip")
+    path = tmp_path / (fname + (".gz" if compressed else ""))
+    path.write_bytes(gzip.compress(mutant, mtime=0) if compressed else mutant)
+    over = [k + 1 for k, ln in enumerate(mutant.split(b"\n")) if len(ln) > limit]
+    with sio.max_line_bytes(limit):
+        try:
+            df = read(path)
+        except ScoreframeError as exc:
+            msg = str(exc)
+            if over:
+                assert msg.startswith("line too long"), msg
+                assert f"`{path}` line {over[0]}:" in msg and f"at most {limit} bytes" in msg
+            else:
+                assert not msg.startswith("line too long"), msg
+            assert len(msg) < 800
+            return
+    assert not over, f"a line over {limit} bytes was read: line {over[0]}"
+    if {"model", "segment"} <= set(df.columns):
+        _canonical(df)
+        try:
+            expected = twin(mutant)
+        except Reject as why:
+            pytest.fail(f"read succeeded but the twin rejects ({why}): {mutant!r}")
+        if expected is not None:
+            _same(_rows(df, cols), expected)
+
+
+@pytest.mark.parametrize("name", list(GENERATED))
+@GEN
+@given(data=st.data())
+def test_long_lines(tmp_path: Path, name: str, data: st.DataObject) -> None:
+    _long_line_test(name, tmp_path, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(GENERATED))
+@SLOW
+@given(data=st.data())
+def test_long_lines_long(tmp_path: Path, name: str, data: st.DataObject) -> None:
+    _long_line_test(name, tmp_path, data)
+
+
+def _binary_generated_test(fmt: str, tmp_path: Path, data: st.DataObject) -> None:
+    """Parquet (written by pyarrow, not scoreframe) and BOSARIS HDF5, generated then mutated."""
+    import pyarrow.parquet as pq
+
+    trials = data.draw(trial_sets(), label="trials")
+    if fmt == "parquet":
+        path = tmp_path / "g.parquet"
+        pq.write_table(trials.to_arrow(), path,
+                       row_group_size=data.draw(st.integers(1, 30), label="row group"))
+        read: Callable[[Path], pl.DataFrame] = sio.read_trials
+        cols = ["model", "segment", "score", "label"]
+    else:
+        kind = fmt.removeprefix("h5-")
+        path = tmp_path / f"g-{kind}.h5"
+        sio.write_bosaris_hdf5(trials, path, kind, overwrite=True)  # type: ignore[arg-type]
+        read = lambda p: sio.read_bosaris_hdf5(p, kind)  # type: ignore[arg-type]  # noqa: E731
+        cols = {"key": ["model", "segment", "label"], "ndx": ["model", "segment"],
+                "scores": ["model", "segment", "score"]}[kind]
+    _same(_rows(read(path), cols), _rows(trials, cols))
+    kind_m, mutant = data.draw(mutation(path.read_bytes(), text=False, header=False))
+    check(read, path, mutant, None, cols, kind_m, trials)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "h5-key", "h5-ndx", "h5-scores"])
+@GEN
+@given(data=st.data())
+def test_generated_binary_formats(tmp_path: Path, fmt: str, data: st.DataObject) -> None:
+    _binary_generated_test(fmt, tmp_path, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["h5-key", "h5-ndx", "h5-scores"])  # parquet: see above
+@SLOW
+@given(data=st.data())
+def test_generated_binary_formats_long(tmp_path: Path, fmt: str, data: st.DataObject) -> None:
+    _binary_generated_test(fmt, tmp_path, data)
+
+
+# ---------------------------------------------------------------- multiclass -----------------
+
+@st.composite
+def multiclass_sets(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Long multiclass scores (every segment scores every class) and the matching truth."""
+    segs = draw(st.lists(_ID, min_size=1, max_size=8, unique=True))
+    classes = draw(st.lists(st.text(alphabet="abcdefgh", min_size=2, max_size=4), min_size=2,
+                            max_size=4, unique=True))
+    n = len(segs) * len(classes)
+    scores = draw(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64),
+                           min_size=n, max_size=n))
+    long = pl.DataFrame({"segment": [s for s in segs for _ in classes],
+                         "class": [c for _ in segs for c in classes], "score": scores})
+    truth = pl.DataFrame({"segment": segs,
+                          "class": [draw(st.sampled_from(classes)) for _ in segs]})
+    return long, truth
+
+
+def _tsv(df: pl.DataFrame) -> bytes:
+    lines = ["\t".join(df.columns)] + ["\t".join(repr(v) if isinstance(v, float) else str(v)
+                                                 for v in r) for r in df.rows()]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _multiclass_test(tmp_path: Path, data: st.DataObject) -> None:
+    from scoreframe.io.multiclass import read_multiclass_scores, read_multiclass_truth
+
+    long, truth = data.draw(multiclass_sets())
+    wide = data.draw(st.booleans(), label="wide")
+    table = (long.pivot(on="class", index="segment", values="score") if wide else long)
+    sp, tp = tmp_path / "scores.tsv", tmp_path / "truth.tsv"
+    sp.write_bytes(_tsv(table))
+    tp.write_bytes(_tsv(truth))
+    got = read_multiclass_scores(sp)
+    _same(_rows(got, ["segment", "class", "score"]), _rows(long, ["segment", "class", "score"]))
+    assert _rows(read_multiclass_truth(tp), ["segment", "class"]) == _rows(truth, ["segment",
+                                                                                   "class"])
+    for path, read in ((sp, read_multiclass_scores), (tp, read_multiclass_truth)):
+        kind, mutant = data.draw(mutation(path.read_bytes(), text=True, header=True))
+        path.write_bytes(mutant)
+        try:
+            df = read(path)
+        except ScoreframeError as exc:
+            assert path.name in str(exc), f"message does not name the file: {exc}"
+            continue
+        assert df.height > 0 and df.schema["segment"] == pl.String
+        assert df["segment"].null_count() == 0 and df["class"].null_count() == 0
+        if "score" in df.columns:
+            assert df.schema["score"] == pl.Float64 and not df["score"].is_nan().any()
+            assert df.select("segment", "class").is_unique().all()
+            if kind == "shuffle":
+                _same(_rows(df, ["segment", "class", "score"]),
+                      _rows(long, ["segment", "class", "score"]))
+        else:
+            assert df["segment"].is_unique().all()
+
+
+@GEN
+@given(data=st.data())
+def test_multiclass_readers(tmp_path: Path, data: st.DataObject) -> None:
+    _multiclass_test(tmp_path, data)
+
+
+@pytest.mark.slow
+@SLOW
+@given(data=st.data())
+def test_multiclass_readers_long(tmp_path: Path, data: st.DataObject) -> None:
+    _multiclass_test(tmp_path, data)
+
+
+# ---------------------------------------------------------------- examples -------------------
+
+def test_nist_key_with_an_empty_targettype_is_an_error(tmp_path: Path) -> None:
+    """Issue 26: it converted with exit 0 and a null label."""
+    p = tmp_path / "key.tsv"
+    p.write_text("modelid\tsegmentid\ttargettype\nm1\ts1\ttarget\nm1\ts2\t\n"
+                 "m2\ts1\tnontarget\n")
+    with pytest.raises(ScoreframeError, match=r"empty `targettype`.*key.tsv` line 3"):
+        sio.read_nist_key(p)
+    with pytest.raises(ScoreframeError, match="line 3"):
+        sio.read_any(p)
+    from scoreframe.cli.main import main
+
+    out = tmp_path / "k.parquet"
+    assert main(["convert", str(p), "-o", str(out)]) == 2
+    assert not out.exists()

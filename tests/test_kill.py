@@ -6,11 +6,18 @@ once its temporary exists, and then:
 
 * the destination does not exist (nothing half-written under its name);
 * the temporary left by the dead process is there (the kill really was mid-write);
-* the next write into the same directory removes it, and only it.
+* the next write into the same directory removes it, and only it;
+* the next run of any command (here ``scoreframe info`` on another file, writing nothing)
+  removes it too, through the registry of temporaries, as ``scoreframe clean`` does on demand;
+  the out-of-core engine's spill directory as well.
+
+A reader in another process reading an output in a tight loop while it is replaced with
+``overwrite`` again and again never fails and never sees a mix of two versions.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -22,14 +29,36 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from scoreframe.io.atomic import PAUSE_ENV, host_tag, is_temp_name, remove_stale_temps
+from scoreframe.io.atomic import (
+    PAUSE_ENV,
+    STATE_ENV,
+    clean_stale,
+    host_tag,
+    is_temp_name,
+    registered_temp,
+    registry_dir,
+    remove_stale_temps,
+)
 from scoreframe.io.parquet import write_trials
 
 BIN = Path(sys.executable).parent / "scoreframe"
 
 
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A registry of temporaries of this test's own (inherited by the subprocesses)."""
+    d = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv(STATE_ENV, str(d))
+    return d
+
+
 def _temps(d: Path) -> list[Path]:
     return [p for p in d.iterdir() if is_temp_name(p.name)]
+
+
+def _records() -> list[Path]:
+    reg = registry_dir()
+    return sorted(reg.glob("*.json")) if reg.is_dir() else []
 
 
 def _trials(n: int = 4000, system: str | None = None) -> pl.DataFrame:
@@ -118,6 +147,144 @@ def test_kill_9_leaves_nothing_after_the_next_write(tmp_path: Path, inputs: dict
     assert sorted(p.name for p in outdir.iterdir()) == ["next.parquet"]
 
 
+@pytest.mark.parametrize("command", ["convert", "report", "write_trials"])
+def test_kill_9_leaves_nothing_after_the_next_run_of_any_command(
+        tmp_path: Path, inputs: dict[str, Path], command: str) -> None:
+    """A command that writes elsewhere (or nothing) removes the temporary left anywhere."""
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    out = outdir / OUT_NAME.get(command, "result.parquet")
+    _kill_mid_write(_commands(inputs, out)[command], outdir)
+    assert _temps(outdir) and _records(), "the kill did not happen mid-write"
+    res = subprocess.run([str(BIN), "info", str(inputs["dev"])], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert _temps(outdir) == [] and list(outdir.iterdir()) == []
+    assert _records() == []
+
+
+def test_scoreframe_clean_removes_them_on_demand(tmp_path: Path,
+                                                 inputs: dict[str, Path]) -> None:
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    _kill_mid_write(_commands(inputs, outdir / "r.parquet")["convert"], outdir)
+    # an unregistered one (older version, or a lost registry): found by looking in DIR
+    dead = outdir / f".z.parquet.scoreframe-tmp-{host_tag()}-{_dead_pid()}-abcd1234"
+    dead.mkdir()
+    res = subprocess.run([str(BIN), "clean", str(outdir)], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert list(outdir.iterdir()) == [] and _records() == []
+    assert "2 stale temporaries removed" in res.stdout
+    res = subprocess.run([str(BIN), "clean", str(outdir / "nope")], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_kill_9_during_out_of_core_spill(tmp_path: Path, inputs: dict[str, Path]) -> None:
+    """The spill directory of a killed out-of-core evaluation goes with the next command."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    big = tmp_path / "big"
+    res = subprocess.run([str(BIN), "synth", str(big), "--trials", "400000", "--systems", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    proc = subprocess.Popen([str(BIN), "evaluate", str(big), "--memory-limit", "2MB",
+                             "--spill-dir", str(spill), "--workers", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(spill.iterdir()):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("the evaluation ended before it spilled")
+            time.sleep(0.01)
+        time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert any(spill.iterdir()) and _records()
+    res = subprocess.run([str(BIN), "info", str(inputs["dev"])], capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert list(spill.iterdir()) == [] and _records() == []
+
+
+def test_live_registered_temporary_is_kept(tmp_path: Path) -> None:
+    """A registered temporary of a live process (this one) survives any clean-up."""
+    tmp = tmp_path / f".x.parquet.scoreframe-tmp-{host_tag()}-{os.getpid()}-00000000"
+    with registered_temp(tmp):
+        tmp.mkdir()
+        assert clean_stale(tmp_path) == [] and tmp.exists()
+        code = "from scoreframe.io.atomic import clean_stale; print(len(clean_stale()))"
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120)
+        assert res.stdout.strip() == "0" and tmp.exists()
+        tmp.rmdir()
+    assert _records() == []
+
+
+WRITER = r"""
+import sys, time, polars as pl
+from scoreframe.io import write_trials
+out, partitioned, seconds = sys.argv[1], sys.argv[2] == "1", float(sys.argv[3])
+end, v = time.monotonic() + seconds, 0
+while v == 0 or time.monotonic() < end:
+    v += 1
+    n = 3000 + 500 * (v % 7)  # each version has its own size and version number
+    df = pl.DataFrame({"model": [f"m{i % 50}" for i in range(n)],
+                       "segment": [f"s{i}" for i in range(n)],
+                       "score": [float(i % 13) for i in range(n)],
+                       "gender": ["f" if i % 3 else "m" for i in range(n)],
+                       "version": [v] * n})
+    write_trials(df, out, partition_by=["gender"] if partitioned else (), overwrite=True)
+print(v)
+"""
+
+READER = r"""
+import json, sys, time
+from scoreframe.io import read_trials
+out, seconds = sys.argv[1], float(sys.argv[2])
+end = time.monotonic() + seconds
+reads = failed = mixed = 0
+errors = []
+while time.monotonic() < end:
+    try:
+        df = read_trials(out)
+    except Exception as exc:
+        failed += 1
+        errors.append(str(exc)[:200])
+        continue
+    reads += 1
+    versions = df["version"].unique().to_list()
+    if len(versions) != 1 or df.height != 3000 + 500 * (versions[0] % 7):
+        mixed += 1
+print(json.dumps({"reads": reads, "failed": failed, "mixed": mixed, "errors": errors[:3]}))
+"""
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["file", "partitioned"])
+def test_reads_during_repeated_overwrite_never_fail(tmp_path: Path, partitioned: bool) -> None:
+    out = tmp_path / ("ds" if partitioned else "t.parquet")
+    seconds = 8.0
+    first = subprocess.run([sys.executable, "-c", WRITER, str(out), "1" if partitioned else "0",
+                            "0"], capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr  # one version exists before reading starts
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(out),
+                               "1" if partitioned else "0", str(seconds)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = subprocess.run([sys.executable, "-c", READER, str(out), str(seconds)],
+                            capture_output=True, text=True, timeout=120)
+    w_out, w_err = writer.communicate(timeout=120)
+    assert writer.returncode == 0, w_err
+    assert reader.returncode == 0, reader.stderr
+    got = json.loads(reader.stdout.strip().splitlines()[-1])
+    assert int(w_out.strip()) >= 5, "the writer did not replace the output repeatedly"
+    assert got["reads"] >= 5
+    assert got["failed"] == 0, got["errors"]
+    assert got["mixed"] == 0
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary left
+
+
 def test_next_run_of_the_same_command_cleans_up(tmp_path: Path, inputs: dict[str, Path]) -> None:
     """The killed command, run again to completion, leaves exactly its output."""
     outdir = tmp_path / "out"
@@ -167,3 +334,38 @@ def test_abandoned_temporaries_of_earlier_versions_are_removed(tmp_path: Path) -
         os.utime(d, (stale, stale))
     assert remove_stale_temps(tmp_path) == [old]
     assert not old.exists() and recent.exists() and foreign.exists()
+
+
+def test_consistent_read_runs_again_after_a_replacement(tmp_path: Path) -> None:
+    from scoreframe.errors import ScoreframeError
+    from scoreframe.io.atomic import consistent_read
+
+    f = tmp_path / "x.txt"
+    f.write_text("v1")
+    calls = []
+
+    def read_then_replaced() -> str:  # another process replaces the file during the 1st read
+        calls.append(1)
+        text = f.read_text()
+        if len(calls) == 1:
+            new = tmp_path / "new.txt"
+            new.write_text("v2")
+            os.replace(new, f)
+        return text
+
+    assert consistent_read(f, read_then_replaced) == "v2" and len(calls) == 2
+
+    def always_replaced() -> str:
+        new = tmp_path / "new.txt"
+        new.write_text("v")
+        os.replace(new, f)
+        return "x"
+
+    with pytest.raises(ScoreframeError, match="replaced while it was read, 5 times"):
+        consistent_read(f, always_replaced, attempts=5)
+
+    def broken() -> str:  # a failure on a path that did not change is the failure
+        raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad"):
+        consistent_read(f, broken)

@@ -18,6 +18,7 @@ import polars as pl
 
 from scoreframe.cli import (
     calibrate,
+    clean,
     compare,
     convert,
     demo,
@@ -37,6 +38,8 @@ from scoreframe.errors import (
     ScoreframeError,
     printable,
 )
+from scoreframe.io import max_line_bytes
+from scoreframe.io.atomic import clean_stale
 
 __all__ = ["ERROR_LIMIT", "INPUTS", "build_parser", "error_line", "main", "one_line",
            "option_names"]
@@ -48,10 +51,10 @@ INPUTS = ("dataset", "input", "key", "scores", "sql", "dev", "eval", "model", "t
           "calibration", "quality_model", "quality_segment", "join")
 
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
-               "evaluate, compare, calibrate, fuse, report, multiclass, demo.")
+               "evaluate, compare, calibrate, fuse, report, multiclass, demo, identify, "
+               "differentials, clean.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
-            demo,
-            identify, differentials)  # biometrics
+            demo, identify, differentials, clean)
 
 
 def _version() -> str:
@@ -209,8 +212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command != "clean":  # `clean` does it itself, and lists what it removes
+        clean_stale()  # what killed runs left behind, in any directory
     try:
-        return int(args.func(args))
+        with max_line_bytes(getattr(args, "max_line_bytes", None)):
+            return int(args.func(args))
     except BrokenPipeError:  # `scoreframe ... | head`: stop quietly, as other tools do
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -41,8 +41,9 @@ __all__ = ["ENGINE_OPTIONS", "KINDS", "MAX_BOOTSTRAP", "MAX_COST", "MAX_ITER", "
            "MAX_SIZE", "MAX_WORKERS", "Distinct", "Formatter", "ListAction", "OptionType",
            "Parser", "add_command", "by_options", "column_arg", "columns_arg",
            "dataset_options", "engine_kwargs", "engine_options", "first_positional", "int_in",
-           "missing_arg", "name_arg", "objective_arg", "operating_point_options",
-           "option_kind", "output_options", "overwrite_option", "path_arg", "prior",
+           "max_line_bytes_option", "missing_arg", "name_arg", "objective_arg",
+           "operating_point_options", "option_kind", "output_options", "overwrite_option",
+           "path_arg", "prior",
            "probability_open", "reading_options", "real_in", "restore_dataset",
            "scheduler_address", "size_bytes", "text_arg", "where_option"]
 
@@ -562,6 +563,16 @@ def output_options(formats: Sequence[str] | None = None, *, default: str | None 
     return p
 
 
+def max_line_bytes_option() -> argparse.ArgumentParser:
+    """``--max-line-bytes``: the longest line a text input may have (every command)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--max-line-bytes", type=size_bytes(lo=1, hi=1 << 30), default=None,
+                   metavar="SIZE",
+                   help="longest line accepted in a text input (a longer one is an error "
+                        "naming the file and line) (default: 1MiB)")
+    return p
+
+
 def add_command(sub: argparse._SubParsersAction, name: str, *, help_text: str,
                 parents: Sequence[argparse.ArgumentParser] = (),
                 func: Callable[[argparse.Namespace], int] | None = None,
@@ -571,7 +582,8 @@ def add_command(sub: argparse._SubParsersAction, name: str, *, help_text: str,
     The parser is stored as the ``parser`` default so errors found after parsing (unknown
     options, a missing dataset) are answered with this command's usage.
     """
-    p = sub.add_parser(name, help=help_text, description=help_text, parents=list(parents),
+    p = sub.add_parser(name, help=help_text, description=help_text,
+                       parents=[*parents, max_line_bytes_option()],
                        formatter_class=Formatter,
                        usage=f"%(prog)s {first} [options]" if first else None)
     p.set_defaults(parser=p)

@@ -30,6 +30,7 @@ from scoreframe.io.bosaris_hdf5 import (
     read_bosaris_hdf5,
     write_bosaris_hdf5,
 )
+from scoreframe.io.lines import DEFAULT_MAX_LINE_BYTES, max_line_bytes
 from scoreframe.io.multiclass import (
     read_lre22_key,
     read_lre22_scores,
@@ -63,6 +64,7 @@ from scoreframe.io.text import (
 from scoreframe.schema import Kind
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
     "Format",
     "ReadOptions",
     "dataset_validated",
@@ -70,6 +72,7 @@ __all__ = [
     "get_format",
     "guess_format",
     "load_trials",
+    "max_line_bytes",
     "read_any",
     "read_bosaris_hdf5",
     "read_kaldi_scores",

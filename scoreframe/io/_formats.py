@@ -18,11 +18,13 @@ from typing import Any, Protocol
 import polars as pl
 
 from scoreframe.errors import FormatError, UsageError, message
+from scoreframe.io.atomic import consistent_read
 from scoreframe.io.bosaris_hdf5 import (
     DEFAULT_MAX_DENSE_BYTES,
     read_bosaris_hdf5,
     write_bosaris_hdf5,
 )
+from scoreframe.io.lines import max_line_bytes as line_limit
 from scoreframe.io.lines import read_source
 from scoreframe.io.parquet import apply_where, infer_kind, read_trials, scan_trials, write_trials
 from scoreframe.io.tables import (
@@ -239,7 +241,8 @@ def guess_format(path: str | Path) -> str:
 
 def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = None,
              columns: dict[str, str] | None = None, order: Sequence[str] | None = None,
-             text_columns: Sequence[str] = ()) -> pl.DataFrame:
+             text_columns: Sequence[str] = (), max_line_bytes: int | None = None
+             ) -> pl.DataFrame:
     r"""Read a key, ndx, scores or trials table in any registered format.
 
     Parameters
@@ -259,6 +262,10 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     text_columns
         Columns of CSV/TSV/NIST tables read as text, never as numbers (conditions to group
         by: ``01`` and ``1`` stay apart).
+    max_line_bytes
+        The longest line of a text format accepted (default 1 MiB, or as set by
+        :func:`scoreframe.io.max_line_bytes`): a longer line is an error naming the file and
+        line, found in bounded memory.
 
     Returns
     -------
@@ -280,12 +287,14 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     """
     name = fmt or guess_format(path)
     f = get_format(name)
-    if f.read is None:
+    read = f.read
+    if read is None:
         raise FormatError(message(f"format `{name}` cannot be read",
                                   expected=" | ".join(format_names(readable=True))))
-    return f.read(Path(path), ReadOptions(kind=kind, columns=columns,
-                                          order=tuple(order) if order else None,
-                                          text_columns=tuple(text_columns)))
+    options = ReadOptions(kind=kind, columns=columns, order=tuple(order) if order else None,
+                          text_columns=tuple(text_columns))
+    with line_limit(max_line_bytes):  # a file replaced during the read is read again
+        return consistent_read(path, lambda: read(Path(path), options))
 
 
 def write_any(data: pl.DataFrame, path: str | Path, *, fmt: str, kind: Kind,

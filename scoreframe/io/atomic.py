@@ -5,11 +5,28 @@ output's directory and renames it into place only when it is complete, so an int
 leaves the destination as it was (absent, or the previous version).
 
 A temporary name says who made it: ``.NAME.scoreframe-tmp-<host>-<pid>-<random>``. A write
-killed with ``kill -9`` cannot clean up after itself, so every write first removes the
-scoreframe temporaries in its output directory whose process (on this host) is no longer
-alive: whatever a crash left behind does not survive the next write there. Temporaries of
-earlier versions (``.NAME.tmp-XXXXXXXX`` holding only ``out``/``old``) are removed once they
-are 6 hours old.
+killed with ``kill -9`` cannot clean up after itself, so every temporary entry (these, and the
+spill directories of the out-of-core engine) is also listed in a registry of temporaries: one
+small record per entry, ``<state>/temps/<host>-<pid>-<random>.json`` naming its path, on which
+the owning process holds an exclusive ``flock`` for as long as the entry exists. The kernel
+drops the lock when the process dies, however it dies, so a record whose lock can be taken
+belongs to a process that is gone: :func:`clean_stale` removes such entries, and every command
+(and every write) runs it on start. Whatever a crash left behind does not survive the next
+run of any command; ``scoreframe clean`` runs it on demand. ``<state>`` is
+``$SCOREFRAME_STATE_DIR``, else ``$XDG_STATE_HOME/scoreframe``, else
+``~/.local/state/scoreframe``.
+
+Every write also removes the scoreframe temporaries in its output directory whose process (on
+this host) is no longer alive, registered or not. Temporaries of earlier versions
+(``.NAME.tmp-XXXXXXXX`` holding only ``out``/``old``) are removed once they are 6 hours old.
+
+Replacing an output (``overwrite``) never shows a reader a missing or partial output: a file is
+replaced by one ``rename`` of the complete new file; a directory (a partitioned dataset) by
+exchanging the complete new directory with the old one in one step (Linux ``renameat2`` with
+``RENAME_EXCHANGE``; elsewhere two renames, with a moment where the name is missing). A
+reader that opens several files of a dataset could still meet two versions if the exchange
+happens between its opens: :func:`consistent_read` runs a read again when the output it read
+was replaced meanwhile (the inode and change time of the path differ before and after).
 
 * :func:`atomic_output` -- one file or directory.
 * :func:`atomic_outputs` -- several outputs, all or nothing: every target is checked before any
@@ -17,7 +34,10 @@ are 6 hours old.
   target is touched and every temporary is removed.
 * :func:`check_outputs` -- refuse outputs that exist (without ``overwrite``), that are an input,
   or that sit inside an input dataset directory (inputs are never modified).
-* :func:`remove_stale_temps` -- the clean-up every write runs on start.
+* :func:`remove_stale_temps` -- the clean-up of one directory every write runs on start.
+* :func:`clean_stale` -- remove every registered temporary of a dead process (any directory).
+* :func:`registered_temp` -- register a temporary entry for the life of a ``with`` block.
+* :func:`consistent_read` -- run a read again if its input was replaced while it ran.
 
 Setting the environment variable ``SCOREFRAME_TEST_PAUSE_IN_WRITE`` to a number of seconds makes
 every write sleep that long after its content is written and before the rename (a hook for the
@@ -26,27 +46,38 @@ kill tests; never set it otherwise).
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
 import hashlib
+import json
 import os
 import re
 import secrets
 import shutil
 import socket
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from scoreframe.errors import ScoreframeError, UsageError, message
 
-__all__ = ["PAUSE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs", "check_outputs",
-           "final_path", "host_tag",
-           "is_temp_name", "remove_stale_temps"]
+__all__ = ["PAUSE_ENV", "STATE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs",
+           "check_outputs", "clean_stale", "consistent_read", "final_path", "host_tag",
+           "is_temp_name", "registered_temp", "registry_dir", "remove_stale_temps"]
+
+T = TypeVar("T")
 
 #: Marker inside every temporary name scoreframe creates.
 TEMP_MARK = ".scoreframe-tmp-"
 #: Environment variable: seconds to sleep before the final rename (kill tests only).
 PAUSE_ENV = "SCOREFRAME_TEST_PAUSE_IN_WRITE"
+#: Environment variable: the directory of scoreframe's state (the registry of temporaries).
+STATE_ENV = "SCOREFRAME_STATE_DIR"
+#: Name prefix of the out-of-core engine's spill directories.
+SPILL_PREFIX = "scoreframe-spill-"
 
 _TEMP_RE = re.compile(r"^\..*\.scoreframe-tmp-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]+$")
 
@@ -162,6 +193,203 @@ def _is_legacy_temp(entry: os.DirEntry[str]) -> bool:
     return bool(names) and names <= {"out", "old"} and age > _LEGACY_AGE
 
 
+def registry_dir() -> Path:
+    """The directory of the registry of temporaries (see the module docstring)."""
+    base = os.environ.get(STATE_ENV)
+    if base:
+        root = Path(base)
+    else:
+        xdg = os.environ.get("XDG_STATE_HOME")
+        root = (Path(xdg) if xdg else Path.home() / ".local" / "state") / "scoreframe"
+    return root / "temps"
+
+
+def _owned_name(name: str) -> bool:
+    """True for the names of the temporaries scoreframe creates (the only ones it removes)."""
+    return is_temp_name(name) or name.startswith(SPILL_PREFIX)
+
+
+@contextmanager
+def registered_temp(path: str | Path) -> Iterator[Path]:
+    """Register the temporary entry ``path`` (not yet created) for the life of the block.
+
+    The record is written and locked before the block runs and removed after it; the block
+    creates and removes the entry itself. If the process dies inside the block, the next
+    :func:`clean_stale` (any command's start) removes the entry. Registration is best effort:
+    with no writable state directory the block runs unregistered.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with registered_temp(d / ".x.scoreframe-tmp-0123abcd-1-ab") as rec:
+    ...     rec.exists()
+    True
+    >>> rec.exists()
+    False
+    """
+    reg = registry_dir()
+    name = f"{host_tag()}-{os.getpid()}-{secrets.token_hex(6)}"
+    record = reg / f"{name}.json"
+    fd = -1
+    try:
+        reg.mkdir(parents=True, exist_ok=True)
+        part = reg / f".{name}.part"
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # taken before the record is visible under its name
+        os.write(fd, json.dumps({"path": str(Path(path).absolute()), "host": host_tag(),
+                                 "pid": os.getpid(), "created": time.time()}).encode())
+        os.replace(part, record)
+    except OSError:
+        if fd >= 0:
+            os.close(fd)
+            fd = -1
+    try:
+        yield record
+    finally:
+        if fd >= 0:
+            try:
+                record.unlink()
+            except OSError:
+                pass
+            os.close(fd)
+
+
+def clean_stale(directory: str | Path | None = None) -> list[Path]:
+    """Remove every temporary entry left by a process that no longer exists.
+
+    Reads the registry of temporaries (see the module docstring): an entry whose record's lock
+    can be taken is left by a dead process and removed with its record. With ``directory``,
+    the unregistered temporaries of dead processes in it (and spill directories) go as well.
+    Entries of other hosts and of live processes are never touched. Returns what was removed.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> clean_stale(pathlib.Path(tempfile.mkdtemp()))
+    []
+    """
+    removed: list[Path] = []
+    reg = registry_dir()
+    try:
+        records = [e for e in os.scandir(reg) if e.name.endswith(".json")]
+    except OSError:
+        records = []
+    host = host_tag()
+    for entry in records:
+        if not entry.name.startswith(f"{host}-"):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # the owner is alive (it holds the lock)
+            try:
+                info = json.loads(os.read(fd, 1 << 16).decode())
+                target = Path(info["path"])
+            except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError):
+                target = None
+            if target is not None and _owned_name(target.name) and (
+                    target.exists() or target.is_symlink()):
+                _remove(target)
+                removed.append(target)
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+        finally:
+            os.close(fd)
+    if directory is not None:
+        removed += remove_stale_temps(directory)
+    return removed
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths in one step (Linux renameat2); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _version(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_ctime_ns
+
+
+@contextmanager
+def _pinned(path: Path) -> Iterator[tuple[int, int, int] | None]:
+    """The version of ``path`` now, its inode held open for the block.
+
+    Holding the inode open keeps its number from being reused by a later replacement while
+    the read runs (a freed inode number comes back quickly, with the same coarse ctime), so
+    a version that compares equal after the read is the same file or directory.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        yield None
+        return
+    try:
+        st = os.fstat(fd)
+        yield st.st_dev, st.st_ino, st.st_ctime_ns
+    finally:
+        os.close(fd)
+
+
+def consistent_read(path: str | Path, read: Callable[[], T], *, attempts: int = 20) -> T:
+    """Run ``read()`` and return its result, again if ``path`` was replaced while it ran.
+
+    A read that fails or that saw the path change (another process replaced the output with
+    ``overwrite``) is run again, up to ``attempts`` times (then a ScoreframeError); a failure
+    on a path that did not change is raised as it is.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "x.txt"
+    >>> _ = f.write_text("v1")
+    >>> consistent_read(f, f.read_text)
+    'v1'
+    """
+    p = Path(path)
+    for attempt in range(attempts):
+        with _pinned(p) as before:
+            try:
+                out = read()
+            except Exception:
+                after = _version(p)
+                if attempt + 1 < attempts and (after != before or after is None) and (
+                        before is not None or after is not None):
+                    time.sleep(0.001 * (attempt + 1))
+                    continue
+                raise
+            if _version(p) == before:
+                return out
+    raise ScoreframeError(message(
+        f"`{p}` was replaced while it was read, {attempts} times in a row",
+        hint="Another process keeps replacing it; read it when that process is done."))
+
+
 def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                   inputs: Sequence[str | Path] = ()) -> list[Path]:
     """Check output paths before any work starts; return them as paths.
@@ -229,10 +457,12 @@ def _pause() -> None:
 class _Slot:
     """One output being written: its temporary directory and the path handed to the writer."""
 
-    def __init__(self, target: Path, directory: bool) -> None:
+    def __init__(self, target: Path, directory: bool, stack: ExitStack) -> None:
         self.target = target
         remove_stale_temps(target.parent)
         self.tmp = _temp_path(target)
+        stack.enter_context(registered_temp(self.tmp))
+        stack.callback(self.discard)
         self.tmp.mkdir()
         (self.tmp / "new").mkdir()
         self.out = self.tmp / "new" / target.name  # same name: writers may look at the suffix
@@ -243,6 +473,8 @@ class _Slot:
         if not (self.out.exists() or self.out.is_symlink()):
             raise ScoreframeError(message(f"nothing was written to `{self.target}`"))
         if self.target.is_dir() and not self.target.is_symlink():
+            if _exchange(self.out, self.target):
+                return  # the old version is now at self.out, removed with the temporary
             os.replace(self.target, self.tmp / "old")
         os.replace(self.out, self.target)
 
@@ -282,11 +514,10 @@ def atomic_outputs(targets: Sequence[str | Path], *, directory: bool | Sequence[
         raise UsageError(message("one `directory` flag per target", expected=str(len(paths)),
                                  got=str(len(flags))))
     slots: list[_Slot] = []
+    clean_stale()
     with ExitStack() as stack:
         for p, flag in zip(paths, flags, strict=True):
-            slot = _Slot(p, flag)
-            stack.callback(slot.discard)
-            slots.append(slot)
+            slots.append(_Slot(p, flag, stack))
         yield [s.out for s in slots]
         _pause()
         for s in slots:  # re-check: another process may have created a target meanwhile

@@ -36,6 +36,7 @@ import polars as pl
 
 from scoreframe.errors import FormatError, ScoreframeError, ScoreframeWarning, message
 from scoreframe.io.atomic import atomic_output, final_path
+from scoreframe.io.lines import quote
 from scoreframe.schema import Kind, validate_trials
 
 __all__ = ["DEFAULT_MAX_DENSE_BYTES", "dense_bytes", "read_bosaris_hdf5", "write_bosaris_hdf5"]
@@ -88,11 +89,11 @@ def _names(f: h5py.File, name: str, where: str) -> pl.Series:
     if bad.any():
         raise FormatError(message("control character in a name", where=at,
                                   expected="printable names",
-                                  got=repr(names.filter(bad)[0])))
+                                  got=quote(names.filter(bad)[0])))
     if names.n_unique() != names.len():
         dup = names.filter(names.is_duplicated()).unique().sort().head(3).to_list()
         raise FormatError(message("repeated names", where=at, expected="each name once",
-                                  got=", ".join(repr(d) for d in dup)))
+                                  got=", ".join(quote(d) for d in dup)))
     return names
 
 
@@ -200,7 +201,8 @@ def _read_long(f: h5py.File, kind: Kind, shape: tuple[int, int],
     return cat(ii, np.int64), cat(jj, np.int64), out
 
 
-def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None) -> pl.DataFrame:
+def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None, *,
+                      max_dense_bytes: int | None = DEFAULT_MAX_DENSE_BYTES) -> pl.DataFrame:
     """Read a BOSARIS HDF5 Key, Ndx or Scores file as a long trial table.
 
     Parameters
@@ -210,6 +212,10 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None) -> pl.DataFram
     kind
         ``"key"``, ``"ndx"`` or ``"scores"``; detected from the datasets when omitted
         (``/scores`` means scores, ``/target_mask`` or a signed ``/trial_mask`` means key).
+    max_dense_bytes
+        Refuse a file whose declared sizes (dense matrices, name lists) exceed this, before
+        anything is read or allocated (default 8 GiB; None: no limit). The matrices are read
+        in slabs, but a trial table of that many cells would not fit either.
 
     Returns
     -------
@@ -246,9 +252,11 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None) -> pl.DataFram
                                   got=str(exc).splitlines()[0])) from None
     try:
         with f:
+            kind = kind or _kind(f)
+            if max_dense_bytes is not None:
+                _check_declared(f, kind, max_dense_bytes, where)
             models = _names(f, "ID/row_ids", where)
             segs = _names(f, "ID/column_ids", where)
-            kind = kind or _kind(f)
             i, j, values = _read_long(f, kind, (models.len(), segs.len()), where)
     except ScoreframeError:
         raise
@@ -261,6 +269,25 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None) -> pl.DataFram
     where_data = where + (" dataset `/scores`" if kind == "scores" else "")
     # names are unique, so every (row, column) cell is one distinct trial: no duplicate scan
     return validate_trials(df, kind=kind, where=where_data, duplicates=False).collect()
+
+
+def _check_declared(f: h5py.File, kind: Kind, limit: int, where: str) -> None:
+    """Refuse declared sizes over ``limit`` from the datasets' metadata alone (nothing read)."""
+    counts = []
+    name_bytes = 0
+    for name in ("ID/row_ids", "ID/column_ids"):
+        ds = _dataset(f, name, where)
+        n = int(np.prod(ds.shape, dtype=object)) if ds.shape else 1
+        counts.append(n)
+        name_bytes += n * max(int(ds.dtype.itemsize), 16)  # variable-length: a pointer and more
+    size = max(dense_bytes(counts[0], counts[1], kind), name_bytes)
+    if size > limit:
+        raise FormatError(message(
+            "declared sizes too large", where=where,
+            expected=f"at most {_fmt_bytes(limit)} of {kind} matrices and names",
+            got=f"{counts[0]} models x {counts[1]} segments = {_fmt_bytes(size)}",
+            hint="Nothing was read. If the file is genuine and memory allows, raise "
+                 "max_dense_bytes (CLI: --max-dense-bytes)."))
 
 
 def dense_bytes(n_models: int, n_segments: int, kind: Kind) -> int:

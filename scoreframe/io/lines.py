@@ -5,7 +5,11 @@ the same input problems get the same messages everywhere, each naming the file a
 1-based line:
 
 * a missing file, an empty file;
-* gzip input that is truncated or corrupt (decompressed once, here, with ISA-L);
+* a line longer than the maximum line length (:data:`DEFAULT_MAX_LINE_BYTES`, set per call
+  or with :func:`max_line_bytes`), found by scanning the file in bounded blocks before any
+  parser sees it: an over-long line is never read into memory whole;
+* gzip input that is truncated or corrupt (decompressed once, here, with ISA-L, in chunks
+  checked for over-long lines as they come);
 * bytes that are not UTF-8, and control characters (NUL, ESC, ...) inside a line;
 * rows whose number of fields differs from the header or the format (never padded, never
   shifted).
@@ -17,7 +21,12 @@ lines. A byte-order mark and CRLF line ends are accepted (polars strips them).
 from __future__ import annotations
 
 import gzip
+import mmap
+import os
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
@@ -25,21 +34,199 @@ import polars as pl
 
 from scoreframe.errors import FormatError, message
 
-__all__ = ["byte_array", "check_control_bytes", "count_fields", "field_counts", "first_bad_line",
-           "read_lines", "read_source", "utf8_or_format_error"]
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "byte_array", "check_control_bytes", "check_line_lengths",
+           "count_fields", "field_counts", "first_bad_line", "line_limit", "max_line_bytes",
+           "quote", "read_lines", "read_source", "utf8_or_format_error"]
+
+#: The default maximum length of a line of a text input, in bytes (line end excluded): 1 MiB,
+#: thousands of times a trial line's length.
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+#: The largest maximum accepted (1 GiB): beyond it the bound would bound nothing.
+MAX_MAX_LINE_BYTES = 1 << 30
+_LIMIT: ContextVar[int] = ContextVar("scoreframe_max_line_bytes", default=DEFAULT_MAX_LINE_BYTES)
+_WINDOW = 64 << 20  # bytes of a file mapped at once while scanning for line ends
+_GZIP_CHUNK = 16 << 20  # decompressed bytes produced at once
+_QUOTE = 80  # characters of an offending line quoted in a message
 
 _SEP = "\x1f"  # a control character: any line holding one is refused anyway
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read_source(path: str | Path, *, what: str = "file") -> bytes | Path:
-    """The file to hand to a polars reader: the path itself, or the decompressed bytes of gzip.
+def quote(value: object, limit: int = _QUOTE) -> str:
+    """A value for a message: ``repr`` of at most ``limit`` characters of it, ``...`` if cut.
+
+    Messages never echo unbounded input.
+
+    Examples
+    --------
+    >>> quote("abc"), quote("x" * 100, 5)
+    ("'abc'", "'xxxxx'...")
+    """
+    text = value if isinstance(value, str) else str(value)
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
+def _checked_limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not (
+            1 <= limit <= MAX_MAX_LINE_BYTES):
+        raise FormatError(message("bad `max_line_bytes`",
+                                  expected="an integer number of bytes in "
+                                           f"[1, {MAX_MAX_LINE_BYTES}]",
+                                  got=repr(limit)[:_QUOTE]))
+    return limit
+
+
+def line_limit(limit: int | None = None) -> int:
+    """The maximum line length in force.
+
+    ``limit`` when given, else the one set by :func:`max_line_bytes`, else
+    :data:`DEFAULT_MAX_LINE_BYTES`.
+
+    Examples
+    --------
+    >>> line_limit(), line_limit(80)
+    (1048576, 80)
+    """
+    return _checked_limit(_LIMIT.get() if limit is None else limit)
+
+
+@contextmanager
+def max_line_bytes(limit: int | None) -> Iterator[int]:
+    """Set the maximum line length of every text reader inside the block (None: leave it).
+
+    The readers' ``max_line_bytes=`` argument overrides it for one call; the command line
+    sets it from ``--max-line-bytes``.
+
+    Examples
+    --------
+    >>> with max_line_bytes(4096):
+    ...     line_limit()
+    4096
+    >>> line_limit()
+    1048576
+    """
+    token = _LIMIT.set(_checked_limit(_LIMIT.get() if limit is None else limit))
+    try:
+        yield _LIMIT.get()
+    finally:
+        _LIMIT.reset(token)
+
+
+class _LineScan:
+    """Find a line longer than ``limit`` in a stream of byte blocks, looking only near block ends.
+
+    Blocks of at most ``limit`` bytes are fed in order. Inside such a block no line can exceed
+    the limit, so only the first and last line end of each block matter: ``bytes.find`` and
+    ``rfind`` from the two ends touch a few bytes of a normal block, and a block without any
+    line end settles the question as soon as the open line passes the limit.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.last = -1  # offset of the last line end seen
+
+    def feed(self, buf: mmap.mmap | bytes, start: int, end: int, base: int) -> int | None:
+        """Scan ``buf[start:end]`` (file offset ``base + start``); the bad line's start or None."""
+        step = self.limit
+        for s in range(start, end, step):
+            e = min(s + step, end)
+            first = buf.find(b"\n", s, e)
+            if first < 0:
+                if base + e - self.last - 1 > self.limit:
+                    return self.last + 1
+                continue
+            if base + first - self.last - 1 > self.limit:
+                return self.last + 1
+            self.last = base + buf.rfind(b"\n", s, e)
+        return None
+
+    def finish(self, size: int) -> int | None:
+        """At the end of the data: the start of a last line (without line end) too long, or None."""
+        return self.last + 1 if size - self.last - 1 > self.limit else None
+
+
+def _line_too_long(path: Path, limit: int, lineno: int, head: bytes) -> FormatError:
+    head = head.split(b"\n", 1)[0]
+    quoted = head[:_QUOTE].decode("utf-8", errors="replace")
+    return FormatError(message(
+        "line too long", where=f"`{path}` line {lineno}",
+        expected=f"at most {limit} bytes per line",
+        got=f"a longer line starting {quoted!r}" + ("..." if len(head) > _QUOTE else ""),
+        hint="The file is not a trial list (binary, or missing line ends?). A genuine longer "
+             "line can be allowed with max_line_bytes (CLI: --max-line-bytes)."))
+
+
+def check_line_lengths(path: str | Path, *, max_line_bytes: int | None = None) -> None:
+    r"""Refuse a file with a line longer than the limit, reading only bounded blocks of it.
+
+    The file is mapped 64 MiB at a time and only the first and last line end of each block of
+    ``max_line_bytes`` bytes are looked for, so a normal file is checked in a few
+    milliseconds per gigabyte and a file without line ends is refused after the limit.
 
     Raises
     ------
     FormatError
-        The file does not exist, is a directory, or is a truncated or corrupt gzip stream.
+        Naming the file, the 1-based line number and the limit, quoting at most 80 characters
+        of the line.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "k.txt"
+    >>> _ = p.write_bytes(b"m1 s1 target\n" + b"x" * 100 + b"\n")
+    >>> check_line_lengths(p, max_line_bytes=64)
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.FormatError: line too long in `...k.txt` line 2: expected at most 64 ...
     """
+    p = Path(path)
+    limit = line_limit(max_line_bytes)
+    size = p.stat().st_size
+    if size <= limit:
+        return
+    scan = _LineScan(limit)
+    bad: int | None = None
+    with p.open("rb") as fh:
+        fd = fh.fileno()
+        gran = mmap.ALLOCATIONGRANULARITY
+        window = -(-max(_WINDOW, limit) // gran) * gran
+        for off in range(0, size, window):
+            length = min(window, size - off)
+            with mmap.mmap(fd, length, offset=off, access=mmap.ACCESS_READ) as mm:
+                bad = scan.feed(mm, 0, length, off)
+            if bad is not None:
+                break
+        if bad is None:
+            bad = scan.finish(size)
+        if bad is None:
+            return
+        lineno = 1 + _count_line_ends(fd, bad)
+        head = os.pread(fd, _QUOTE + 1, bad)
+    raise _line_too_long(p, limit, lineno, head)
+
+
+def _count_line_ends(fd: int, end: int) -> int:
+    """Line ends before offset ``end`` of a file, counted in bounded chunks (error path)."""
+    n = 0
+    for off in range(0, end, _WINDOW):
+        n += os.pread(fd, min(_WINDOW, end - off), off).count(b"\n")
+    return n
+
+
+def read_source(path: str | Path, *, what: str = "file",
+                max_line_bytes: int | None = None) -> bytes | Path:
+    """The file to hand to a polars reader: the path itself, or the decompressed bytes of gzip.
+
+    Every line is checked against the maximum line length (``max_line_bytes``, default
+    :func:`line_limit`) before anything is parsed, in bounded memory.
+
+    Raises
+    ------
+    FormatError
+        The file does not exist, is a directory, has a line longer than the limit, or is a
+        truncated or corrupt gzip stream.
+    """
+    limit = line_limit(max_line_bytes)
     p = Path(path)
     if not p.exists():
         raise FormatError(message(f"no such file `{p}`"))
@@ -49,9 +236,10 @@ def read_source(path: str | Path, *, what: str = "file") -> bytes | Path:
     with p.open("rb") as fh:
         magic = fh.read(2)
     if magic != _GZIP_MAGIC:
+        check_line_lengths(p, max_line_bytes=limit)
         return p
     try:
-        return _gunzip(p.read_bytes())
+        return _gunzip(p, limit)
     except EOFError:
         raise FormatError(message("truncated gzip file", where=f"`{p}`",
                                   expected="a complete gzip stream",
@@ -63,20 +251,53 @@ def read_source(path: str | Path, *, what: str = "file") -> bytes | Path:
                                   expected="a valid gzip stream", got=str(exc))) from None
 
 
-def _gunzip(raw: bytes) -> bytes:
-    """Decompress gzip with ISA-L (~2.5x faster than zlib); errors as the standard library's.
+def _gunzip(path: Path, limit: int) -> bytes:
+    """Decompress gzip in chunks with ISA-L (~2.5x faster than zlib), checking line lengths.
 
-    Any failure of ISA-L is decompressed again by :mod:`gzip`, whose exceptions tell a
-    truncated stream (:class:`EOFError`) from a corrupt one.
+    Each chunk is scanned for an over-long line as it comes, so a stream that decompresses to
+    one endless line is refused after ``limit`` bytes of it. Any failure of ISA-L is
+    decompressed again by :mod:`gzip`, whose exceptions tell a truncated stream
+    (:class:`EOFError`) from a corrupt one.
     """
     try:
         from isal import igzip
     except ImportError:  # pragma: no cover - isal is a dependency; zlib is the fallback
-        return gzip.decompress(raw)
+        return _gunzip_with(gzip.open, path, limit)
     try:
-        return igzip.decompress(raw)
+        return _gunzip_with(igzip.open, path, limit)
+    except FormatError:
+        raise
     except Exception:  # noqa: BLE001 - classified by the standard library below
-        return gzip.decompress(raw)
+        return _gunzip_with(gzip.open, path, limit)
+
+
+def _gunzip_with(opener: object, path: Path, limit: int) -> bytes:
+    scan = _LineScan(limit)
+    chunks: list[bytes] = []
+    size = 0
+    bad: int | None = None
+    with opener(path, "rb") as fh:  # type: ignore[operator]
+        while bad is None:
+            chunk = fh.read(_GZIP_CHUNK)
+            if not chunk:
+                bad = scan.finish(size)
+                break
+            chunks.append(chunk)
+            bad = scan.feed(chunk, 0, len(chunk), size)
+            size += len(chunk)
+    if bad is None:
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    lineno, pos, head = 1, 0, b""
+    for c in chunks:
+        if pos + len(c) <= bad:
+            lineno += c.count(b"\n")
+        else:
+            lineno += c.count(b"\n", 0, max(bad - pos, 0))
+            head += c[max(bad - pos, 0):max(bad - pos, 0) + _QUOTE + 1 - len(head)]
+            if len(head) > _QUOTE:
+                break
+        pos += len(c)
+    raise _line_too_long(path, limit, lineno, head)
 
 
 def _utf8_error(src: bytes | Path, path: Path) -> FormatError:

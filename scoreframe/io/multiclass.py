@@ -34,6 +34,7 @@ from scoreframe.errors import FormatError, SchemaError, ValidationError, message
 from scoreframe.io.lines import (
     count_fields,
     first_bad_line,
+    quote,
     read_lines,
     read_source,
     utf8_or_format_error,
@@ -104,7 +105,7 @@ def _read_text(path: Path, sep: str, where: str) -> pl.DataFrame:
         raise FormatError(message(
             "a row with the wrong number of fields", where=f"{where} line {ln}",
             expected=f"{n_fields} fields like the header",
-            got=f"{body.filter(pl.col('lineno') == ln).select(fields).item()}: {text[:80]!r}"))
+            got=f"{body.filter(pl.col('lineno') == ln).select(fields).item()}: {quote(text)}"))
     try:
         df = pl.read_csv(src, separator=sep, infer_schema=False, raise_if_empty=True)
     except pl.exceptions.PolarsError as exc:
@@ -175,7 +176,7 @@ def _numbers(t: _Table, cols: Sequence[str]) -> None:
                 raw = t.df.filter(pl.col(_POS) == pos)[c][0]
                 raise FormatError(message(f"column `{c}` has a value that is not a number",
                                           where=t.at(pos), expected="a number",
-                                          got=repr(raw)))
+                                          got=quote(raw)))
             exprs.append(num.alias(c))
         elif dt.is_numeric():
             exprs.append(pl.col(c).cast(pl.Float64))
@@ -202,7 +203,7 @@ def _known_classes(t: _Table, classes: Sequence[str] | None) -> None:
     if pos is not None:
         bad = t.df.filter(pl.col(_POS) == pos)["class"][0]
         raise ValidationError(message("a class outside the known classes", where=t.at(pos),
-                                      expected=", ".join(known), got=repr(bad)))
+                                      expected=", ".join(known), got=quote(bad)))
 
 
 def _no_duplicates(t: _Table, keys: list[str], what: str, hint: str) -> None:
@@ -212,7 +213,7 @@ def _no_duplicates(t: _Table, keys: list[str], what: str, hint: str) -> None:
         return
     again = t.first(~pl.struct(keys).is_first_distinct())
     row = t.df.filter(pl.col(_POS) == again).row(0, named=True)
-    key = ", ".join(f"{k} {row[k]!r}" for k in keys)
+    key = ", ".join(f"{k} {quote(row[k])}" for k in keys)
     first = t.first(pl.all_horizontal(pl.col(k) == row[k] for k in keys))
     raise ValidationError(message(
         what, where=t.at(again), expected="each once",
@@ -246,7 +247,7 @@ def _one_per_class(t: _Table, keys: list[str], classes: Sequence[str] | None) ->
     have = set(t.df.filter(pl.all_horizontal(pl.col(c) == row[c] for c in keys))["class"])
     lack = [c for c in known if c not in have]
     raise ValidationError(message(
-        f"segment {row['segment']!r} does not score every class", where=t.at(row[_POS]),
+        f"segment {quote(row['segment'])} does not score every class", where=t.at(row[_POS]),
         expected=f"{k} classes per segment",
         got=f"{row['n']}, missing {', '.join(map(str, lack[:5]))}; "
             f"{bad.height} incomplete segment(s) in all"))

@@ -19,15 +19,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
-from scoreframe.io.atomic import atomic_output, final_path
+from scoreframe.io.atomic import atomic_output, consistent_read, final_path
 from scoreframe.schema import Kind, check_duplicates, id_columns, polars_frame, validate_trials
 
-__all__ = ["MARK_KEY", "apply_where", "dataset_validated", "infer_kind",
-           "read_footers", "read_trials", "scan_trials", "unreadable_parquet", "validation_mark",
+__all__ = ["DEFAULT_MAX_ROW_GROUP_BYTES", "MARK_KEY", "apply_where", "dataset_validated",
+           "infer_kind", "read_footers", "read_trials", "scan_trials", "unreadable_parquet",
+           "validation_mark",
            "write_trials"]
 
 #: Parquet key-value metadata key of the validation record written by :func:`write_trials`.
 MARK_KEY = "scoreframe"
+#: The largest row group a reader decodes (uncompressed size declared in the footer): 2 GiB.
+DEFAULT_MAX_ROW_GROUP_BYTES = 2 * 2**30
 MARK_VERSION = 1
 
 
@@ -63,7 +66,8 @@ def _parquet_source(path: Path) -> tuple[str | Path, bool]:
 
 
 def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | None = None,
-                check_data: bool = False) -> pl.LazyFrame:
+                check_data: bool = False,
+                max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES) -> pl.LazyFrame:
     """Lazily scan a Parquet trial table (a file, a glob or a hive-partitioned directory).
 
     Parameters
@@ -78,6 +82,10 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
         Scan the data once to validate values (NaN scores, labels, duplicates), unless every
         file carries the validation mark of :func:`write_trials` (see
         :func:`dataset_validated`); the schema is always checked.
+    max_row_group_bytes
+        Refuse a file whose footer declares a row group larger than this (uncompressed), before
+        any data are read: a row group is decoded whole, so a huge (or forged) one would
+        exceed any memory limit.
 
     Examples
     --------
@@ -91,7 +99,7 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     """
     path = Path(source)
     src, hive = _parquet_source(path)
-    footers = read_footers(_parquet_files(path))
+    footers = read_footers(_parquet_files(path), max_row_group_bytes=max_row_group_bytes)
     try:
         lf = pl.scan_parquet(src, hive_partitioning=hive or None)
         names = lf.collect_schema().names()
@@ -110,12 +118,21 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     return apply_where(lf, where)
 
 
-def read_trials(source: str | Path, *, where: str | None = None,
-                kind: Kind | None = None) -> pl.DataFrame:
-    """Eager :func:`scan_trials` with full data validation."""
-    lf = scan_trials(source, where=where, kind=kind, check_data=True)
-    with unreadable_parquet(Path(source)):
-        return lf.collect()
+def read_trials(source: str | Path, *, where: str | None = None, kind: Kind | None = None,
+                max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES) -> pl.DataFrame:
+    """Eager :func:`scan_trials` with full data validation.
+
+    A dataset replaced by another process while it is read (``write_trials(...,
+    overwrite=True)``) is read again (:func:`scoreframe.io.atomic.consistent_read`): the
+    result is always one complete version, never a mix or a missing file.
+    """
+    def read() -> pl.DataFrame:
+        lf = scan_trials(source, where=where, kind=kind, check_data=True,
+                         max_row_group_bytes=max_row_group_bytes)
+        with unreadable_parquet(Path(source)):
+            return lf.collect()
+
+    return consistent_read(source, read)
 
 
 @contextmanager
@@ -205,19 +222,33 @@ def _mark_of(footers: Sequence[dict[str, str] | None]) -> dict[str, object] | No
     return marks[0]
 
 
-def read_footers(files: Sequence[Path]) -> list[dict[str, str]]:
+def read_footers(files: Sequence[Path], *,
+                 max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES) -> list[dict[str, str]]:
     """Every file's key-value metadata (footers only); an unreadable footer is a FormatError.
 
-    Reading the footers first names a damaged file before any data are scanned.
+    Reading the footers first names a damaged file before any data are scanned, and a row
+    group declared larger than ``max_row_group_bytes`` (uncompressed) before it is allocated.
     """
     out = []
     for f in files:
         try:
-            out.append(pl.read_parquet_metadata(f))
-        except (pl.exceptions.PolarsError, OSError, pl.exceptions.PanicException) as exc:
+            meta = pq.read_metadata(f)
+            sizes = [meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)]
+            kv = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+                  for k, v in (meta.metadata or {}).items()}
+        except (pa.ArrowException, OSError, ValueError) as exc:
             raise FormatError(message("cannot read parquet", where=f"`{f}`",
                                       got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
                                       )) from None
+        big = max(range(len(sizes)), key=sizes.__getitem__, default=None)
+        if big is not None and sizes[big] > max_row_group_bytes:
+            raise FormatError(message(
+                "parquet row group too large", where=f"`{f}` row group {big}",
+                expected=f"at most {max_row_group_bytes} bytes uncompressed",
+                got=f"{sizes[big]} bytes declared in the footer",
+                hint="A row group is decoded whole. Rewrite the file with smaller row groups "
+                     "(e.g. scoreframe convert), or raise max_row_group_bytes if memory allows."))
+        out.append(kv)
     return out
 
 

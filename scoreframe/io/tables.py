@@ -25,6 +25,7 @@ from scoreframe.io.lines import (
     count_fields,
     field_counts,
     first_bad_line,
+    quote,
     read_lines,
     read_source,
     utf8_or_format_error,
@@ -42,8 +43,8 @@ NIST_SCORES = {"modelid": "model", "segmentid": "segment", "LLR": "score"}
 _ID_COLUMNS = ("modelid", "segmentid", "model", "segment", "system")
 
 
-def _read_delimited(path: Path, separator: str,
-                    text_columns: Sequence[str] = ()) -> pl.DataFrame:
+def _read_delimited(path: Path, separator: str, text_columns: Sequence[str] = (),
+                    max_line_bytes: int | None = None) -> pl.DataFrame:
     """Parse a delimited text table with a header; every row must have the header's fields.
 
     ``text_columns`` (besides the usual id columns) are read as strings, never as numbers
@@ -52,7 +53,7 @@ def _read_delimited(path: Path, separator: str,
     Field counts are checked on the raw lines (quoted separators skipped) before parsing, so
     a short or long row is an error naming its line rather than a padded or shifted trial.
     """
-    src = read_source(path, what="table")
+    src = read_source(path, what="table", max_line_bytes=max_line_bytes)
     where = f"`{path}`"
     arr = byte_array(src)
     quoted = bool(np.count_nonzero(arr == ord('"')))
@@ -93,7 +94,7 @@ def _read_delimited(path: Path, separator: str,
         raise FormatError(message(
             "row with the wrong number of fields", where=f"{where} line {first['lineno']}",
             expected=f"{expected} fields, as in the header",
-            got=f"{first['n']} field(s): {text(first['lineno'])[:80]!r}"
+            got=f"{first['n']} field(s): {quote(text(first['lineno']))}"
                 + (f" ({bad.height} bad rows in all)" if bad.height > 1 else ""),
             hint="Rows are never padded or shifted: fix or remove the row."))
     if not quoted:
@@ -201,7 +202,7 @@ def _numeric(df: pl.DataFrame, column: str, path: Path) -> pl.DataFrame:
     if bad.height:
         raise FormatError(message(f"bad value in column `{column}`",
                                   where=f"`{path}` line {bad['__line'][0]}",
-                                  expected="a number", got=repr(bad[column][0])))
+                                  expected="a number", got=quote(bad[column][0])))
     return df.with_columns(parsed)
 
 
@@ -223,21 +224,42 @@ def _renamed(df: pl.DataFrame, mapping: Mapping[str, str], path: Path, fmt: str)
     return df.rename(dict(mapping))
 
 
-def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = ()) -> pl.DataFrame:
+def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
+                  max_line_bytes: int | None = None) -> pl.DataFrame:
     """Read a NIST SRE trial key TSV; metadata columns are kept as condition columns.
 
-    ``text_columns`` name metadata columns read as text, never as numbers.
+    ``text_columns`` name metadata columns read as text, never as numbers;
+    ``max_line_bytes`` is the longest line accepted (see :func:`read_table`).
     """
     path = Path(path)
-    df = _renamed(_read_delimited(path, "\t", text_columns), NIST_KEY, path, "NIST key")
+    df = _renamed(_read_delimited(path, "\t", text_columns, max_line_bytes), NIST_KEY, path,
+                  "NIST key")
+    _require_targettype(df, path)
     return validate_trials(df, kind="key", where=f"`{path}`", line_column="__line").collect()
 
 
-def read_nist_scores(path: str | Path) -> pl.DataFrame:
-    """Read a NIST SRE system output TSV (``modelid segmentid side LLR``)."""
+def _require_targettype(df: pl.DataFrame, path: Path) -> None:
+    """A NIST key names every trial's ``targettype``: an empty one is an error, not unknown."""
+    label = pl.col("label")
+    empty = label.is_null() | (label.cast(pl.String).str.strip_chars() == "")
+    bad = df.filter(empty)
+    if bad.height:
+        raise FormatError(message(
+            "empty `targettype` in NIST key", where=f"`{path}` line {bad['__line'][0]}",
+            expected="target or nontarget", got="an empty field"
+            + (f" ({bad.height} lines in all)" if bad.height > 1 else ""),
+            hint="Every trial of a NIST key is a target or a non-target; remove the line or "
+                 "give its type."))
+
+
+def read_nist_scores(path: str | Path, *, max_line_bytes: int | None = None) -> pl.DataFrame:
+    """Read a NIST SRE system output TSV (``modelid segmentid side LLR``).
+
+    ``max_line_bytes`` is the longest line accepted (see :func:`read_table`).
+    """
     path = Path(path)
-    df = _numeric(_renamed(_read_delimited(path, "\t"), NIST_SCORES, path, "NIST scores"),
-                  "score", path)
+    df = _numeric(_renamed(_read_delimited(path, "\t", (), max_line_bytes), NIST_SCORES, path,
+                           "NIST scores"), "score", path)
     return validate_trials(df, kind="scores", where=f"`{path}`",
                            line_column="__line").collect()
 
@@ -296,7 +318,8 @@ def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = Fa
 def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
                kind: Kind | None = None, separator: str | None = None,
                trial_id: Sequence[str] | None = None,
-               text_columns: Sequence[str] = ()) -> pl.DataFrame:
+               text_columns: Sequence[str] = (),
+               max_line_bytes: int | None = None) -> pl.DataFrame:
     """Read a CSV, TSV or Parquet table, renaming columns to the canonical names.
 
     Parameters
@@ -315,6 +338,10 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
     text_columns
         Further columns (canonical names) read as text, never as numbers, e.g. the conditions
         an evaluation groups by: ``01`` and ``1`` stay two conditions.
+    max_line_bytes
+        Longest line of a text table accepted, in bytes (default
+        :func:`scoreframe.io.lines.line_limit`, 1 MiB): a longer line is an error naming the
+        file and line, found without reading the line whole.
     """
     path = Path(path)
     suffix = _suffix(path)
@@ -326,7 +353,7 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         mapping = dict(columns or {})
         ids = [mapping[c] for c in ("model", "segment", "system") if c in mapping]
         ids += [mapping.get(c, c) for c in (*(trial_id or ()), *text_columns)]
-        df = _read_delimited(path, sep, ids)
+        df = _read_delimited(path, sep, ids, max_line_bytes)
         line_column = "__line"
     if columns:
         df = _renamed(df, {v: k for k, v in columns.items()}, path, "mapped")

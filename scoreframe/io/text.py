@@ -27,6 +27,7 @@ from scoreframe.io.lines import (
     check_control_bytes,
     count_fields,
     first_bad_line,
+    quote,
     read_lines,
     read_source,
     utf8_or_format_error,
@@ -70,7 +71,8 @@ def fields_kind(order: Sequence[str]) -> Kind:
 
 
 def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
-                     validate: bool = True, order: Sequence[str] | None = None) -> pl.DataFrame:
+                     validate: bool = True, order: Sequence[str] | None = None,
+                     max_line_bytes: int | None = None) -> pl.DataFrame:
     r"""Read a whitespace-separated trial list of the given kind (see the module docstring).
 
     Parameters
@@ -87,12 +89,16 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     order
         The fields of a line in the file's order, when they are not ``kind``'s usual order
         (VoxCeleb lists are ``label model segment``); a permutation of ``kind``'s fields.
+    max_line_bytes
+        Longest line accepted, in bytes (default :func:`scoreframe.io.lines.line_limit`,
+        1 MiB): a longer line is an error found without reading it whole.
 
     Raises
     ------
     FormatError
         Naming the file and the 1-based line: wrong number of fields, a score that is not a
-        number, control characters, invalid UTF-8, truncated gzip.
+        number, a line longer than ``max_line_bytes``, control characters, invalid UTF-8,
+        truncated gzip.
     SchemaError
         Bad labels, NaN scores, duplicate trials (with line numbers).
 
@@ -112,7 +118,7 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
         raise FormatError(message(f"column order {', '.join(fields)} is not a {kind}",
                                   expected=", ".join(_FIELDS[kind])))
     where = f"`{path}`"
-    src = read_source(path)
+    src = read_source(path, max_line_bytes=max_line_bytes)
     n_tab, n_cr = check_control_bytes(byte_array(src), path)
     df = _single_spaced(src, path, fields) if not (n_tab or n_cr) else None
     if df is None:
@@ -124,7 +130,7 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
         if ln is not None:
             raw_value = df.filter(pl.col("lineno") == ln)["score"][0]
             raise FormatError(message(f"bad score in {fmt} {kind}", where=f"{where} line {ln}",
-                                      expected="a number", got=repr(raw_value)))
+                                      expected="a number", got=quote(raw_value)))
         df = df.with_columns(pl.col("__score").alias("score")).drop("__score")
     if order:  # the canonical column order, whatever the file's
         df = df.select(*_FIELDS[kind], "lineno")
@@ -177,7 +183,7 @@ def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: K
         raise FormatError(message(
             f"ragged {fmt} {kind} line", where=f"{where} line {first['lineno']}",
             expected=f"{len(fields)} fields ({' '.join(fields)})",
-            got=f"{len(got)} field(s): {first['line']!r}"
+            got=f"{len(got)} field(s): {quote(first['line'])}"
                 + (f" ({bad.height} bad lines in all)" if bad.height > 1 else "")))
     return (lines.select(line.str.split_exact(" ", len(fields) - 1)
                          .struct.rename_fields(list(fields)), "lineno")

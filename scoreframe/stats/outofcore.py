@@ -25,7 +25,9 @@ left by a killed process is recognized by its name and removed by the next run.
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import shutil
 import socket
 import tempfile
@@ -39,6 +41,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import ScoreframeError, message
+from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.schema import id_hash, repeated_hashes
 from scoreframe.stats.executors import Executor, LocalExecutor
@@ -65,13 +68,14 @@ from scoreframe.stats.summary import (
 )
 
 __all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task", "plan_task",
-           "reduce_task"]
+           "reduce_task", "spill_full_error"]
 
 #: Bytes per trial while a range is reduced (records read and concatenated, radix order, sorted
 #: copies, the pooled merge, kernel temporaries): measured peak ~90 at 10^9 trials.
 RANGE_BYTES_PER_TRIAL = 96
-#: Name prefix of the spill directories (a stale one is removed by the next run).
-SPILL_PREFIX = "scoreframe-spill-"
+#: Bytes spilled per trial: a record, plus a trial-id hash when duplicates are checked.
+SPILL_BYTES_PER_TRIAL = 12
+HASH_BYTES_PER_TRIAL = 8
 RECORD = np.dtype([("score", "<f8"), ("key", "<u4")])
 SAMPLE_SIZE = 200_000
 BATCH_ROWS = 1_000_000
@@ -102,6 +106,7 @@ class PartitionSpec:
     batch_rows: int = BATCH_ROWS
     categories: tuple[tuple[str, ...], ...] = ()  # per group column, from the plan
     lut: np.ndarray | None = None  # mixed-radix category codes (null last) -> group code
+    need_bytes: int = 0  # estimated size of everything spilled (for the disk-full message)
 
 
 @dataclass
@@ -141,16 +146,17 @@ def _host() -> str:
     return socket.gethostname().replace("-", "_") or "host"
 
 
-def clean_stale_spills(root: str | os.PathLike[str]) -> None:
+def clean_stale_spills(root: str | os.PathLike[str]) -> list[Path]:
     """Remove this host's spill directories whose process is no longer running.
 
     Names are ``scoreframe-spill-<host>-<pid>-<random>``: on a spill directory shared by the
-    nodes of a cluster, only the directories of this host are ever removed.
+    nodes of a cluster, only the directories of this host are ever removed. Returns them.
     """
+    removed: list[Path] = []
     try:
         entries = list(Path(root).glob(f"{SPILL_PREFIX}{_host()}-*"))
     except OSError:
-        return
+        return removed
     for d in entries:
         try:
             pid = int(d.name[len(SPILL_PREFIX) + len(_host()) + 1:].split("-")[0])
@@ -162,8 +168,10 @@ def clean_stale_spills(root: str | os.PathLike[str]) -> None:
             os.kill(pid, 0)
         except ProcessLookupError:
             shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
         except PermissionError:
             pass
+    return removed
 
 
 def _scan_piece(piece: Piece, spec: PartitionSpec) -> pl.LazyFrame:
@@ -212,7 +220,7 @@ class _Writer:
             path = self.dir / name
             path.mkdir(exist_ok=True)
             f = self.files[name] = open(path / f"t{self.task:06d}.bin", "ab")  # noqa: SIM115
-        data.tofile(f)
+        f.write(np.ascontiguousarray(data).view(np.uint8).data)  # OSError keeps its errno
 
     def close(self) -> None:
         for f in self.files.values():
@@ -228,11 +236,51 @@ def partition_task(args: tuple[Piece, PartitionSpec]) -> PartitionResult:
     checks = Checks()
     writer = _Writer(spec.spill_dir, piece.index)
     try:
-        for batch in _batches(_scan_piece(piece, spec), spec):
-            _partition_batch(batch, spec, counts, checks, writer)
-    finally:
-        writer.close()
+        try:
+            for batch in _batches(_scan_piece(piece, spec), spec):
+                _partition_batch(batch, spec, counts, checks, writer)
+        finally:
+            writer.close()
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise spill_full_error(spec.spill_dir, spec.need_bytes, exc) from None
+        raise
     return PartitionResult(counts, checks)
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"  # pragma: no cover - the loop returns
+
+
+def spill_full_error(spill_dir: str, need_bytes: int, exc: OSError) -> ScoreframeError:
+    """The message of a spill that ran out of disk: the directory, the size needed, the free space.
+
+    Examples
+    --------
+    >>> import errno, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> msg = str(spill_full_error(d, 10**9, OSError(errno.ENOSPC, "No space left on device")))
+    >>> msg.startswith("no space left for the out-of-core spill in `"), "--spill-dir" in msg
+    (True, True)
+    """
+    root = Path(spill_dir).parent
+    try:
+        free = _size(shutil.disk_usage(root).free) + " free"
+    except OSError:
+        free = "unknown free space"
+    why = "the disk is full" if exc.errno == errno.ENOSPC else (
+        "the disk quota is exceeded" if exc.errno == errno.EDQUOT else "a file is too large")
+    return ScoreframeError(message(
+        "no space left for the out-of-core spill", where=f"`{root}`",
+        expected=f"about {_size(need_bytes)} of temporary score ranges",
+        got=f"{why} ({free})",
+        hint="Free space there, or spill to a larger disk with spill_dir= (CLI --spill-dir) "
+             "or SCOREFRAME_SPILL_DIR; a larger memory_limit (CLI --memory-limit) keeps "
+             "more in memory."))
 
 
 def _partition_batch(batch: pl.DataFrame, spec: PartitionSpec, counts: np.ndarray,
@@ -487,7 +535,15 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             hint="Create it, or name another with spill_dir= (CLI --spill-dir) or "
                  "SCOREFRAME_SPILL_DIR."))
     clean_stale_spills(root)
-    spill = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{_host()}-{os.getpid()}-", dir=root)
+    spill_path = Path(root) / f"{SPILL_PREFIX}{_host()}-{os.getpid()}-{secrets.token_hex(4)}"
+    registration = registered_temp(spill_path)  # removed by the next run if this one is killed
+    registration.__enter__()
+    try:
+        spill_path.mkdir(mode=0o700)
+    except BaseException:
+        registration.__exit__(None, None, None)
+        raise
+    spill = str(spill_path)
     executor: Executor
     ctxmgr: Any = None
     try:
@@ -529,8 +585,10 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                 mixed = mixed * (len(cs) + 1) + (cs.index(k[c]) if k[c] is not None
                                                  else len(cs))
             lut[mixed] = code  # type: ignore[index]
+        need = n_rows * (SPILL_BYTES_PER_TRIAL + (HASH_BYTES_PER_TRIAL if id_cols else 0))
         pspec = PartitionSpec(spill, tuple(group_cols), codes, boundaries, dict(schema),
-                              piece_where, tuple(id_cols), hash_bits, batch_rows, cats, lut)
+                              piece_where, tuple(id_cols), hash_bits, batch_rows, cats, lut,
+                              need)
         parts = executor.map(partition_task, [(pc, pspec) for pc in pieces])
         release_memory()
         t_part = time.perf_counter()
@@ -598,6 +656,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         if ctxmgr is not None:
             ctxmgr.__exit__(None, None, None)
         shutil.rmtree(spill, ignore_errors=True)
+        registration.__exit__(None, None, None)
 
 
 def release_memory() -> None:
