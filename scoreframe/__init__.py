@@ -51,6 +51,7 @@ from scoreframe.metrics import (
     uer,
 )
 from scoreframe.models import load_model
+from scoreframe.norm import cohort_statistics, normalize
 from scoreframe.schema import validate_trials
 from scoreframe.sql import connect, query
 from scoreframe.synth import synth_chunks
@@ -81,6 +82,7 @@ __all__ = [
     "auc",
     "bootstrap_evaluate",
     "cllr",
+    "cohort_statistics",
     "compare",
     "connect",
     "cross_entropy",
@@ -98,6 +100,7 @@ __all__ = [
     "min_cllr",
     "min_dcf",
     "nber_curve",
+    "normalize",
     "pav_llrs",
     "prbep",
     "probit",

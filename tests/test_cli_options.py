@@ -59,6 +59,8 @@ BASE = {
     "multiclass fuse apply": ["{model}", "{mc}", "-o", "out.parquet"],
     "demo": [],
     "identify": ["{ds}"],
+    "clean": [],
+    "norm": ["{ds}", "--statistics", "stats.parquet"],
     "differentials": ["{ds}", "--by", "gender", "--fmr", "0.01"],
 }
 

@@ -198,8 +198,7 @@ def test_kill_9_during_out_of_core_spill(tmp_path: Path, inputs: dict[str, Path]
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("the evaluation ended before it spilled")
             time.sleep(0.01)
-        time.sleep(0.2)
-    finally:
+    finally:  # killed as soon as the spill directory exists (not after it may be gone)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert any(spill.iterdir()) and _records()

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from scoreframe.cli.console import say, shown
-from scoreframe.cli.options import add_command
+from scoreframe.cli.options import add_command, path_arg
 from scoreframe.errors import UsageError, message
 from scoreframe.io.atomic import clean_stale
 from scoreframe.stats.outofcore import clean_stale_spills
@@ -45,5 +45,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = add_command(sub, "clean", func=cmd_clean, first="[DIR ...]",
                     help_text="remove temporaries left by killed runs (outputs' temporary "
                               "files and directories, out-of-core spill directories)")
-    c.add_argument("dirs", nargs="*", metavar="DIR",
+    c.add_argument("dirs", nargs="*", metavar="DIR", type=path_arg("a directory"),
                    help="also look in these directories for unregistered temporaries")

@@ -28,6 +28,7 @@ from scoreframe.cli import (
     identify,
     info,
     multiclass,
+    norm,
     query,
     report,
     synth,
@@ -52,9 +53,9 @@ INPUTS = ("dataset", "input", "key", "scores", "sql", "dev", "eval", "model", "t
 
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo, identify, "
-               "differentials, clean.")
+               "differentials, norm, clean.")
 COMMANDS = (convert, info, query, synth, evaluate, compare, calibrate, fuse, report, multiclass,
-            demo, identify, differentials, clean)
+            demo, identify, differentials, norm, clean)
 
 
 def _version() -> str:

@@ -211,7 +211,9 @@ def size_bytes(*, lo: int = 1024, hi: int = MAX_SIZE, none: bool = False) -> Opt
             raise ValueError(text)
         return v
 
-    expected = (f"a size from {lo} bytes to {hi / 2**50:g}PiB such as 16GB or 512MiB"
+    unit = next(((u, f) for u, f in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30),
+                                      ("MiB", 2**20), ("KiB", 2**10)) if hi >= f), ("", 1))
+    expected = (f"a size from {lo} bytes to {hi / unit[1]:g}{unit[0]} such as 16GB or 512MiB"
                 + (", or none" if none else ""))
     t = OptionType("size", expected, parse, lo=lo, hi=hi, none=none)
     return t
@@ -566,7 +568,7 @@ def output_options(formats: Sequence[str] | None = None, *, default: str | None 
 def max_line_bytes_option() -> argparse.ArgumentParser:
     """``--max-line-bytes``: the longest line a text input may have (every command)."""
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--max-line-bytes", type=size_bytes(lo=1, hi=1 << 30), default=None,
+    p.add_argument("--max-line-bytes", type=size_bytes(lo=1024, hi=1 << 30), default=None,
                    metavar="SIZE",
                    help="longest line accepted in a text input (a longer one is an error "
                         "naming the file and line) (default: 1MiB)")

@@ -1,0 +1,425 @@
+"""Score normalization against a brute-force numpy twin (full cohort matrices, small data)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import scoreframe
+from scoreframe.errors import AlignmentError, ScoreframeError, UsageError, ValidationError
+from scoreframe.kernels.cohort import GroupMoments, merge_topk, moments_of_rows, row_topk
+from scoreframe.norm import cohort_statistics, normalize, read_embeddings
+
+DIM = 6
+N_COHORT = 40
+
+
+def _data(seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    enroll_ids = [f"e{i}" for i in range(7)]
+    test_ids = [f"t{i}" for i in range(9)]
+    cohort_ids = [f"c{i}" for i in range(N_COHORT)]
+    e = rng.normal(size=(7, DIM)) + 0.3
+    t = rng.normal(size=(9, DIM)) + 0.3
+    c = rng.normal(size=(N_COHORT, DIM)) + 0.3
+    pairs = list(itertools.product(range(7), range(9)))
+    rng.shuffle(pairs)
+    pairs = pairs[:30]
+    trials = pl.DataFrame({"model": [enroll_ids[i] for i, _ in pairs],
+                           "segment": [test_ids[j] for _, j in pairs],
+                           "score": rng.normal(size=len(pairs)),
+                           "label": rng.random(len(pairs)) < 0.3})
+    return {"enroll": (enroll_ids, e), "test": (test_ids, t), "cohort": (cohort_ids, c),
+            "trials": trials}
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _twin_stats(vecs: np.ndarray, cohort: np.ndarray, k: int | None, ddof: int,
+                drop: list[list[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Full score matrix; per row: (top-k of) the scores, numpy mean/std."""
+    full = _unit(vecs) @ _unit(cohort).T
+    means, stds = [], []
+    for i, row in enumerate(full):
+        if drop is not None:
+            row = np.delete(row, drop[i])
+        if k is not None:
+            row = np.sort(row)[::-1][:k]
+        means.append(row.mean())
+        stds.append(row.std(ddof=ddof))
+    return np.array(means), np.array(stds)
+
+
+def _twin(d: dict, method: str, k: int | None, ddof: int,
+          drop: dict[str, list[list[int]]] | None = None) -> np.ndarray:
+    out = []
+    stats = {s: _twin_stats(d[s][1], d["cohort"][1], k, ddof,
+                            None if drop is None else drop[s]) for s in ("enroll", "test")}
+    idx = {s: {name: i for i, name in enumerate(d[s][0])} for s in ("enroll", "test")}
+    for m, t, score in d["trials"].select("model", "segment", "score").iter_rows():
+        ze = (score - stats["enroll"][0][idx["enroll"][m]]) / stats["enroll"][1][idx["enroll"][m]]
+        zt = (score - stats["test"][0][idx["test"][t]]) / stats["test"][1][idx["test"][t]]
+        out.append({"znorm": ze, "tnorm": zt}.get(method, 0.5 * (ze + zt)))
+    return np.array(out)
+
+
+def _cohort_tables(d: dict, tmp: Path, n_files: int = 3, seed: int = 1) -> tuple[Path, Path]:
+    """Long cohort score tables (the twin's full matrices), shuffled, split into files."""
+    rng = np.random.default_rng(seed)
+    paths = []
+    for side, col in (("enroll", "enroll_id"), ("test", "test_id")):
+        ids, v = d[side]
+        full = _unit(v) @ _unit(d["cohort"][1]).T
+        df = pl.DataFrame({col: np.repeat(ids, N_COHORT),
+                           "cohort_id": np.tile(d["cohort"][0], len(ids)),
+                           "score": full.ravel()})
+        df = df[rng.permutation(df.height)]
+        root = tmp / f"{side}_cohort"
+        root.mkdir()
+        for i, part in enumerate(np.array_split(np.arange(df.height), n_files)):
+            df[part].write_parquet(root / f"part-{i}.parquet")
+        paths.append(root)
+    return paths[0], paths[1]
+
+
+CASES = [(m, conv, k, ddof) for m in ("znorm", "tnorm", "snorm", "asnorm")
+         for conv in ("wespeaker", "speechbrain") for k in (None, 5, N_COHORT)
+         for ddof in (None, 0, 1) if not (m == "asnorm" and k is None and conv == "speechbrain")]
+
+
+def _expected_k(method: str, conv: str, k: int | None) -> int | None:
+    if method == "asnorm":
+        return k if k is not None else 300
+    return k if conv == "speechbrain" else None
+
+
+@pytest.mark.parametrize(("method", "convention", "top_k", "ddof"), CASES)
+def test_embeddings_match_twin(method: str, convention: str, top_k: int | None,
+                               ddof: int | None) -> None:
+    d = _data()
+    kk = _expected_k(method, convention, top_k)
+    if kk is not None and kk > N_COHORT:
+        with pytest.raises(ValidationError, match="larger than the cohort"):
+            normalize(d["trials"], method=method, convention=convention, top_k=top_k,
+                      ddof=ddof, embeddings=(d["enroll"], d["test"]), cohort=d["cohort"])
+        return
+    dd = ddof if ddof is not None else (1 if convention == "speechbrain" else 0)
+    out = normalize(d["trials"], method=method, convention=convention, top_k=top_k, ddof=ddof,
+                    embeddings=(d["enroll"], d["test"]), cohort=d["cohort"]).collect()
+    col = "score_" + method + (str(kk) if kk is not None else "")
+    np.testing.assert_allclose(out[col].to_numpy(), _twin(d, method, kk, dd), rtol=1e-12,
+                               atol=1e-12)
+    assert out.select("model", "segment", "score").equals(d["trials"].select(
+        "model", "segment", "score"))
+
+
+@pytest.mark.parametrize(("method", "convention", "top_k", "ddof"),
+                         [c for c in CASES if c[2] != N_COHORT or c[0] == "asnorm"])
+def test_cohort_score_tables_match_twin(tmp_path: Path, method: str, convention: str,
+                                        top_k: int | None, ddof: int | None) -> None:
+    d = _data()
+    kk = _expected_k(method, convention, top_k)
+    enr, tst = _cohort_tables(d, tmp_path)
+    if kk is not None and kk > N_COHORT:
+        with pytest.raises(ValidationError, match="larger than the cohort"):
+            normalize(d["trials"], method=method, convention=convention, top_k=top_k,
+                      ddof=ddof, cohort_scores=(enr, tst))
+        return
+    dd = ddof if ddof is not None else (1 if convention == "speechbrain" else 0)
+    out = normalize(d["trials"], method=method, convention=convention, top_k=top_k,
+                    ddof=ddof, cohort_scores=(enr, tst), memory_limit="64MB",
+                    workers=2).collect()
+    col = "score_" + method + (str(kk) if kk is not None else "")
+    np.testing.assert_allclose(out[col].to_numpy(), _twin(d, method, kk, dd), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_asnorm_with_k_equal_to_cohort_is_snorm(tmp_path: Path) -> None:
+    d = _data(3)
+    for kw in ({"embeddings": (d["enroll"], d["test"]), "cohort": d["cohort"]},
+               {"cohort_scores": _cohort_tables(d, tmp_path)}):
+        out = normalize(d["trials"], method=["snorm", f"asnorm{N_COHORT}"], **kw).collect()
+        np.testing.assert_allclose(out[f"score_asnorm{N_COHORT}"].to_numpy(),
+                                   out["score_snorm"].to_numpy(), rtol=1e-13, atol=1e-13)
+
+
+def test_statistics_identical_whatever_batches_workers_order(tmp_path: Path) -> None:
+    d = _data(5)
+    ref = None
+    for n_files, seed, limit, workers in ((1, 1, "1GB", 1), (4, 2, "2MB", 2), (7, 3, "64MB", 2)):
+        sub = tmp_path / f"{n_files}-{seed}"
+        sub.mkdir()
+        enr, tst = _cohort_tables(d, sub, n_files=n_files, seed=seed)
+        st = cohort_statistics(method=["snorm", "asnorm7"], cohort_scores=(enr, tst),
+                               memory_limit=limit, workers=workers).sort("side", "id", "top_k")
+        if ref is None:
+            ref = st
+        assert st.equals(ref)  # bit for bit
+
+
+def test_embedding_statistics_identical_whatever_block_size_and_workers() -> None:
+    rng = np.random.default_rng(2)
+    e = ([f"u{i}" for i in range(300)], rng.normal(size=(300, 16)))
+    c = ([f"c{i}" for i in range(500)], rng.normal(size=(500, 16)))
+    ref = None
+    # 500 cohort entries: 256-row blocks of ~1 MB each; one or two in flight
+    for limit, workers in ((10**9, 1), (2 * 10**5, 2), (10**6, 1), (2 * 10**6, 2)):
+        st = cohort_statistics(method=["snorm", "asnorm50"], embeddings=(e, e), cohort=c,
+                               workers=workers, memory_limit=limit)
+        if ref is None:
+            ref = st
+        assert st.equals(ref)
+    # rows 8..255 of a block and of the whole matrix: the padded call gives the same bits
+    st1 = cohort_statistics(method="snorm", embeddings=((e[0][:9], e[1][:9]),) * 2, cohort=c)
+    first = ref.filter(pl.col("top_k").is_null() & pl.col("id").is_in(e[0][:9]))
+    assert st1.sort("side", "id").equals(first.sort("side", "id"))
+
+
+def test_exact_moments_kernel_against_fractions() -> None:
+    rng = np.random.default_rng(7)
+    x = rng.normal(0.2, 0.5, 5000) * 10.0 ** rng.integers(-12, 6, 5000)
+    x[::11] = 0.0
+    g = rng.integers(0, 4, x.shape[0])
+    for ddof in (0, 1):
+        m = GroupMoments(4)
+        for part in np.array_split(rng.permutation(x.shape[0]), 5):
+            piece = GroupMoments(4)
+            piece.add(x[part], g[part])
+            m.merge(piece)
+        mean, std = m.finalize(ddof=ddof)
+        for gi in range(4):
+            v = [Fraction(t) for t in x[g == gi]]
+            n = len(v)
+            s1 = sum(v)
+            s2 = sum(t * t for t in v)
+            assert mean[gi] == float(s1 / n)
+            assert std[gi] == math.sqrt(float((s2 - s1 * s1 / n) / (n - ddof)))
+
+
+def test_topk_kernels() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(5, 30))
+    a[0, :4] = 2.0  # ties
+    for k in (1, 3, 30):
+        np.testing.assert_array_equal(row_topk(a, k), -np.sort(-a, axis=1)[:, :k])
+        split = merge_topk(row_topk(a[:, :13], min(k, 13)),
+                           row_topk(a[:, 13:], min(k, 17)), k) if k <= 13 else None
+        if split is not None:
+            np.testing.assert_array_equal(split, row_topk(a, k))
+    wide = rng.normal(size=(6, 4000))  # wide rows go through the screen
+    wide[1, :900] = 0.5  # ties at the k-th value
+    wide[2, ::2] = -np.inf  # left out by the leakage guard
+    wide[3] = 1.0
+    for k in (1, 50, 100, 1999):
+        np.testing.assert_array_equal(row_topk(wide, k), -np.sort(-wide, axis=1)[:, :k])
+    mean, std = moments_of_rows(row_topk(a, 3), ddof=1)
+    np.testing.assert_allclose(std, np.sort(a, axis=1)[:, ::-1][:, :3].std(axis=1, ddof=1))
+
+
+def test_leakage_guard_excludes_same_id(tmp_path: Path) -> None:
+    d = _data(4)
+    # the cohort holds the trial sides' own vectors under their ids
+    cids = d["cohort"][0] + d["enroll"][0][:3] + d["test"][0][:2]
+    cvec = np.vstack([d["cohort"][1], d["enroll"][1][:3], d["test"][1][:2]])
+    d2 = {**d, "cohort": (cids, cvec)}
+    drop = {s: [[cids.index(i)] if i in cids else [] for i in d[s][0]]
+            for s in ("enroll", "test")}
+    out = normalize(d["trials"], method=["snorm", "asnorm5"],
+                    embeddings=(d["enroll"], d["test"]), cohort=d2["cohort"],
+                    exclude_same_id=True).collect()
+    for m, k in (("snorm", None), ("asnorm", 5)):
+        want = _twin(d2, m, k, 0, drop)
+        np.testing.assert_allclose(out[f"score_{m}{k or ''}"].to_numpy(), want, rtol=1e-12)
+    unguarded = normalize(d["trials"], method="asnorm5", embeddings=(d["enroll"], d["test"]),
+                          cohort=d2["cohort"]).collect()
+    assert not np.allclose(unguarded["score_asnorm5"].to_numpy(),
+                           out["score_asnorm5"].to_numpy())
+    # the same guard on cohort score tables (rows whose cohort_id is the side's id)
+    tabs = []
+    for side, col in (("enroll", "enroll_id"), ("test", "test_id")):
+        ids, v = d[side]
+        full = _unit(v) @ _unit(cvec).T
+        tabs.append(pl.DataFrame({col: np.repeat(ids, len(cids)),
+                                  "cohort_id": np.tile(cids, len(ids)),
+                                  "score": full.ravel()}))
+    out2 = normalize(d["trials"], method=["snorm", "asnorm5"], cohort_scores=tuple(tabs),
+                     exclude_same_id=True).collect()
+    np.testing.assert_allclose(out2["score_snorm"].to_numpy(), out["score_snorm"].to_numpy(),
+                               rtol=1e-12)
+    np.testing.assert_allclose(out2["score_asnorm5"].to_numpy(),
+                               out["score_asnorm5"].to_numpy(), rtol=1e-12)
+
+
+def test_znorm_statistics_follow_the_model_axis_of_a_square_matrix() -> None:
+    """SIDEKIT-style impostor score matrices: z-norm uses each *model's* row of impostor
+    scores. With a square models x impostors matrix, taking the means along the other axis
+    (SIDEKIT's broadcast) gives a different, wrong answer; the long format cannot."""
+    rng = np.random.default_rng(9)
+    mat = rng.normal(size=(6, 6)) + np.arange(6)[:, None]  # model i's impostors near i
+    models = [f"m{i}" for i in range(6)]
+    table = pl.DataFrame({"enroll_id": np.repeat(models, 6),
+                          "cohort_id": np.tile([f"imp{j}" for j in range(6)], 6),
+                          "score": mat.ravel()})
+    trials = pl.DataFrame({"model": models, "segment": ["x"] * 6, "score": np.zeros(6)})
+    out = normalize(trials, method="znorm", cohort_scores=(table, None)).collect()
+    right = (0 - mat.mean(axis=1)) / mat.std(axis=1)
+    wrong = (0 - mat.mean(axis=0)) / mat.std(axis=0)
+    np.testing.assert_allclose(out["score_znorm"].to_numpy(), right, rtol=1e-13)
+    assert not np.allclose(out["score_znorm"].to_numpy(), wrong)
+
+
+def test_statistics_table_written_once_reused(tmp_path: Path) -> None:
+    d = _data(6)
+    st = cohort_statistics(method=["znorm", "asnorm5"], embeddings=(d["enroll"], d["test"]),
+                           cohort=d["cohort"])
+    assert st.schema == pl.Schema({"side": pl.String, "id": pl.String, "top_k": pl.Int64,
+                                   "ddof": pl.Int8, "n": pl.Int64, "mean": pl.Float64,
+                                   "std": pl.Float64})
+    st.write_parquet(tmp_path / "stats.parquet")
+    direct = normalize(d["trials"], method=["znorm", "asnorm5"],
+                       embeddings=(d["enroll"], d["test"]), cohort=d["cohort"]).collect()
+    reused = normalize(d["trials"], method=["znorm", "asnorm5"],
+                       statistics=tmp_path / "stats.parquet").collect()
+    assert reused.equals(direct)
+    with pytest.raises(ValidationError, match="lacks what the methods need"):
+        normalize(d["trials"], method="asnorm9", statistics=st)
+    with pytest.raises(ValidationError, match="lacks what the methods need"):
+        normalize(d["trials"], method="znorm", ddof=1, statistics=st)
+    with pytest.raises(ValidationError, match="more than once"):
+        normalize(d["trials"], method="znorm", statistics=pl.concat([st, st.head(1)]))
+
+
+def test_systems_layout_feeds_evaluate_and_compare() -> None:
+    d = _data(8)
+    out = normalize(d["trials"], method=["snorm", "asnorm5"], layout="systems",
+                    embeddings=(d["enroll"], d["test"]), cohort=d["cohort"]).collect()
+    assert sorted(out["system"].unique().to_list()) == ["asnorm5", "raw", "snorm"]
+    assert out.height == 3 * d["trials"].height
+    res = scoreframe.evaluate(out)
+    assert sorted(res["system"].to_list()) == ["asnorm5", "raw", "snorm"]
+    cols = normalize(d["trials"], method="snorm", embeddings=(d["enroll"], d["test"]),
+                     cohort=d["cohort"]).collect()
+    np.testing.assert_array_equal(out.filter(pl.col("system") == "snorm")["score"].to_numpy(),
+                                  cols["score_snorm"].to_numpy())
+    named = normalize(d["trials"].with_columns(pl.lit("xv").alias("system")), method="snorm",
+                      layout="systems", embeddings=(d["enroll"], d["test"]),
+                      cohort=d["cohort"]).collect()
+    assert sorted(named["system"].unique().to_list()) == ["xv", "xv+snorm"]
+
+
+def test_cosine_scores_from_embeddings_and_centering() -> None:
+    d = _data(10)
+    trials = d["trials"].drop("score")
+    center = d["cohort"][1].mean(axis=0)
+    out = normalize(trials, method="snorm", embeddings=(d["enroll"], d["test"]),
+                    cohort=d["cohort"], center="cohort").collect()
+    e = {i: v - center for i, v in zip(*d["enroll"], strict=True)}
+    t = {i: v - center for i, v in zip(*d["test"], strict=True)}
+    want = [float(e[m] @ t[s] / np.linalg.norm(e[m]) / np.linalg.norm(t[s]))
+            for m, s in trials.select("model", "segment").iter_rows()]
+    np.testing.assert_allclose(out["score"].to_numpy(), want, rtol=1e-12)
+    d2 = {**d, "enroll": (d["enroll"][0], d["enroll"][1] - center),
+          "test": (d["test"][0], d["test"][1] - center),
+          "cohort": (d["cohort"][0], d["cohort"][1] - center),
+          "trials": out.select("model", "segment", "score")}
+    np.testing.assert_allclose(out["score_snorm"].to_numpy(), _twin(d2, "snorm", None, 0),
+                               rtol=1e-11)
+
+
+def test_embedding_formats(tmp_path: Path) -> None:
+    import h5py
+
+    rng = np.random.default_rng(0)
+    ids = np.array(["a", "b", "c"])
+    vec = rng.normal(size=(3, 4))
+    pl.DataFrame({"id": ids, "vector": vec}).write_parquet(tmp_path / "arr.parquet")
+    pl.DataFrame({"id": ids, "vector": vec.tolist()}).write_parquet(tmp_path / "list.parquet")
+    np.savez(tmp_path / "e.npz", ids=ids, embeddings=vec)
+    with h5py.File(tmp_path / "e.h5", "w") as h:
+        h["id"] = ids.astype("S")
+        h["vector"] = vec
+    for name in ("arr.parquet", "list.parquet", "e.npz", "e.h5"):
+        e = read_embeddings(tmp_path / name)
+        assert e.ids.tolist() == ["a", "b", "c"]
+        np.testing.assert_array_equal(e.vectors, vec)
+
+
+def _bad(tmp_path: Path) -> dict:
+    d = _data(11)
+    return d
+
+
+def test_bad_inputs(tmp_path: Path) -> None:
+    d = _bad(tmp_path)
+    emb = (d["enroll"], d["test"])
+    missing = d["trials"].with_columns(pl.when(pl.int_range(pl.len()) < 2).then(pl.lit("zz"))
+                                       .otherwise(pl.col("model")).alias("model"))
+    with pytest.raises(AlignmentError, match="1 enroll id.*no embedding.*`zz`"):
+        normalize(missing.drop("score"), embeddings=emb, cohort=d["cohort"])
+    with pytest.raises(AlignmentError, match="1 enroll id.*no cohort statistics.*`zz`"):
+        normalize(missing, embeddings=emb, cohort=d["cohort"])
+    with pytest.raises(ValidationError, match="larger than the cohort"):
+        normalize(d["trials"], method="asnorm", top_k=N_COHORT + 1, embeddings=emb,
+                  cohort=d["cohort"])
+    with pytest.raises(ValidationError, match="different dimensions"):
+        normalize(d["trials"], embeddings=emb,
+                  cohort=(d["cohort"][0], d["cohort"][1][:, :3]))
+    nan = d["cohort"][1].copy()
+    nan[3, 1] = np.nan
+    with pytest.raises(ValidationError, match="NaN.*`c3`"):
+        normalize(d["trials"], embeddings=emb, cohort=(d["cohort"][0], nan))
+    zero = d["enroll"][1].copy()
+    zero[2] = 0.0
+    with pytest.raises(ValidationError, match="zero-length.*`e2`"):
+        normalize(d["trials"], embeddings=((d["enroll"][0], zero), d["test"]),
+                  cohort=d["cohort"])
+    with pytest.raises(ScoreframeError, match="unknown `method`"):
+        normalize(d["trials"], method="qnorm", embeddings=emb, cohort=d["cohort"])
+    with pytest.raises(ScoreframeError, match="unknown `convention`"):
+        normalize(d["trials"], convention="kaldi", embeddings=emb, cohort=d["cohort"])
+    with pytest.raises(ScoreframeError, match="bad `ddof`"):
+        normalize(d["trials"], ddof=2, embeddings=emb, cohort=d["cohort"])
+    with pytest.raises(UsageError, match="exactly one source"):
+        normalize(d["trials"])
+    # zero spread: an enrolment id whose cohort scores are all equal
+    flat = pl.DataFrame({"enroll_id": ["e0"] * 5 + ["e1"] * 5, "cohort_id": [f"c{i}" for i in
+                         range(5)] * 2, "score": [0.5] * 5 + list(range(5))})
+    tr = pl.DataFrame({"model": ["e0", "e1"], "segment": ["x", "y"], "score": [1.0, 2.0]})
+    with pytest.raises(ValidationError, match="1 enroll id.*zero spread.*`e0`"):
+        normalize(tr, method="znorm", cohort_scores=(flat, None))
+    nan_scores = flat.with_columns(pl.when(pl.col("score") == 3).then(float("nan"))
+                                   .otherwise(pl.col("score")).alias("score"))
+    with pytest.raises(ValidationError, match="finite"):
+        normalize(tr, method="znorm", cohort_scores=(nan_scores, None))
+
+
+def test_exact_moments_scattered_groups() -> None:
+    """Many groups, few values each, in any order (the kernel numbers the groups present)."""
+    rng = np.random.default_rng(8)
+    n_groups = 300_000
+    x = rng.normal(0.1, 0.3, 3000) * 10.0 ** rng.integers(-8, 3, 3000)
+    g = rng.integers(0, n_groups, 3000)
+    g[:40] = 17
+    whole = GroupMoments(n_groups)
+    whole.add(x, g)
+    parts = GroupMoments(n_groups)
+    for part in np.array_split(rng.permutation(3000), 4):
+        piece = GroupMoments(n_groups)
+        piece.add(x[part], g[part])
+        parts.merge(piece)
+    mean, std = whole.finalize(ddof=1)
+    mean2, std2 = parts.finalize(ddof=1)
+    np.testing.assert_array_equal(mean, mean2)
+    np.testing.assert_array_equal(std, std2)
+    v = [Fraction(t) for t in x[g == 17]]
+    s1, s2 = sum(v), sum(t * t for t in v)
+    assert mean[17] == float(s1 / len(v))
+    assert std[17] == math.sqrt(float((s2 - s1 * s1 / len(v)) / (len(v) - 1)))
