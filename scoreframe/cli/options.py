@@ -302,10 +302,10 @@ def option_kind(action: argparse.Action) -> str | None:
 class Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr, exit status 2.
 
-    The line names the command, the problem, the input files given (the arguments that exist
-    as files, other than ``-o``) and the command's usage: ``scoreframe evaluate: error:
-    unrecognized arguments: --bogus (usage: scoreframe evaluate DATASET [options]; input
-    `ds.parquet`)``.
+    The line names the command, the problem, the command's usage and, when the line stays
+    under 400 characters, the input files given (the arguments that exist as files, other
+    than ``-o``, by file name): ``scoreframe evaluate: error: unrecognized arguments: --bogus
+    (usage: scoreframe evaluate DATASET [options]; input `ds.parquet`)``.
     """
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
@@ -319,8 +319,8 @@ class Parser(argparse.ArgumentParser):
         argv = getattr(self, "_argv", [])
         files = [t for i, t in enumerate(argv) if t and not t.startswith("-")
                  and (i == 0 or argv[i - 1] not in ("-o", "--output")) and os.path.exists(t)]
-        shown = [f"`{printable(f) if len(f) <= 40 else '…' + printable(f[-39:])}`"
-                 for f in files[:3]]
+        names = [os.path.basename(f.rstrip("/")) or f for f in files[:3]]
+        shown = [f"`{printable(n) if len(n) <= 30 else '…' + printable(n[-29:])}`" for n in names]
         return "; input " + ", ".join(shown) if shown else ""
 
     def error(self, message: str) -> NoReturn:
@@ -333,7 +333,9 @@ class Parser(argparse.ArgumentParser):
         text = re.sub(r"\S{61,}", lambda m: m.group(0)[:40] + "...", " ".join(message.split()))
         if len(text) > 300:
             text = text[:300] + "..."
-        self.exit(2, f"{self.prog}: error: {printable(text)} (usage: {usage}{self._inputs()})\n")
+        line = f"{self.prog}: error: {printable(text)} (usage: {usage}"
+        inputs = self._inputs()
+        self.exit(2, line + (inputs if len(line) + len(inputs) < 398 else "") + ")\n")
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):
