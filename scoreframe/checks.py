@@ -14,7 +14,7 @@ from typing import cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from scoreframe.errors import ScoreframeError, message
+from scoreframe.errors import ScoreframeError, message, quote
 
 __all__ = ["check_choice", "check_p_target", "check_p_targets", "check_positive",
            "check_positive_int", "check_probability"]
@@ -40,7 +40,7 @@ def check_probability(value: object, *, name: str, closed: bool = False) -> floa
     ok = (0.0 <= v <= 1.0) if closed else (0.0 < v < 1.0)
     if isinstance(value, bool) or not ok:
         raise ScoreframeError(message(f"bad `{name}`", expected=f"a number in {interval}",
-                                      got=repr(value)))
+                                      got=quote(value)), parameter=name)
     return v
 
 
@@ -64,10 +64,10 @@ def check_p_targets(value: ArrayLike | Sequence[float] | float, *, name: str = "
         p = np.atleast_1d(np.asarray(value, dtype=np.float64))
     except (TypeError, ValueError):
         raise ScoreframeError(message(f"bad `{name}`", expected="priors in (0, 1)",
-                                      got=repr(value))) from None
+                                      got=quote(value)), parameter=name) from None
     if p.ndim != 1 or p.size == 0 or not np.all((p > 0) & (p < 1)):
         raise ScoreframeError(message(f"bad `{name}`", expected="priors in (0, 1)",
-                                      got=repr(value)))
+                                      got=quote(value)), parameter=name)
     return p
 
 
@@ -86,7 +86,7 @@ def check_positive(value: object, *, name: str, allow_zero: bool = False) -> flo
         raise ScoreframeError(message(f"bad `{name}`",
                                       expected="a finite number " + (">= 0" if allow_zero
                                                                      else "> 0"),
-                                      got=repr(value)))
+                                      got=quote(value)), parameter=name)
     return v
 
 
@@ -104,7 +104,7 @@ def check_positive_int(value: object, *, name: str, minimum: int = 1,
     if not ok:
         rng = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
         raise ScoreframeError(message(f"bad `{name}`", expected=f"an integer {rng}",
-                                      got=repr(value)))
+                                      got=quote(value)), parameter=name)
     return v
 
 
@@ -116,5 +116,5 @@ def check_choice(value: object, *, name: str, choices: Sequence[str]) -> str:
     """
     if not isinstance(value, str) or value not in choices:
         raise ScoreframeError(message(f"unknown `{name}`", expected=" | ".join(choices),
-                                      got=repr(value)))
+                                      got=quote(value)), parameter=name)
     return value

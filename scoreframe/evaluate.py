@@ -9,7 +9,6 @@ is computed from the merged statistics of its groups, never by averaging group m
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -17,7 +16,12 @@ import numpy as np
 import polars as pl
 
 from scoreframe.checks import check_choice
-from scoreframe.errors import DegenerateError, DegenerateGroupWarning, message
+from scoreframe.errors import (
+    DegenerateError,
+    DegenerateGroupWarning,
+    message,
+    warn_degenerate_groups,
+)
 from scoreframe.metrics import IntervalOptions, interval_metrics, metric_intervals
 from scoreframe.metrics import binary as _binary_declarations  # noqa: F401 - registers metrics
 from scoreframe.metrics.registry import (
@@ -130,7 +134,7 @@ def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = 
     iv_names = {(m.name, m.per_operating_point) for m in with_iv}
     equalized = any(u.eq is not None or u.members for u in stats.units)
     rows: list[dict[str, object]] = []
-    degenerate: list[str] = []
+    degenerate: list[tuple[dict[str, object], int, int]] = []
     for i, us in enumerate(stats.units):
         g = GroupStats(us.stats, ops, eer_method, dict(extras[i]) if extras else {})
         row: dict[str, object] = dict(us.unit.key)
@@ -159,7 +163,7 @@ def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = 
                         pt[f"{m.name}_lo"] = _bound(bounds[0][k])
                         pt[f"{m.name}_hi"] = _bound(bounds[1][k])
         else:
-            degenerate.append(", ".join(f"{k}={v}" for k, v in us.unit.key.items()) or "(all)")
+            degenerate.append((dict(us.unit.key), g.n_tar, g.n_non))
             row.update(dict.fromkeys(m.name for m in group_level))
             row.update(dict.fromkeys(f"{n}_{e}" for n, pp in iv_names if not pp
                                      for e in ("lo", "hi")))
@@ -179,8 +183,7 @@ def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = 
         row["dcf"] = points
         rows.append(row)
     if degenerate:
-        warnings.warn(f"no targets or no non-targets in group(s): {'; '.join(degenerate)}; "
-                      "their metrics are null", DegenerateGroupWarning, stacklevel=3)
+        warn_degenerate_groups(degenerate, [m.name for m in chosen if m.table], stacklevel=3)
     if not rows:
         raise DegenerateError(message("nothing to evaluate", got="no trials with labels"))
     return _tidy(rows, list(stats.row_cols), group_level, equalized,

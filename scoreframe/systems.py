@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from scoreframe.errors import ScoreframeError, message
+from scoreframe.errors import ScoreframeError, listing, message
 
 __all__ = ["pick_systems"]
 
@@ -46,8 +46,10 @@ def pick_systems(frames: Mapping[str, T], systems: Sequence[str] | None = None, 
     if systems is not None:
         absent = [s for s in systems if s not in chosen]
         if absent:
-            raise ScoreframeError(message("the data lack systems the model fuses",
-                                          expected=f"{list(systems)}", got=f"{sorted(chosen)}"))
+            raise ScoreframeError(message(
+                "the data lack systems the model fuses",
+                expected=listing(systems, quoted=True), got=listing(sorted(chosen), quoted=True),
+                hint=f"Missing ({len(absent)}): {listing(absent, quoted=True)}."))
         chosen = {s: chosen[s] for s in systems}
     if len(chosen) < minimum:
         need = "two" if minimum == 2 else str(minimum)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -340,8 +341,13 @@ def _build(tmp_path: Path, case: Case) -> Path:
     return path
 
 
+#: Longest message (characters): a few hundred whatever the input (values are cut).
+MAX_MESSAGE = 400
+
+
 def _check_message(msg: str, case: Case, path: Path) -> None:
     assert path.name in msg, f"file not named: {msg!r}"
+    assert len(msg.removeprefix("scoreframe: error: ")) <= MAX_MESSAGE, msg
     if case.line is not None:
         assert f"line {case.line}" in msg or f"line(s) {case.line}" in msg, msg
 
@@ -360,6 +366,120 @@ def test_python_api(tmp_path: Path, case: Case) -> None:
         case.read(path)
     _check_message(str(info.value), case, path)
     assert sorted(p.name for p in path.parent.iterdir()) == before  # inputs untouched
+
+
+# --- well-formed inputs, bad options or outputs: the message still names the input file ---------
+# (command line only; the message names the input, or the output it is about, and stays short)
+def _cli_only(path: Path) -> object:
+    raise AssertionError("a command-line case")
+
+
+TWO = {**{k: v * 2 for k, v in TRIALS.items()}, "system": ["s1", "s1", "s2", "s2"]}
+T = parquet(pl.DataFrame(TRIALS))
+T2 = parquet(pl.DataFrame(TWO))
+
+
+def beside(main: Build, **others: Build) -> Build:
+    """Build ``main`` at the path and each of ``others`` (by file name) next to it."""
+    def build(p: Path) -> None:
+        main(p)
+        for name, other in others.items():
+            other(p.parent / name)
+    return build
+
+
+def fusion_model(n: int) -> Build:
+    """A linear fusion model file of ``n`` systems (none of them in the data but s1)."""
+    doc = {"format": "scoreframe-model", "version": 1, "method": "linear_fusion",
+           "weights": {"s1": 1.0, **{f"sys{i}": 1.0 for i in range(n - 1)}}, "offset": 0.0,
+           "p_target": 0.5, "objective": {"rule": "log", "alpha": 1.0, "beta": 1.0},
+           "missing": "error", "quality": None, "system": None, "where": None,
+           "training": {"n_tar": 1, "n_non": 1}}
+    return text(json.dumps(doc))
+
+
+BAD_WHERE = "score >"
+OPTION_CASES = [Case(*c[:3], _cli_only, *c[3:]) for c in [  # type: ignore[misc]
+    ("opt-where-syntax-evaluate", "t.parquet", T, r"--where", None,
+     ("evaluate", "{}", "--where", BAD_WHERE)),
+    ("opt-where-unknown-column", "t.parquet", T, r"nosuch", None,
+     ("evaluate", "{}", "--where", "nosuch = 1")),
+    ("opt-where-syntax-info", "t.parquet", T, r"--where", None,
+     ("info", "{}", "--where", BAD_WHERE)),
+    ("opt-where-syntax-convert", "t.parquet", T, r"--where", None,
+     ("convert", "{}", "--where", BAD_WHERE, "-o", "{out}")),
+    ("opt-where-syntax-report", "t.parquet", T, r"--where", None,
+     ("report", "{}", "--where", BAD_WHERE, "-o", "{outdir}/r.html")),
+    ("opt-where-syntax-compare", "t.parquet", T2, r"--where", None,
+     ("compare", "{}", "--systems", "s1", "s2", "--where", BAD_WHERE)),
+    ("opt-where-syntax-calibrate", "t.parquet", T, r"--where", None,
+     ("calibrate", "train", "{}", "--where", BAD_WHERE, "-o", "{outdir}/m.json")),
+    ("opt-p-target-evaluate", "t.parquet", T, r"--p-target.*\(0, 1\)", None,
+     ("evaluate", "{}", "--p-target", "1.5")),
+    ("opt-p-target-report", "t.parquet", T, r"--p-target", None,
+     ("report", "{}", "--p-target", "1.5", "-o", "{outdir}/r.html")),
+    ("opt-p-target-compare", "t.parquet", T2, r"--p-target", None,
+     ("compare", "{}", "--systems", "s1", "s2", "--p-target", "1.5")),
+    ("opt-p-target-calibrate", "t.parquet", T, r"--p-target", None,
+     ("calibrate", "train", "{}", "--p-target", "1.5", "-o", "{outdir}/m.json")),
+    ("opt-c-miss-negative", "t.parquet", T, r"--c-miss", None,
+     ("evaluate", "{}", "--c-miss", "-1")),
+    ("opt-ci-out-of-range", "t.parquet", T, r"--ci", None,
+     ("evaluate", "{}", "--bootstrap", "10", "--ci", "2")),
+    ("opt-memory-limit", "t.parquet", T, r"--memory-limit", None,
+     ("evaluate", "{}", "--memory-limit", "lots")),
+    ("opt-by-unknown", "t.parquet", T, r"`nosuch`", None, ("evaluate", "{}", "--by", "nosuch")),
+    ("opt-systems-unknown", "t.parquet", T2, r"`zz`", None,
+     ("compare", "{}", "--systems", "s1", "zz")),
+    ("opt-objective", "t.parquet", T, r"objective", None,
+     ("calibrate", "train", "{}", "--objective", "zzz", "-o", "{outdir}/m.json")),
+    ("out-parent-is-file-evaluate", "blocker", beside(text("x"), **{"t.parquet": T}),
+     r"is not a directory", None,
+     ("evaluate", "{dir}/t.parquet", "-o", "{}/x.json")),
+    ("out-parent-is-file-convert", "blocker", beside(text("x"), **{"t.parquet": T}),
+     r"is not a directory", None, ("convert", "{dir}/t.parquet", "-o", "{}/x.parquet")),
+    ("out-parent-is-file-calibrate", "blocker", beside(text("x"), **{"t.parquet": T}),
+     r"is not a directory", None,
+     ("calibrate", "train", "{dir}/t.parquet", "-o", "{}/m.json")),
+    ("out-parent-is-file-report", "blocker", beside(text("x"), **{"t.parquet": T}),
+     r"is not a directory", None, ("report", "{dir}/t.parquet", "-o", "{}/r.html")),
+    ("out-parent-is-file-query", "blocker", beside(text("x"), **{"t.parquet": T}),
+     r"is not a directory", None,
+     ("query", str(QUERIES / "per_gender_counts.sql"), "{dir}/t.parquet", "-o", "{}/q.csv")),
+    ("export-dir-is-file", "blocker", beside(text("x"), **{"t.parquet": T}), r"is a file",
+     None, ("report", "{dir}/t.parquet", "-o", "{outdir}/r.html", "--export-dir", "{}")),
+    ("model-not-json", "model.json", beside(text("{not json"), **{"t.parquet": T}),
+     r"not valid JSON", None, ("calibrate", "apply", "{}", "{dir}/t.parquet", "-o", "{out}")),
+    ("model-wrong-kind", "model.json", beside(fusion_model(2), **{"t.parquet": T}),
+     r"linear_fusion model", None,
+     ("calibrate", "apply", "{}", "{dir}/t.parquet", "-o", "{out}")),
+    ("fusion-100000-weights", "fusion.json", beside(fusion_model(100_000), **{"t.parquet": T2}),
+     r"lack systems.*100,000 in all", None,
+     ("fuse", "apply", "{}", "{dir}/t.parquet", "-o", "{out}")),
+    ("sql-syntax-error", "bad.sql", beside(text("selec nothing"), **{"t.parquet": T}),
+     r"SQL", None, ("query", "{}", "{dir}/t.parquet")),
+]]
+
+
+def test_option_catalogue_is_large_and_ids_unique():
+    assert len(OPTION_CASES) >= 22
+    assert not {c.id for c in OPTION_CASES} & {c.id for c in CASES}
+
+
+@pytest.mark.parametrize("case", OPTION_CASES, ids=[c.id for c in OPTION_CASES])
+def test_cli_options_and_outputs(case: Case,
+                                 cli_results: dict[str, tuple[Path, Path, object, str]]) -> None:
+    """Exit 2, one line naming the file (at most MAX_MESSAGE characters), nothing written."""
+    path, outdir, code, stderr = cli_results[case.id]
+    lines = stderr.strip().splitlines()
+    assert "Traceback" not in stderr and code == 2 and len(lines) == 1, (code, stderr)
+    # a library error (`scoreframe: error:`) or a bad option value found while parsing
+    # (`scoreframe evaluate: error: ... (usage: ...)`)
+    prefix = re.match(r"scoreframe( [a-z ]+)?: error: ", lines[0])
+    assert prefix, lines[0]
+    _check_message(lines[0].removeprefix(prefix.group(0)), case, path)
+    assert list(outdir.iterdir()) == [], "output or temporary left behind"
+    assert re.search(case.match, stderr), stderr
 
 
 BIN = Path(sys.executable).parent / "scoreframe"
@@ -390,7 +510,7 @@ print(json.dumps(out))
 
 def _argv(case: Case, path: Path, out: Path) -> list[str]:
     return [a.replace("{outdir}", str(out.parent)).replace("{out}", str(out))
-            .replace("{}", str(path)) for a in case.cli]
+            .replace("{dir}", str(path.parent)).replace("{}", str(path)) for a in case.cli]
 
 
 @pytest.fixture(scope="module")
@@ -398,7 +518,7 @@ def cli_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """Build every CLI case's input, run them all in one subprocess, keep paths and results."""
     root = tmp_path_factory.mktemp("cli")
     jobs, where = {}, {}
-    for case in CLI_CASES:
+    for case in [*CLI_CASES, *OPTION_CASES]:
         base = root / case.id
         base.mkdir()
         path = _build(base, case)

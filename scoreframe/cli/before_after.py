@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from scoreframe.before_after import before_after, columns, raw_stages
-from scoreframe.cli.console import percent, print_frame
+from scoreframe.cli.console import percent, print_frame, say, shown
 from scoreframe.metrics.registry import declared
 
 __all__ = ["fit_summary", "print_before_after", "report_sets"]
@@ -27,7 +27,7 @@ def report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],
     frames = []
     for name, out in outputs:
         if "label" not in out.collect_schema().names():
-            print(f"{name}: no labels, no before/after table")
+            say(f"{shown(name)}: no labels, no before/after table")
             continue
         frames.append(before_after({"before": raw_stages(out), "after": out},
                                    p_target=p_target, set_name=name))
@@ -40,7 +40,7 @@ def fit_summary(model: object) -> str:
     tr = model.training_  # type: ignore[attr-defined]
     if "objective_value" not in tr:
         return f"{tr['n_tar']} targets, {tr['n_non']} non-targets, {tr.get('n_blocks')} blocks"
-    state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
+    state = "converged" if tr["converged"] else "NOT converged: " + shown(tr["message"])
     return (f"{tr['n_tar']} targets, {tr['n_non']} non-targets; objective "
             f"{tr['objective']['rule']} at p_target={tr['p_target']:g}: "
             f"{tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "

@@ -9,6 +9,7 @@ import polars as pl
 
 from scoreframe._sql_guard import check_where
 from scoreframe.cli.before_after import fit_summary, report_sets
+from scoreframe.cli.console import say, shown
 from scoreframe.cli.inputs import (
     guard_outputs,
     load_dataset,
@@ -51,10 +52,10 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
     if a.system is not None:
         dev = dev.filter(pl.col("system") == a.system)
     model.save(a.output, overwrite=a.overwrite)
-    print(f"{a.method} calibration: {fit_summary(model)}")
+    say(f"{a.method} calibration: {fit_summary(model)}")
     if a.method == "linear":
-        print(f"  llr = {model.scale_:.6g} * score + {model.offset_:.6g}")
-    print(f"model written to {a.output}")
+        say(f"  llr = {model.scale_:.6g} * score + {model.offset_:.6g}")
+    say(f"model written to {shown(a.output)}")
     report_sets([(Path(a.dev).name, model.transform(dev, where=a.where))],
                 a.report_p_target or [a.p_target],
                 "calibration on the training set")
@@ -70,7 +71,8 @@ def cmd_calibrate_apply(a: argparse.Namespace) -> int:
     check_where(a.where, ev, source=f"`{a.eval}`")
     out = model.transform(ev, where=a.where, **other_system(a))
     written = write_scored(out, a.output, a.overwrite, [a.eval, a.model])
-    print(f"calibrated scores written to {a.output} (score = llr, input kept as score_raw)")
+    say(f"calibrated scores written to {shown(a.output)} (score = llr, input kept as "
+        "score_raw)")
     p = a.report_p_target or [model.p_target if model.method == "linear" else 0.5]
     report_sets([(Path(a.eval).name, written)], p, "calibration applied")
     return 0

@@ -7,6 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from scoreframe.cli.console import say, shown
 from scoreframe.cli.options import add_command, path_arg
 from scoreframe.errors import UsageError, message
 from scoreframe.io.atomic import clean_stale
@@ -34,8 +35,8 @@ def cmd_clean(a: argparse.Namespace) -> int:
     for d in {*dirs, Path(spill_root)}:
         removed += clean_stale_spills(d)
     for p in removed:
-        print(f"removed {p}")
-    print(f"{len(removed)} stale temporar{'y' if len(removed) == 1 else 'ies'} removed")
+        say(f"removed {shown(p)}")
+    say(f"{len(removed)} stale temporar{'y' if len(removed) == 1 else 'ies'} removed")
     return 0
 
 

@@ -1,6 +1,13 @@
-"""Printing for the command line: rich console and progress, number formatting, tables.
+r"""Printing for the command line: rich console and progress, number formatting, tables.
 
 Views layer: nothing here computes a metric; it formats frames the library returns.
+
+Data is shown as data. Every value, column name, path and message goes through :func:`shown`
+(or :func:`say` for a whole line) before it reaches the terminal: control characters (ESC, C0
+and C1 controls, newlines, tabs, bidirectional marks, zero-width characters) become visible
+escapes (``\x1b``, ``\n``, ``\u202e``), very long values are cut with an ellipsis and their
+length, and tables are built from :class:`rich.text.Text` cells on a console with markup, emoji
+codes and highlighting off, so ``[b]x``, ``[/]`` and ``:x:`` print as typed.
 """
 
 from __future__ import annotations
@@ -14,22 +21,60 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import polars as pl
 
-from scoreframe.errors import UsageError
+from scoreframe.errors import UsageError, clip, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
     from rich.table import Table
 
-__all__ = ["LineProgress", "console", "emit_frame", "fmt", "json_safe", "print_frame",
-           "percent", "print_table", "progress", "write_text_output"]
+__all__ = ["CELL_LIMIT", "LINE_LIMIT", "LineProgress", "console", "emit_frame", "fmt",
+           "json_safe", "percent", "print_frame", "print_table", "progress", "say", "shown",
+           "write_text_output"]
+
+#: Longest value shown in a table cell, a header or a path inside a line (characters).
+CELL_LIMIT = 100
+#: Longest line :func:`say` prints (characters, before escapes).
+LINE_LIMIT = 1000
+
+
+def shown(value: object, *, limit: int = CELL_LIMIT) -> str:
+    r"""Any value as console text: ``str``, control characters escaped, cut at ``limit``.
+
+    A value longer than ``limit`` characters keeps its first ``limit`` characters, then an
+    ellipsis and its full length; ``None`` is empty. Markup (``[b]``), emoji codes (``:x:``)
+    and backslashes are left as they are: the console prints them literally.
+
+    Examples
+    --------
+    >>> shown("[b]f"), shown("a\x1b[31mb"), shown("x\ny"), shown(None)
+    ('[b]f', 'a\\x1b[31mb', 'x\\ny', '')
+    >>> shown("L" * 10_000, limit=4)
+    'LLLL… (10,000 characters)'
+    """
+    return "" if value is None else printable(clip(str(value), limit))
+
+
+def say(text: str, *, err: bool = False) -> None:
+    r"""Print one line as plain text, control characters escaped, cut at :data:`LINE_LIMIT`.
+
+    The line is never parsed for markup. Values inside it should go through :func:`shown`
+    first, so that a long one is cut where it stands rather than at the end of the line.
+
+    Examples
+    --------
+    >>> say("wrote a\x1b]0;title\x07.csv")
+    wrote a\x1b]0;title\x07.csv
+    """
+    print(printable(clip(text, LINE_LIMIT)), file=sys.stderr if err else sys.stdout)
 
 
 def console() -> Console:
-    """A rich console on stdout (wide when stdout is not a terminal)."""
+    """A rich console on stdout (wide when stdout is not a terminal); markup and emoji off."""
     from rich.console import Console
 
-    return Console(width=None if sys.stdout.isatty() else 200)
+    return Console(width=None if sys.stdout.isatty() else 200, markup=False, emoji=False,
+                   highlight=False)
 
 
 class LineProgress:
@@ -94,20 +139,35 @@ class LineProgress:
         t["last"], t["decile"] = now, decile
         done = (f"{100 * t['completed'] / total_:.0f}% ({t['completed']:g}/{total_:g} done"
                 if total_ else f"({t['completed']:g} done")
-        print(f"scoreframe: {t['description']} {done}, {now - t['start']:.0f} s)",
+        print(f"scoreframe: {shown(t['description'])} {done}, {now - t['start']:.0f} s)",
               file=self.stream or sys.stderr, flush=True)
 
 
 def progress() -> Progress | LineProgress:
-    """A transient rich progress bar on a terminal; periodic one-line progress in logs."""
+    """A transient rich progress bar on a terminal; periodic one-line progress in logs.
+
+    Task descriptions are shown as plain text (:func:`shown`), never parsed for markup.
+    """
     if not sys.stderr.isatty():
         return LineProgress()
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress("[progress.description]{task.description}", BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
-                    transient=True)
+    class _PlainProgress(Progress):
+        def add_task(self, description: str, *args: Any, **kwargs: Any) -> TaskID:
+            return super().add_task(shown(description), *args, **kwargs)
+
+        def update(self, task_id: TaskID, *args: Any, description: str | None = None,
+                   **kwargs: Any) -> None:
+            super().update(task_id, *args, description=None if description is None
+                           else shown(description), **kwargs)
+
+    return _PlainProgress(TextColumn("{task.description}", style="progress.description",
+                                     markup=False), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(),
+                          console=Console(stderr=True, markup=False, emoji=False,
+                                          highlight=False),
+                          transient=True)
 
 
 def fmt(v: object) -> str:
@@ -158,14 +218,19 @@ def json_safe(v: object) -> object:
 
 def _rich_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
                 left: Sequence[int] = (), title: str | None = None) -> Table:
-    """One block of :func:`print_table` (same arguments); a cell too wide wraps, never cut."""
-    from rich.table import Table
+    """One block of :func:`print_table` (same arguments, already :func:`shown`).
 
-    t = Table(title=title or None)
+    Every cell, header and the title is a :class:`rich.text.Text`, so nothing is parsed as
+    markup or emoji; a cell too wide wraps, never cut.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title=Text(title) if title else None)
     for i, name in enumerate(header):
-        t.add_column(name, justify="left" if i in left else "right", overflow="fold")
+        t.add_column(Text(name), justify="left" if i in left else "right", overflow="fold")
     for r in rows:
-        t.add_row(*r)
+        t.add_row(*(Text(c) for c in r))
     return t
 
 
@@ -184,7 +249,9 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
     header
         Column names.
     rows
-        The cells, already formatted as text.
+        The cells, already formatted as text; each is shown with :func:`shown` (control
+        characters escaped, cut at :data:`CELL_LIMIT` characters), as are the column names and
+        the title.
     key
         Indices of the columns repeated in every block.
     left
@@ -194,6 +261,9 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
     """
     from rich.cells import cell_len
 
+    header = [shown(h) for h in header]
+    rows = [[shown(c) for c in r] for r in rows]
+    title = None if title is None else shown(title, limit=LINE_LIMIT)
     out = console()
     width = [max([cell_len(h), *(cell_len(r[i]) for r in rows)]) + 3
              for i, h in enumerate(header)]
@@ -239,7 +309,7 @@ def write_text_output(text: str, output: str | None, *, overwrite: bool) -> None
 
     with atomic_output(output, overwrite=overwrite) as out:
         out.write_text(text)
-    print(f"wrote {output}")
+    say(f"wrote {shown(output)}")
 
 
 def emit_frame(df: pl.DataFrame, fmt_name: str, output: str | None, overwrite: bool) -> None:
@@ -254,15 +324,32 @@ def emit_frame(df: pl.DataFrame, fmt_name: str, output: str | None, overwrite: b
                 out.write_text(json.dumps(df.to_dicts(), default=str, indent=1))
             else:
                 df.write_csv(out)
-        print(f"wrote {df.height} rows to {output}")
+        say(f"wrote {df.height} rows to {shown(output)}")
         return
     if fmt_name == "parquet":
         raise UsageError("--format parquet needs -o FILE")
     if fmt_name == "csv":
-        sys.stdout.write(df.write_csv())
+        sys.stdout.write(_terminal_safe(df).write_csv() if sys.stdout.isatty()
+                         else df.write_csv())
     elif fmt_name == "json":
         print(json.dumps(df.to_dicts(), default=str, indent=1))
     else:
         print_frame(df.head(1000))
         if df.height > 1000:
-            print(f"... {df.height - 1000} more rows (use -o to write them all)")
+            say(f"... {df.height - 1000} more rows (use -o to write them all)")
+
+
+def _terminal_safe(df: pl.DataFrame) -> pl.DataFrame:
+    r"""CSV for a terminal: control characters of text cells and names escaped (not cut).
+
+    CSV written to a pipe or a file is the data byte for byte; on a terminal, an ESC or a
+    bidirectional mark inside a value would act on the terminal, so it is shown as ``\x1b``.
+
+    Examples
+    --------
+    >>> _terminal_safe(pl.DataFrame({"a\tb": ["x\x1by", None]})).rows()
+    [('x\\x1by',), (None,)]
+    """
+    text = [c for c, t in df.schema.items() if t == pl.String]
+    return df.with_columns(pl.col(c).map_elements(printable, return_dtype=pl.String)
+                           for c in text).rename({c: printable(c) for c in df.columns})

@@ -6,7 +6,7 @@ import argparse
 
 from scoreframe import io as sio
 from scoreframe.align import align
-from scoreframe.cli.console import progress
+from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.inputs import load_dataset, parse_columns, parse_missing
 from scoreframe.cli.options import (
     ListAction,
@@ -74,7 +74,7 @@ def cmd_convert(a: argparse.Namespace) -> int:
                              overwrite=a.overwrite, inputs=inputs, trial_id=trial_id,
                              progress=lambda n: prog.update(task, completed=n),
                              max_dense_bytes=a.max_dense_bytes)
-    print(f"wrote {res.rows} {res.kind} rows to {', '.join(str(p) for p in res.paths)}")
+    say(f"wrote {res.rows} {res.kind} rows to {', '.join(shown(p) for p in res.paths)}")
     return 0
 
 

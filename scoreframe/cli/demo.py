@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from scoreframe.cli.before_after import print_before_after
-from scoreframe.cli.console import progress
+from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.evaluate import print_results
 from scoreframe.cli.options import MAX_SEED, add_command, int_in, overwrite_option, path_arg
 from scoreframe.demo import run_demo
@@ -15,16 +15,16 @@ __all__ = ["cmd_demo", "register"]
 
 def cmd_demo(a: argparse.Namespace) -> int:
     """Run ``scoreframe demo``: print each stage of :func:`scoreframe.demo.run_demo`."""
-    print(f"running the demo into {a.out} ({a.trials} trials x 3 systems)")
+    say(f"running the demo into {shown(a.out)} ({a.trials} trials x 3 systems)")
     with progress() as prog:
         task = prog.add_task("demo", total=None)
         steps = run_demo(a.out, trials=a.trials, seed=a.seed, overwrite=a.overwrite,
                          progress=lambda d, t: prog.update(task, completed=d, total=t))
         for step in steps:
             prog.update(task, description=f"demo after step {step.title[:3]}")
-            print(step.title)
+            say(step.title)
             for line in step.lines:
-                print(line)
+                say(line)
             if step.table is not None and step.kind == "results":
                 print_results(step.table, title=step.table_title)
             elif step.table is not None:

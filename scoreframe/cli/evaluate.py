@@ -21,6 +21,8 @@ from scoreframe.cli.console import (
     percent,
     print_table,
     progress,
+    say,
+    shown,
     write_text_output,
 )
 from scoreframe.cli.inputs import check_output_format, dataset_source
@@ -150,7 +152,7 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
     key = list(range(len(group_cols)))
     print_table(header, rows, key=key, left=key, title=title)
     if warn:
-        print("* fewer than 30 misses or false alarms at the minDCF point (Doddington's rule "
+        say("* fewer than 30 misses or false alarms at the minDCF point (Doddington's rule "
               "of 30): that value is not reliable")
 
 
@@ -169,8 +171,8 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
         print_results(res, title=f"EER method: {a.eer_method}")
         print_targets(res, group_columns(res))
         if tandem is not None:
-            print(f"t-DCF ({tandem['variant']}) of {tandem['cm_system']} in front of "
-                  f"{tandem['asv_system']}: min {tandem['min_t_dcf']:.4f} at CM threshold "
+            say(f"t-DCF ({tandem['variant']}) of {shown(tandem['cm_system'])} in front of "
+                f"{shown(tandem['asv_system'])}: min {tandem['min_t_dcf']:.4f} at CM threshold "
                   f"{tandem['cm_threshold']:.4g} ({tandem['n_trials']} trials)")
         return 0
     if a.format == "json":

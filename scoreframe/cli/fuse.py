@@ -9,6 +9,7 @@ import polars as pl
 
 from scoreframe._sql_guard import check_where
 from scoreframe.cli.before_after import fit_summary, report_sets
+from scoreframe.cli.console import say, shown
 from scoreframe.cli.inputs import (
     guard_outputs,
     load_dataset,
@@ -31,9 +32,12 @@ from scoreframe.cli.options import (
     prior,
     where_option,
 )
-from scoreframe.errors import UsageError
+from scoreframe.errors import UsageError, listing
 
 __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
+
+#: Terms of the fused llr printed after training (the model file holds them all).
+TERMS = 10
 
 
 def fusion_inputs(tokens: list[str]) -> pl.LazyFrame | dict[str, pl.LazyFrame]:
@@ -64,11 +68,15 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
     model.fit(data, where=a.where, quality_model=qm,  # type: ignore[arg-type]
               quality_segment=qs)
     model.save(a.output, overwrite=a.overwrite)
-    print(f"linear fusion of {len(model.weights_)} systems: {fit_summary(model)}")
-    terms = " + ".join(f"{w:.6g} * {s}" for s, w in model.weights_.items())
-    print(f"  llr = {terms} + {model.offset_:.6g}"
-          + (f" + quality term over {model.quality_columns_}" if model.quality_columns_ else ""))
-    print(f"model written to {a.output}")
+    say(f"linear fusion of {len(model.weights_)} systems: {fit_summary(model)}")
+    shown_terms = list(model.weights_.items())[:TERMS]
+    terms = " + ".join(f"{w:.6g} * {shown(s)}" for s, w in shown_terms)
+    if len(model.weights_) > TERMS:
+        terms += f" + … ({len(model.weights_) - TERMS} more systems)"
+    quality = model.quality_columns_
+    say(f"  llr = {terms} + {model.offset_:.6g}"
+        + (f" + quality term over {listing(quality, quoted=True)}" if quality else ""))
+    say(f"model written to {shown(a.output)}")
     out = model.transform(data, where=a.where, quality_model=qm,  # type: ignore[arg-type]
                           quality_segment=qs)
     report_sets([("+".join(Path(p).name for p in input_paths(a.dev)), out)],
@@ -89,7 +97,8 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     out = model.transform(fusion_inputs(a.eval), where=a.where, quality_model=qm,
                           quality_segment=qs)
     written = write_scored(out, a.output, a.overwrite, inputs)
-    print(f"fused scores written to {a.output} (score = fused llr, inputs as score_raw_<system>)")
+    say(f"fused scores written to {shown(a.output)} (score = fused llr, inputs as "
+        "score_raw_<system>)")
     report_sets([("+".join(Path(p).name for p in input_paths(a.eval)), written)],
                 a.report_p_target or [model.p_target], "fusion applied")
     return 0

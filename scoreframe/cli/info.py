@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from scoreframe.cli.console import console, print_frame
+from scoreframe.cli.console import console, print_frame, say, shown
 from scoreframe.cli.inputs import dataset_label, dataset_source, load_dataset, reading_kwargs
 from scoreframe.cli.options import add_command, dataset_options, int_in, reading_options
 from scoreframe.info import dataset_info
@@ -15,23 +15,23 @@ __all__ = ["cmd_info", "register"]
 
 def cmd_info(a: argparse.Namespace) -> int:
     """Run ``scoreframe info``."""
+    from rich.text import Text
+
     src = dataset_source(a)
     lf = (load_dataset(src, where=a.where, **reading_kwargs(a))  # type: ignore[arg-type]
           if isinstance(src, str) else apply_where(src, a.where))
     info = dataset_info(lf, max_values=a.max_values)
     con = console()
-    con.print(f"[bold]{dataset_label(a)}[/bold]: {info.rows} rows", highlight=False)
-    con.print("schema: " + ", ".join(f"{k}: {v}" for k, v in info.schema.items()),
-              highlight=False)
+    con.print(Text.assemble((shown(dataset_label(a)), "bold"), f": {info.rows} rows"))
+    con.print(Text("schema: " + ", ".join(f"{shown(k)}: {v}" for k, v in info.schema.items())))
     if not info.has_labels:
-        con.print("no labels (scores or trial list only)")
+        say("no labels (scores or trial list only)")
         return 0
     for c, n in info.too_many_values.items():
-        con.print(f"{c}: {n} distinct values (not listed)", highlight=False)
+        say(f"{shown(c)}: {n} distinct values (not listed)")
     for c, table in info.conditions.items():
         print_frame(table, f"by {c}", left=(c,))
-    con.print(f"targets: {info.targets}, non-targets: {info.non_targets}, "
-              f"unknown: {info.unknown}", highlight=False)
+    say(f"targets: {info.targets}, non-targets: {info.non_targets}, unknown: {info.unknown}")
     return 0
 
 

@@ -12,7 +12,7 @@ import re
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 import polars as pl
 
@@ -34,11 +34,22 @@ from scoreframe.cli import (
     synth,
 )
 from scoreframe.cli.options import Formatter, Parser, restore_dataset
-from scoreframe.errors import ScoreframeError
+from scoreframe.errors import (
+    DegenerateGroupWarning,
+    ScoreframeError,
+    printable,
+)
 from scoreframe.io import max_line_bytes
 from scoreframe.io.atomic import clean_stale
 
-__all__ = ["build_parser", "main", "one_line", "option_names"]
+__all__ = ["ERROR_LIMIT", "INPUTS", "build_parser", "error_line", "main", "one_line",
+           "option_names"]
+
+#: Longest error or warning message (characters, after ``scoreframe: error: ``).
+ERROR_LIMIT = 400
+#: The attributes of a parsed command line that hold input files (each a path or a list).
+INPUTS = ("dataset", "input", "key", "scores", "sql", "dev", "eval", "model", "truth",
+          "calibration", "quality_model", "quality_segment", "join")
 
 DESCRIPTION = ("Evaluate, calibrate and fuse detector scores: convert, info, query, synth, "
                "evaluate, compare, calibrate, fuse, report, multiclass, demo, identify, "
@@ -69,22 +80,64 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def one_line(exc: BaseException) -> str:
+def _paragraphs(exc: BaseException) -> tuple[str, str | None]:
+    """An exception's message and hint (the paragraph after a blank line), each on one line.
+
+    Control characters are escaped, a newline inside a paragraph becomes a space. Polars'
+    further paragraphs (the query plan) are not hints and are left out.
+    """
+    parts = [printable(" ".join(p.split())) for p in str(exc).strip().split("\n\n")
+             if p.strip()]
+    if not parts:
+        return type(exc).__name__, None
+    hint = parts[1] if len(parts) > 1 and not isinstance(exc, pl.exceptions.PolarsError) else None
+    return parts[0], hint
+
+
+def _fit(text: str, hint: str | None, limit: int | None) -> str:
+    """``text (hint: ...)`` in at most ``limit`` characters: the hint is cut first.
+
+    The message keeps as much as it can; the hint gets the room left (at least 40
+    characters when there is a hint), both cut with an ellipsis and their length.
+
+    >>> _fit("a" * 20, "b" * 100, 70)
+    'aaaaaaaaaaaaaaaaaaaa (hint: bbbbbbbbbbbbbbbbbbbbbbb… (100 characters))'
+    """
+    tail = "" if hint is None else f" (hint: {hint})"
+    if limit is None or len(text) + len(tail) <= limit:
+        return text + tail
+    if hint is not None:
+        room = max(limit - len(text), 40) - len(" (hint: )")
+        tail = f" (hint: {_cut(hint, room)})"
+    return _cut(text, limit - len(tail)) + tail
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in ``width`` characters: its start, an ellipsis and its full length.
+
+    >>> _cut("abcdefghijklmnopqrstuvwxyz" * 4, 30)
+    'abcdefghijkl… (104 characters)'
+    """
+    if len(text) <= width:
+        return text
+    note = f"… ({len(text):,} characters)"
+    return text[:max(width - len(note), 0)] + note
+
+
+def one_line(exc: BaseException, *, limit: int | None = None) -> str:
     r"""An exception's message on one line, its hint (after a blank line) in parentheses.
+
+    Control characters are escaped. With ``limit``, the line is cut to at most ``limit``
+    characters (its start, an ellipsis and its full length), the hint before the message.
 
     Examples
     --------
     >>> one_line(ValueError("bad `x`: expected 1; got 2\n\nPass 1."))
     'bad `x`: expected 1; got 2 (hint: Pass 1.)'
+    >>> len(one_line(ValueError("x" * 10_000 + "\n\nPass 1."), limit=100))
+    100
     """
-    text = str(exc).strip()
-    parts = [p.strip() for p in text.split("\n\n") if p.strip()]
-    if not parts:
-        return type(exc).__name__
-    line = parts[0].replace("\n", " ")
-    if len(parts) > 1:
-        line += " (hint: " + parts[1].replace("\n", " ") + ")"
-    return line
+    return _fit(*_paragraphs(exc), limit)
 
 
 def option_names(text: str, args: argparse.Namespace) -> str:
@@ -123,10 +176,22 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                  file: TextIO | None = None, line: str | None = None) -> None:
-    """Show a Python warning as one line: ``scoreframe: warning: <message>``."""
-    text = one_line(message) if isinstance(message, Warning) else " ".join(message.split())
-    print(f"scoreframe: warning: {text}", file=sys.stderr)
+                  file: TextIO | None = None, line: str | None = None, *,
+                  seen: set[tuple[tuple[str, str], ...]] | None = None) -> None:
+    """Show a Python warning as one line: ``scoreframe: warning: <message>``.
+
+    A :class:`~scoreframe.errors.DegenerateGroupWarning` about a group already warned about
+    (``seen`` holds their keys) is not repeated: one warning per group and run.
+    """
+    if isinstance(message, DegenerateGroupWarning) and message.group and seen is not None:
+        key = tuple(sorted((str(k), str(v)) for k, v in message.group.items()))
+        if key in seen:
+            return
+        seen.add(key)
+    prefix = "scoreframe: warning: "
+    text = (one_line(message, limit=ERROR_LIMIT) if isinstance(message, Warning)
+            else _cut(printable(" ".join(str(message).split())), ERROR_LIMIT))
+    print(prefix + text, file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -136,9 +201,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parse(parser, argv)
     except SystemExit as exc:  # argparse: --help, --version (0) or a usage error (2)
         return exc.code if isinstance(exc.code, int) else 2
+    seen: set[tuple[tuple[str, str], ...]] = set()
+
+    def show(*w: Any, **kw: Any) -> None:
+        _show_warning(*w, **kw, seen=seen)
+
     with warnings.catch_warnings():
         warnings.simplefilter("default")
-        warnings.showwarning = _show_warning
+        warnings.showwarning = show
         return _run(args)
 
 
@@ -152,12 +222,98 @@ def _run(args: argparse.Namespace) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
-    except (ScoreframeError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-        print(f"scoreframe: error: {option_names(one_line(exc), args)}", file=sys.stderr)
-        return 2
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        print(f"scoreframe: error: {one_line(exc)}", file=sys.stderr)
+    except (ScoreframeError, pl.exceptions.PolarsError, OSError) as exc:
+        print(error_line(exc, args), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("scoreframe: interrupted", file=sys.stderr)
         return 130
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """The input files named on the command line (:data:`INPUTS`), in order."""
+    out: list[str] = []
+    for name in INPUTS:
+        value = getattr(args, name, None)
+        for v in [value] if isinstance(value, str) else value or []:
+            if isinstance(v, str) and v and v not in out:
+                out.append(v)
+    return out
+
+
+def _names(text: str, path: str) -> bool:
+    """Whether ``text`` (escaped) names ``path``: as given, or by its file name."""
+    candidates = [path, os.path.basename(path.rstrip("/"))]
+    return any(len(c) >= 3 and printable(c)[:40] in text for c in candidates)
+
+
+def _short_path(path: str, width: int = 60) -> str:
+    """A path for an error line: escaped, its end kept when longer than ``width``.
+
+    >>> _short_path("/tmp/" + "x" * 100 + "/key.txt", width=20)
+    '…xxxxxxxxxxx/key.txt'
+    """
+    text = printable(path)
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _os_message(exc: OSError) -> str:
+    """An OS error as a sentence naming its file(s), without ``[Errno N]``."""
+    what = (exc.strerror or str(exc) or type(exc).__name__).rstrip(".")
+    files = [f for f in (exc.filename, exc.filename2) if f is not None]
+    if not files:
+        return what[:1].lower() + what[1:]
+    named = " and ".join(f"`{_short_path(os.fsdecode(f), 100)}`" for f in files)
+    return f"{what[:1].lower()}{what[1:]}: {named}"
+
+
+def error_line(exc: BaseException, args: argparse.Namespace) -> str:
+    """The one line a user error prints: escaped, bounded, naming the option and the file.
+
+    The line is ``scoreframe: error: <message>``, the message at most :data:`ERROR_LIMIT`
+    characters (values in it escaped and cut, the hint cut first). The option an error is
+    about is named as typed, from the exception's ``parameter`` attribute (else from a
+    ``bad `name``` in its message). When
+    the message names no input file, the file goes first: the exception's ``path``, else the
+    inputs of the command (``scoreframe: error: `ds.parquet`: cannot use the --where ...``);
+    the exception's ``line`` is added when the message does not say it.
+
+    Examples
+    --------
+    >>> from scoreframe.errors import UsageError
+    >>> ns = argparse.Namespace(dataset="ds.parquet")
+    >>> error_line(UsageError("bad `--where`: got 'x ='"), ns)
+    "scoreframe: error: `ds.parquet`: bad `--where`: got 'x ='"
+    >>> error_line(FileNotFoundError(2, "No such file or directory", "ds.parquet"), ns)
+    'scoreframe: error: no such file or directory: `ds.parquet`'
+    """
+    prefix = "scoreframe: error: "
+    if isinstance(exc, OSError) and not isinstance(exc, ScoreframeError):
+        text, hint = _os_message(exc), None
+    else:
+        text, hint = _paragraphs(exc)
+    parameter = getattr(exc, "parameter", None)
+    text = _option_name(text, parameter, args) if parameter else option_names(text, args)
+    path = getattr(exc, "path", None)
+    if isinstance(exc, OSError) and exc.filename is not None:
+        path = os.fsdecode(exc.filename)  # the file the operating system names
+    files = [path] if isinstance(path, str) else _inputs(args)
+    line = getattr(exc, "line", None)
+    at = f" line {line}" if isinstance(line, int) and not re.search(
+        rf"\b(line|row)s?(\(s\))? {line}\b", text) else ""
+    if files and not any(_names(text, f) for f in files):
+        more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+        prefix += ", ".join(f"`{_short_path(f)}`" for f in files[:3]) + more + at + ": "
+    elif at:
+        text += f" ({at.strip()})"
+    return prefix + _fit(text, hint, ERROR_LIMIT + len("scoreframe: error: ") - len(prefix))
+
+
+def _option_name(text: str, parameter: str, args: argparse.Namespace) -> str:
+    """``text`` with the keyword argument ``parameter`` shown as the option typed, if any."""
+    parser = getattr(args, "parser", None)
+    usage = parser.format_help() if isinstance(parser, argparse.ArgumentParser) else ""
+    option = "--" + parameter.replace("_", "-")
+    if re.search(re.escape(option) + r"(?![\w-])", usage):
+        return text.replace(f"`{parameter}`", f"`{option}`")
+    return text

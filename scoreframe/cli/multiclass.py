@@ -7,7 +7,7 @@ import json
 
 import polars as pl
 
-from scoreframe.cli.console import json_safe, print_frame, write_text_output
+from scoreframe.cli.console import json_safe, print_frame, say, shown, write_text_output
 from scoreframe.cli.inputs import (
     check_output_format,
     guard_outputs,
@@ -78,9 +78,9 @@ def cmd_mc_train(a: argparse.Namespace) -> int:
     model.save(a.output, overwrite=a.overwrite)
     tr = model.training_
     state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
-    print(f"{model.method}: {tr['n_segments']} segments, {tr['n_classes']} classes; normalized "
+    say(f"{model.method}: {tr['n_segments']} segments, {tr['n_classes']} classes; normalized "
           f"Cmxe {tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
-          f"({tr['n_iter']} iterations, {state}); model written to {a.output}")
+          f"({tr['n_iter']} iterations, {state}); model written to {shown(a.output)}")
     _mc_before_after(model.transform(scores).collect(), a.truth,
                      f"{model.method} on the training set")
     return 0
@@ -96,7 +96,7 @@ def cmd_mc_apply(a: argparse.Namespace) -> int:
     out = model.transform(scores, **other_system(a))
     written = write_scored(out, a.output, a.overwrite,
                            [*(p for _, p in named_paths(a.scores)), a.model], trials=False)
-    print(f"scores written to {a.output} (score = calibrated log-likelihood)")
+    say(f"scores written to {shown(a.output)} (score = calibrated log-likelihood)")
     if a.truth:
         _mc_before_after(written.collect(), a.truth, f"{model.method} applied")
     return 0

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.cli.console import print_frame, progress
+from scoreframe.cli.console import print_frame, progress, say, shown
 from scoreframe.cli.inputs import dataset_source, guard_outputs, scored_format, write_scored
 from scoreframe.cli.options import (
     ListAction,
@@ -102,13 +102,13 @@ def cmd_norm(a: argparse.Namespace) -> int:
                                           progress=tick, **kw)
     if a.output:
         write_scored(out, a.output, a.overwrite, [p for p in inputs if p])
-        print(f"normalized scores written to {a.output} ({a.layout}: "
-              + ", ".join(_labels(a, out)) + ")")
+        say(f"normalized scores written to {shown(a.output)} ({a.layout}: "
+            + ", ".join(shown(x) for x in _labels(a, out)) + ")")
     if a.save_statistics and stats is not None:
         from scoreframe.io.tables import write_table
 
         write_table(stats, a.save_statistics, overwrite=a.overwrite)
-        print(f"cohort statistics written to {a.save_statistics} ({stats.height} rows)")
+        say(f"cohort statistics written to {shown(a.save_statistics)} ({stats.height} rows)")
     if a.evaluate and a.output:
         _summary(a, out)
     return 0
@@ -128,7 +128,7 @@ def _summary(a: argparse.Namespace, out: pl.LazyFrame) -> None:
 
     names = out.collect_schema().names()
     if "label" not in names:
-        print("no labels: no before/after table")
+        say("no labels: no before/after table")
         return
     if a.layout == "columns":
         norm_cols = [c for c in names if c.startswith("score_")]

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
+import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from scoreframe import io as sio
-from scoreframe.errors import UsageError, message
+from scoreframe.errors import UsageError, message, printable
 from scoreframe.stats.dask import check_scheduler_address
 from scoreframe.stats.engine import ENGINES, parse_memory
 
@@ -300,10 +302,26 @@ def option_kind(action: argparse.Action) -> str | None:
 class Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr, exit status 2.
 
-    The line names the command, the problem and the command's usage:
-    ``scoreframe evaluate: error: unrecognized arguments: --bogus (usage: scoreframe evaluate
-    DATASET [options])``.
+    The line names the command, the problem, the command's usage and, when the line stays
+    under 400 characters, the input files given (the arguments that exist as files, other
+    than ``-o``, by file name): ``scoreframe evaluate: error: unrecognized arguments: --bogus
+    (usage: scoreframe evaluate DATASET [options]; input `ds.parquet`)``.
     """
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        """Parse as argparse does, keeping the arguments for :meth:`error` to name inputs."""
+        self._argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        return super().parse_known_args(args, namespace)
+
+    def _inputs(self) -> str:
+        argv = getattr(self, "_argv", [])
+        files = [t for i, t in enumerate(argv) if t and not t.startswith("-")
+                 and (i == 0 or argv[i - 1] not in ("-o", "--output")) and os.path.exists(t)]
+        names = [os.path.basename(f.rstrip("/")) or f for f in files[:3]]
+        shown = [f"`{printable(n) if len(n) <= 30 else '…' + printable(n[-29:])}`" for n in names]
+        return "; input " + ", ".join(shown) if shown else ""
 
     def error(self, message: str) -> NoReturn:
         """Print ``message`` and this command's usage on one line; exit with status 2.
@@ -315,7 +333,9 @@ class Parser(argparse.ArgumentParser):
         text = re.sub(r"\S{61,}", lambda m: m.group(0)[:40] + "...", " ".join(message.split()))
         if len(text) > 300:
             text = text[:300] + "..."
-        self.exit(2, f"{self.prog}: error: {text} (usage: {usage})\n")
+        line = f"{self.prog}: error: {printable(text)} (usage: {usage}"
+        inputs = self._inputs()
+        self.exit(2, line + (inputs if len(line) + len(inputs) < 398 else "") + ")\n")
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 
 from scoreframe.cli.compare import add_interval_options, interval_kwargs
-from scoreframe.cli.console import progress
+from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.inputs import (
     dataset_label,
     dataset_source,
@@ -95,9 +95,9 @@ def cmd_report(a: argparse.Namespace) -> int:
         write_report(rep, a.output, overwrite=a.overwrite, export_dir=a.export_dir,
                      export_formats=a.export_format,
                      progress=lambda d, t: prog.update(chart_task, completed=d, total=t))
-    print(f"report written to {a.output} ({rep.summary.height} groups)")
+    say(f"report written to {shown(a.output)} ({rep.summary.height} groups)")
     if a.export_dir:
-        print(f"charts exported to {a.export_dir} ({', '.join(a.export_format)})")
+        say(f"charts exported to {shown(a.export_dir)} ({', '.join(a.export_format)})")
     return 0
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scoreframe.checks import check_choice
-from scoreframe.cli.console import progress
+from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.inputs import guard_outputs
 from scoreframe.cli.options import (
     MAX_SEED,
@@ -48,7 +48,8 @@ def cmd_synth(a: argparse.Namespace) -> int:
         write_trials(chunks, a.output, partition_by=a.partition_by or (),
                      overwrite=a.overwrite, validate="trusted",  # ids unique by construction
                      progress=lambda n: prog.update(task, completed=n))
-    print(f"wrote {total_rows} rows ({a.trials} trials x {a.systems} systems) to {a.output}")
+    say(f"wrote {total_rows} rows ({a.trials} trials x {a.systems} systems) to "
+        f"{shown(a.output)}")
     return 0
 
 

@@ -434,7 +434,7 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                 f"cannot write output `{p}`: its directory `{parent}` "
                 + ("is not a directory" if parent.exists() else "does not exist"),
                 hint="Outputs go into existing directories: create it first (mkdir -p) or "
-                     "name another output path."))
+                     "name another output path."), path=p)
         if p.is_symlink() or (p.exists() and not (p.is_file() or p.is_dir())):
             kind = "a symbolic link" if p.is_symlink() else "a device, pipe or socket"
             raise UsageError(message(
@@ -443,7 +443,8 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
                      "replace the link or special file itself: name a regular path."))
         if p.exists() and not overwrite:
             raise ScoreframeError(message(f"output `{p}` already exists",
-                                          hint="Pass overwrite (CLI: --overwrite) to replace it."))
+                                          hint="Pass overwrite (CLI: --overwrite) to replace it."),
+                                  path=p)
     return paths
 
 

@@ -9,14 +9,13 @@ in memory (Polars) and merges sorted runs for pooled rows; the kernels are those
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
 
 from scoreframe.class_scores import TRIAL_TYPES, trial_type_problem
-from scoreframe.errors import DegenerateGroupWarning, ValidationError, message
+from scoreframe.errors import ValidationError, message, warn_degenerate_groups
 from scoreframe.metrics.registry import GroupStats, Metric, declare
 from scoreframe.stats.groups import Unit
 from scoreframe.stats.reduce import label_columns
@@ -102,7 +101,7 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
         base.setdefault(k, {})[row["__class"]] = np.asarray(row["s"], dtype=np.float64)
     empty = np.empty(0)
     out: list[dict[str, object]] = []
-    degenerate: list[str] = []
+    degenerate: list[tuple[dict[str, object], int, int]] = []
     for u in units:
         match = system_cols if u.pooled else row_cols
         members = [k for k in base
@@ -111,12 +110,11 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
                   for c in TRIAL_TYPES}
         values: dict[str, object] = {}
         tar, non, spf = arrays["target"], arrays["nontarget"], arrays["spoof"]
-        name = ", ".join(f"{k}={v}" for k, v in u.key.items()) or "(all)"
         if "spoof" in families:
             if tar.size and non.size and spf.size:
                 values.update(spoof_summary_sorted(tar, non, spf))
             else:
-                degenerate.append(name)
+                degenerate.append((dict(u.key), int(tar.size), int(non.size)))
                 values["n_spoof"] = int(spf.size)
         non_all = _merge_runs([non, spf]) if spf.size else non  # spoofs are non-targets
         if "forensic" in families and tar.size and non_all.size:
@@ -125,6 +123,7 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
             values["eer_asvspoof"] = asvspoof_eer_sorted(tar, non_all)["eer"]
         out.append(values)
     if degenerate:
-        warnings.warn(f"no targets, non-targets or spoofs in group(s): {'; '.join(degenerate)}; "
-                      "their spoofing metrics are null", DegenerateGroupWarning, stacklevel=4)
+        warn_degenerate_groups(degenerate, [m for m in FAMILIES["spoof"] if m != "n_spoof"],
+                               what="spoofing metrics", needs="targets, non-targets and spoofs",
+                               stacklevel=4)
     return out
