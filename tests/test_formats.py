@@ -42,13 +42,13 @@ def _write_pipe(data: pl.DataFrame, path: Path, *, kind: str, overwrite: bool,
 @pytest.fixture
 def pipe_format():
     fmt = sio.register_format(sio.Format("pipe-test", "model|segment|score|T/F lines",
-                                         _read_pipe, _write_pipe, suffixes=(".pipe",)))
+                                         _read_pipe, _write_pipe, suffixes=(".pipetest",)))
     yield fmt
     sio._formats._REGISTRY.pop("pipe-test")  # noqa: SLF001 (the test's own entry)
 
 
 def test_a_registered_format_reaches_the_library_and_the_cli(tmp_path, trials, pipe_format):
-    path = tmp_path / "t.pipe"
+    path = tmp_path / "t.pipetest"
     sio.write_any(trials, path, fmt="pipe-test", kind="trials")
     assert "pipe-test" in sio.format_names()
     assert sio.guess_format(path) == "pipe-test"
@@ -60,8 +60,8 @@ def test_a_registered_format_reaches_the_library_and_the_cli(tmp_path, trials, p
     assert cli["cllr"][0] == by_path["cllr"][0]
     # ... and the convert command writes it (its --to choices come from the registry)
     assert main(["convert", str(path), "--to", "pipe-test", "-o",
-                 str(tmp_path / "back.pipe")]) == 0
-    assert sio.read_any(tmp_path / "back.pipe").equals(trials)
+                 str(tmp_path / "back.pipetest")]) == 0
+    assert sio.read_any(tmp_path / "back.pipetest").equals(trials)
 
 
 def test_registering_a_name_twice_is_an_error(pipe_format):

@@ -343,7 +343,7 @@ def identify(data: Any, *, rank: Sequence[int] | int = (1,),
 def cmc_curve(data: Any, *, max_rank: int = 20, by: Sequence[str] | str | None = None,
               where: str | None = None, tie: str = "pessimistic", pooled: bool = True
               ) -> pl.DataFrame:
-    """The CMC: identification rate at every rank ``1 .. max_rank``, per condition.
+    """The CMC: identification rate at every rank from 1 to ``max_rank``, per condition.
 
     Examples
     --------

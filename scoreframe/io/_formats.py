@@ -138,8 +138,8 @@ def register_format(fmt: Format, *, replace: bool = False) -> Format:
     ...     df = pl.read_csv(path, separator="|", has_header=False,
     ...                      new_columns=["model", "segment", "score"])
     ...     return df.with_columns(pl.col("score").cast(pl.Float64))
-    >>> _ = register_format(Format("pipe", "model|segment|score lines", read_pipe, None,
-    ...                            suffixes=(".pipe",)), replace=True)
+    >>> _ = register_format(Format("pipe", "model|segment|score lines", read_pipe, None),
+    ...                     replace=True)  # suffixes=(".pipe",) would also let it be guessed
     >>> "pipe" in format_names()
     True
     """
