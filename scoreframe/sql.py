@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import tempfile
 import uuid
@@ -31,6 +32,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, ScoreframeError, message
+from scoreframe.io.atomic import registered_temp
 
 __all__ = ["connect", "query"]
 
@@ -64,8 +66,9 @@ def _literal(text: str) -> str:
 def _temp_directory() -> str:
     """Where DuckDB may spill a large sort: created by DuckDB on demand, removed on close.
 
-    Named like the out-of-core engine's spill directories, so that one left by a killed
-    process is removed by the next run (``scoreframe.stats.outofcore.clean_stale_spills``).
+    Named like the out-of-core engine's spill directories; :func:`query` registers it
+    (:func:`scoreframe.io.atomic.registered_temp`), so that one left by a killed process is
+    removed by the next run of any command.
     """
     root = os.environ.get("SCOREFRAME_SPILL_DIR") or tempfile.gettempdir()
     host = socket.gethostname().replace("-", "_") or "host"
@@ -78,12 +81,12 @@ _INT = re.compile(r"-?\d{1,18}")
 _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
-def _confined(**extra: bool) -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(":memory:", config={**CONFINED, "temp_directory": _temp_directory(),
-                                              **extra})
+def _confined(temp: str | None = None, **extra: bool) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(":memory:", config={**CONFINED, "temp_directory": temp
+                                              or _temp_directory(), **extra})
 
 
-def _native(dataset: str | Path) -> duckdb.DuckDBPyConnection:
+def _native(dataset: str | Path, temp: str) -> duckdb.DuckDBPyConnection:
     """The connection of :func:`query`: DuckDB's own Parquet reader on the dataset's files only.
 
     The files are the only allowed paths (then file access is turned off and the configuration
@@ -93,7 +96,7 @@ def _native(dataset: str | Path) -> duckdb.DuckDBPyConnection:
     """
     files, hive = _files(dataset)
     paths = ", ".join(_literal(str(f)) for f in files)
-    con = _confined()
+    con = _confined(temp)
     try:
         con.execute(f"SET allowed_paths = [{paths}]")
         con.execute("SET enable_external_access = false")
@@ -255,14 +258,19 @@ def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.D
     """
     at = f"`{sql_name}` on `{dataset}`" if sql_name else f"`{dataset}`"
     _check_query(sql, at=at)
-    con = _native(dataset)
-    try:
-        return con.sql(sql).pl()
-    except duckdb.PermissionException as exc:
-        raise ScoreframeError(message("the SQL tries to reach outside the dataset", where=at,
-                                      got=_first_line(exc), hint=_QUERY_HINT)) from None
-    except duckdb.Error as exc:
-        raise ScoreframeError(message("SQL query failed", where=at,
-                                      got=_first_line(exc))) from None
-    finally:
-        con.close()
+    temp = _temp_directory()
+    # registered: if this process is killed, the next command removes DuckDB's spill files
+    with registered_temp(temp):
+        con = _native(dataset, temp)
+        try:
+            return con.sql(sql).pl()
+        except duckdb.PermissionException as exc:
+            raise ScoreframeError(message("the SQL tries to reach outside the dataset",
+                                          where=at, got=_first_line(exc),
+                                          hint=_QUERY_HINT)) from None
+        except duckdb.Error as exc:
+            raise ScoreframeError(message("SQL query failed", where=at,
+                                          got=_first_line(exc))) from None
+        finally:
+            con.close()
+            shutil.rmtree(temp, ignore_errors=True)

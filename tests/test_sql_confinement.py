@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import os
 import re
 import subprocess
@@ -660,3 +661,35 @@ def test_fuzz_corrupted_queries_long(world, pred, corruption):
 @given(text=TEXT)
 def test_fuzz_any_text_long(world, text):
     _random_text_never_crashes(world, text.replace("@SECRET@", str(world["secret"])))
+
+
+def test_a_query_registers_duckdb_temp_directory(tmp_path, monkeypatch):
+    """A killed query's DuckDB spill files are removed by the next command (issue 26 item 7)."""
+    from scoreframe import sql as sql_mod
+    from scoreframe.io.atomic import clean_stale, host_tag
+
+    monkeypatch.setenv("SCOREFRAME_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path))
+    f = tmp_path / "t.parquet"
+    pl.DataFrame({"model": ["a"], "segment": ["x"], "score": [1.0],
+                  "label": [True]}).write_parquet(f)
+    seen: list[Path] = []
+    real = sql_mod.registered_temp
+
+    def spy(path):
+        seen.append(Path(path))
+        Path(path).mkdir()  # as DuckDB would when it spills
+        (Path(path) / "duckdb_temp_block").write_bytes(b"x")
+        return real(path)
+
+    monkeypatch.setattr(sql_mod, "registered_temp", spy)
+    assert sf.query("SELECT count(*) AS n FROM trials", f)["n"][0] == 1
+    assert len(seen) == 1 and seen[0].parent == tmp_path and not seen[0].exists()
+    # a record whose owner is gone (no lock held) goes with its entry at any command's start
+    stale = Path(sql_mod._temp_directory())  # named as a query names it
+    stale.mkdir()
+    state = tmp_path / "state" / "temps"
+    state.mkdir(parents=True, exist_ok=True)
+    (state / f"{host_tag()}-999999-abc.json").write_text(
+        json.dumps({"path": str(stale), "host": host_tag(), "pid": 999999}))
+    assert stale in clean_stale() and not stale.exists()
