@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -88,7 +89,8 @@ def softplus(x: ArrayLike) -> NDArray[np.float64]:
     x = np.asarray(x, dtype=np.float64)
     out = np.empty(x.shape)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if x.size < PARALLEL_MIN or (cores or 1) < 2:
+    if (x.size < PARALLEL_MIN or (cores or 1) < 2
+            or threading.current_thread() is not threading.main_thread()):  # a worker already
         _softplus_into(x, out)
         return out
     # elementwise, so the result does not depend on the split: slices of whole 64-element
@@ -101,7 +103,8 @@ def softplus(x: ArrayLike) -> NDArray[np.float64]:
     return out
 
 
-#: Arrays from this size on are computed in threads by :func:`softplus`.
+#: Arrays from this size on are computed in threads by :func:`softplus` (called from the main
+#: thread only: inside the workers of a pool the cores are busy already).
 PARALLEL_MIN = 1 << 20
 
 
