@@ -5,6 +5,11 @@ numpy/scipy only.
 
 from __future__ import annotations
 
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, ndtri
@@ -82,12 +87,34 @@ def softplus(x: ArrayLike) -> NDArray[np.float64]:
     [0.0, 0.6931471805599453, inf]
     """
     x = np.asarray(x, dtype=np.float64)
-    out = np.abs(x)
+    out = np.empty(x.shape)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if (x.size < PARALLEL_MIN or (cores or 1) < 2
+            or threading.current_thread() is not threading.main_thread()):  # a worker already
+        _softplus_into(x, out)
+        return out
+    # elementwise, so the result does not depend on the split: slices of whole 64-element
+    # blocks, one per core, computed in threads (numpy releases the GIL)
+    flat_x, flat_out = np.ascontiguousarray(x).ravel(), out.ravel()
+    k = min(int(cores or 1), 8)
+    cut = [(x.size * i // k) // 64 * 64 for i in range(k)] + [x.size]
+    with ThreadPoolExecutor(k) as pool:
+        list(pool.map(lambda a, b: _softplus_into(flat_x[a:b], flat_out[a:b]), cut[:-1], cut[1:]))
+    return out
+
+
+#: Arrays from this size on are computed in threads by :func:`softplus` (called from the main
+#: thread only: inside the workers of a pool the cores are busy already).
+PARALLEL_MIN = 1 << 20
+
+
+def _softplus_into(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:
+    """``out[:] = max(x, 0) + log1p(exp(-|x|))``, in place."""
+    np.abs(x, out=out)
     np.negative(out, out=out)
     np.exp(out, out=out)
     np.log1p(out, out=out)
     out += np.maximum(x, 0.0)
-    return out
 
 
 #: Exact sums are integers in units of ``2**-EXACT_SCALE`` (below the smallest subnormal).
@@ -114,6 +141,10 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
     for i in range(0, x.shape[0], chunk):
         bits = x[i:i + chunk].view(np.int64)
         if ascending:
+            part = _ascending_sum(x[i:i + chunk])
+            if part is not None:
+                total += part
+                continue
             field = bits >> 52  # non-negative input: the sign bit is 0
             vals = np.arange(int(field[0]), int(field[-1]) + 1, dtype=np.int64)
             starts = np.searchsorted(field, vals)
@@ -137,6 +168,41 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
         lb = np.bincount(field, weights=(mant & 0x3FFFFFF).astype(np.float64), minlength=2047)
         for k in np.flatnonzero((hb != 0) | (lb != 0)).tolist():
             total += ((int(hb[k]) << 26) + int(lb[k])) << (k - 1075 + EXACT_SCALE)
+    return total
+
+
+def _ascending_sum(x: NDArray[np.float64]) -> int | None:
+    """:func:`exact_sum` of non-negative floats in ascending order, in two passes (or ``None``).
+
+    Within a run of one biased exponent ``e`` the bit patterns are ``(e << 52) + f`` with the
+    52-bit fraction ``f``, so the exact sum of the run's bit patterns gives the sum of its
+    mantissas. One wrapping ``uint64`` sum gives it modulo ``2**64``; the float sum of the
+    run's values (relative error below ``c * 2**-53`` for ``c`` terms, so an absolute error
+    below ``c**2 <= 2**50`` units of the last place) fixes the multiple of ``2**64``. ``None``
+    when a run's float sum overflows (the caller then sums in 26-bit halves).
+    """
+    bits = x.view(np.int64)
+    first, last = int(bits[0]) >> 52, int(bits[-1]) >> 52
+    vals = np.arange(first, last + 1, dtype=np.int64)
+    starts = np.searchsorted(bits, vals << 52)  # bit patterns ascend with the values
+    counts = np.diff(np.append(starts, bits.shape[0]))
+    nz = counts > 0
+    vals, starts, counts = vals[nz], starts[nz], counts[nz]
+    wrapped = np.add.reduceat(x.view(np.uint64), starts)  # sum of bits mod 2**64
+    with np.errstate(over="ignore"):
+        approx = np.add.reduceat(x, starts)
+    if not np.isfinite(approx).all():
+        return None
+    total = 0
+    for e, c, low, v in zip(vals.tolist(), counts.tolist(), wrapped.tolist(), approx.tolist(),
+                            strict=True):
+        base = c * (e << 52)
+        # sum of the fractions f (units of 2**(max(e, 1) - 1075)), from the float sum
+        frac = int(math.ldexp(v, 1075 - e)) - (c << 52) if e else int(math.ldexp(v, 1074))
+        near = base + frac  # within 2**51 of the exact sum of the bit patterns
+        exact = low + (((near - low + (1 << 63)) >> 64) << 64)
+        mant = exact - base + (c << 52 if e else 0)
+        total += mant << (max(e, 1) - 1075 + EXACT_SCALE)
     return total
 
 

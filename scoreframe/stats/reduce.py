@@ -11,7 +11,9 @@ columns. :func:`unit_statistics` builds every result unit's statistics by mergin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -336,9 +338,37 @@ def merge_sorted(parts: Sequence[SortedScores]) -> SortedScores:
     """The sorted scores of a union of groups: a merge of their sorted runs, not a re-sort."""
     if len(parts) == 1:
         return parts[0]
-    # numpy's stable sort (timsort) detects the sorted runs and merges them: O(n log k)
-    return SortedScores(np.sort(np.concatenate([s.tar for s in parts]), kind="stable"),
-                        np.sort(np.concatenate([s.non for s in parts]), kind="stable"))
+    return SortedScores(_merge_runs([s.tar for s in parts]), _merge_runs([s.non for s in parts]))
+
+
+def _merge_runs(runs: Sequence[np.ndarray]) -> np.ndarray:
+    """The stable merge of sorted runs, split by value into one slice per core.
+
+    numpy's stable sort (timsort) detects the sorted runs and merges them: O(n log k). Each
+    run is cut at the same pivots (every value below a pivot goes left, equal values right),
+    so equal values stay together and in run order: the result is that of one stable sort of
+    the concatenation, whatever the number of cores.
+    """
+    n = sum(r.shape[0] for r in runs)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    k = min(int(cores or 1), 8)
+    if n < 1 << 20 or k < 2:
+        return np.sort(np.concatenate(runs), kind="stable")
+    big = max(runs, key=lambda r: r.shape[0])
+    pivots = big[[big.shape[0] * i // k for i in range(1, k)]]
+    cuts = [np.concatenate(([0], np.searchsorted(r, pivots, side="left"), [r.shape[0]]))
+            for r in runs]
+    pieces = [[r[c[j]:c[j + 1]] for r, c in zip(runs, cuts, strict=True)] for j in range(k)]
+    out = np.empty(n)
+    ends = np.cumsum([sum(p.shape[0] for p in piece) for piece in pieces])
+
+    def merge_piece(j: int) -> None:
+        lo = int(ends[j - 1]) if j else 0
+        out[lo:int(ends[j])] = np.sort(np.concatenate(pieces[j]), kind="stable")
+
+    with ThreadPoolExecutor(k) as pool:
+        list(pool.map(merge_piece, range(k)))
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -378,6 +408,13 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
     """
     cache: dict[int, ScoreStats] = {}
     spec = request.replicates if base_units is not None else None
+    # the base groups' statistics first, one group per thread (numpy releases the GIL)
+    needed = sorted({i for u in units for i in u.members if len(u.members) == 1 or equalize})
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if len(needed) > 1 and (cores or 1) > 1:
+        with ThreadPoolExecutor(min(int(cores or 1), 8)) as pool:
+            cache.update(zip(needed, pool.map(lambda i: reduce_sorted(base[i], request),
+                                              needed), strict=True))
 
     def base_stats(i: int) -> ScoreStats:
         if i not in cache:

@@ -1,0 +1,126 @@
+"""The fast paths of the in-memory point path (issue 22) against their plain definitions.
+
+Exact sums of ascending terms against exact rational sums; threaded softplus and the split
+merge of sorted runs bit for bit against the one-thread computations; base-group statistics
+the same with one core and with several.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from scoreframe.kernels import elementary as el
+from scoreframe.kernels import sort_scores
+from scoreframe.stats import reduce as red
+from scoreframe.stats.groups import Unit
+from scoreframe.stats.summary import Request
+
+
+def exact(x: np.ndarray) -> int:
+    """The sum in units of 2**-EXACT_SCALE, in Python integers (slow, obviously right)."""
+    vals, counts = np.unique(x, return_counts=True)
+    total = 0
+    for v, c in zip(vals.tolist(), counts.tolist(), strict=True):
+        m, e = math.frexp(v)  # v = m * 2**e exactly, 0.5 <= m < 1: m * 2**53 is an integer
+        total += c * (int(m * 2.0**53) << (e - 53 + el.EXACT_SCALE))
+    return total
+
+
+def test_reference_sum_is_the_rational_sum() -> None:
+    x = np.array([5e-324, 0.1, 0.1, 3.0, 1e300])
+    assert Fraction(exact(x), 1 << el.EXACT_SCALE) == sum(map(Fraction, x.tolist()))
+
+
+@pytest.mark.parametrize("case", ["one_value_long_run", "max_mantissa", "subnormals",
+                                  "zeros_and_tiny", "wide_range", "softplus_terms"])
+def test_ascending_exact_sum_equals_rational_sum(case: str) -> None:
+    rng = np.random.default_rng(11)
+    x = {
+        # bit patterns near 2**62: their sum wraps uint64 many times over
+        "one_value_long_run": np.full(1 << 22, 3.0),
+        "max_mantissa": np.full(300_001, 2.0 - 2.0**-52),
+        "subnormals": np.sort(rng.integers(1, 1 << 52, 50_000) * 5e-324),
+        "zeros_and_tiny": np.concatenate([np.zeros(1000), np.full(1000, 5e-324),
+                                          np.full(1000, 2.2250738585072014e-308)]),
+        "wide_range": np.sort(np.abs(rng.standard_normal(20_000))
+                              * 10.0 ** rng.integers(-300, 300, 20_000)),
+        "softplus_terms": np.sort(el.softplus(rng.standard_normal(200_000) * 4)),
+    }[case]
+    want = exact(x)
+    assert el.exact_sum(x, ascending=True) == want
+    assert el.exact_sum(x) == want  # the general path agrees
+
+
+def test_ascending_exact_sum_whose_float_sum_overflows() -> None:
+    x = np.full(1000, 1.7e308)  # the float sum of the run is inf: the halves path takes over
+    assert el.exact_sum(x, ascending=True) == exact(x) == el.exact_sum(x)
+
+
+def test_threaded_softplus_is_bitwise_the_single_thread_one() -> None:
+    rng = np.random.default_rng(12)
+    n = el.PARALLEL_MIN * 3 + 77
+    x = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 4, n)
+    x[::101], x[::103] = np.inf, -np.inf
+    one = np.empty(n)
+    for a in range(0, n, 1 << 16):  # small slices: each on the single-thread path
+        one[a:a + (1 << 16)] = el.softplus(x[a:a + (1 << 16)])
+    pairs = ((x, one), (x[::-1], one[::-1]), (x[:-1].reshape(-1, 2), one[:-1].reshape(-1, 2)))
+    for arr, ref in pairs:
+        got = el.softplus(arr)
+        assert got.shape == ref.shape
+        assert np.array_equal(got.view(np.int64), np.ascontiguousarray(ref).view(np.int64))
+
+
+@pytest.mark.parametrize("kind", ["gauss", "ties", "signed_zeros", "infinities", "empty_runs"])
+def test_split_merge_of_sorted_runs_is_one_stable_sort(kind: str) -> None:
+    rng = np.random.default_rng(13)
+    runs = []
+    for i in range(17):
+        m = 0 if kind == "empty_runs" and i % 3 == 0 else int(rng.integers(50_000, 150_000))
+        if kind == "ties":
+            x = rng.integers(-3, 3, m).astype(np.float64)
+        elif kind == "signed_zeros":
+            x = np.zeros(m) * rng.choice([-1.0, 1.0], m)
+        elif kind == "infinities":
+            x = np.where(rng.random(m) < 0.05, np.inf, rng.standard_normal(m))
+            x *= rng.choice([-1.0, 1.0], m)
+        else:
+            x = rng.standard_normal(m)
+        runs.append(np.sort(x, kind="stable"))
+    assert sum(r.shape[0] for r in runs) >= 1 << 20  # the split path
+    want = np.sort(np.concatenate(runs), kind="stable")
+    got = red._merge_runs(runs)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))  # signs of zeros too
+
+
+def test_unit_statistics_do_not_depend_on_the_number_of_cores(monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    rng = np.random.default_rng(14)
+    base = []
+    for _ in range(5):
+        lab = rng.random(400_000) < 0.3
+        sc = np.round(rng.standard_normal(lab.shape[0]) + 1.5 * lab, 1)
+        base.append(sort_scores(sc[lab], sc[~lab]))
+    units = [Unit({"c": str(i)}, (i,)) for i in range(5)] + [Unit({"c": None}, tuple(range(5)),
+                                                                  pooled=True)]
+    request = Request(np.array([-1.0, 0.0, 2.0]))
+
+    def run(cores: int) -> list[red.UnitStats]:
+        monkeypatch.setattr(red.os, "sched_getaffinity", lambda _pid: set(range(cores)),
+                            raising=False)
+        monkeypatch.setattr(el.os, "sched_getaffinity", lambda _pid: set(range(cores)),
+                            raising=False)
+        return red.unit_statistics(units, base, request)
+
+    one, two = run(1), run(2)
+    for a, b in zip(one, two, strict=True):
+        for f in ("n_tar", "n_non", "cllr_tar", "cllr_non", "cllr_inf"):
+            assert getattr(a.stats, f) == getattr(b.stats, f)
+        for f in ("n_miss", "n_fa"):
+            assert np.array_equal(getattr(a.stats, f), getattr(b.stats, f))
+        for f in ("n_tar", "n_non", "start", "lo", "hi", "tar_pos_sum", "tar_pos_sq"):
+            assert np.array_equal(getattr(a.stats.blocks, f), getattr(b.stats.blocks, f))
