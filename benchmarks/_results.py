@@ -1,8 +1,10 @@
-"""Write one benchmark's section of ``benchmarks/RESULTS.md``, leaving the others in place."""
+"""Helpers of the benchmarks: write one section of ``benchmarks/RESULTS.md``; shared data."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 HEADER = ("# Benchmark results\n\nEach section is written by the script it names "
@@ -22,3 +24,12 @@ def write_section(path: str | Path, name: str, text: str) -> None:
     else:
         new = old.rstrip() + "\n\n" + block
     path.write_text(new.rstrip() + "\n")
+
+
+def synth_dataset(n: int, data: Path) -> Path:
+    """A ``scoreframe synth`` dataset of ``n`` trials (one system, 20 conditions), made once."""
+    dataset = data / f"synth_{n:.0e}".replace("+", "")
+    if not dataset.is_dir():
+        subprocess.run([sys.executable, "-m", "scoreframe", "synth", str(dataset), "--trials",
+                        str(n), "--systems", "1", "--conditions", "20"], check=True)
+    return dataset

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from _results import write_section
+from _results import synth_dataset, write_section
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
@@ -67,10 +67,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=float, default=1e8)
     n = int(ap.parse_args().trials)
-    dataset = DATA / f"synth_{n:.0e}".replace("+", "")
-    if not dataset.is_dir():
-        subprocess.run([sys.executable, "-m", "scoreframe", "synth", str(dataset), "--trials",
-                        str(n), "--systems", "1", "--conditions", "20"], check=True)
+    dataset = synth_dataset(n, DATA)
     models, segments = metadata(dataset)
     files = str(dataset / "**" / "*.parquet")
     t = time.time()

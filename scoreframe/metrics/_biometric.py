@@ -143,24 +143,21 @@ def from_statistics(ver: VerificationStats, blocks: Blocks, n_tar: int, n_non: i
     b = ver.at_fnmr
     gt = np.where(np.isnan(b.gt), np.nextafter(b.ge, -np.inf), b.gt)
     thr_b = gt if strict else b.ge
-    rows = []
-    for i, target in enumerate(request.fmr):
-        ok = int(a.k[i]) > 0
-        rows.append({"fmr_target": target,
-                     "fnmr": _rate(int(a.fnm[i]), n_tar) if ok else None,
-                     "fmr": _rate(int(a.fm[i]), n_non) if ok else None,
-                     "threshold": float(thr_a[i]) if ok else None,
-                     "n_fnm": int(a.fnm[i]) if ok else None, "n_fm": int(a.fm[i]) if ok else None})
-    out["fnmr_at_fmr"] = rows
-    rows = []
-    for i, target in enumerate(request.fnmr):
-        ok = int(b.k[i]) > 0
-        rows.append({"fnmr_target": target,
-                     "fmr": _rate(int(b.fm[i]), n_non) if ok else None,
-                     "fnmr": _rate(int(b.fnm[i]), n_tar) if ok else None,
-                     "threshold": float(thr_b[i]) if ok else None,
-                     "n_fm": int(b.fm[i]) if ok else None, "n_fnm": int(b.fnm[i]) if ok else None})
-    out["fmr_at_fnmr"] = rows
+    def target_rows(targets: Sequence[float], at: Any, thr: np.ndarray, name: str,
+                    order: tuple[str, str]) -> list[dict[str, Any]]:
+        """One row per target: rates reached, threshold and counts (null if unresolved)."""
+        rows = []
+        for i, target in enumerate(targets):
+            ok = int(at.k[i]) > 0
+            rate = {"fnmr": _rate(int(at.fnm[i]), n_tar), "fmr": _rate(int(at.fm[i]), n_non)}
+            count = {"fnmr": int(at.fnm[i]), "fmr": int(at.fm[i])}
+            rows.append({name: target, **{r: rate[r] if ok else None for r in order},
+                         "threshold": float(thr[i]) if ok else None,
+                         **{f"n_{r[:-1]}": count[r] if ok else None for r in order}})
+        return rows
+
+    out["fnmr_at_fmr"] = target_rows(request.fmr, a, thr_a, "fmr_target", ("fnmr", "fmr"))
+    out["fmr_at_fnmr"] = target_rows(request.fnmr, b, thr_b, "fnmr_target", ("fmr", "fnmr"))
     out["zero_fmr"] = _rate(int(a.fnm[-1]), n_tar)
     out["zero_fmr_threshold"] = float(thr_a[-1])
     out["zero_fnmr"] = _rate(int(b.fm[-1]), n_non)
