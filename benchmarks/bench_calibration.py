@@ -25,8 +25,8 @@ import polars as pl
 from _results import write_section
 from bench_evaluate import machine
 
-from scoreframe.calibration import LinearCalibration
-from scoreframe.fusion import LinearFusion
+from scoreframe.estimators.calibration import LinearCalibration
+from scoreframe.estimators.fusion import LinearFusion
 from scoreframe.kernels.logreg import fit_linear
 from scoreframe.kernels.psr import psr_beta
 

@@ -61,7 +61,7 @@ def make_inputs(d: Path, n: int) -> dict[str, Path]:
     import polars as pl
 
     from scoreframe import io as sio
-    from scoreframe.synth import synth_chunks
+    from scoreframe.frames.synth import synth_chunks
 
     df = pl.concat(synth_chunks(n, n_systems=1, seed=11)).select(
         "model", "segment", "score", "label")
@@ -177,7 +177,7 @@ EXPORT = r"""
 import json, os, resource, sys, time, warnings
 import polars as pl
 from scoreframe import io as sio
-from scoreframe.synth import synth_chunks
+from scoreframe.frames.synth import synth_chunks
 n, out = int(sys.argv[1]), sys.argv[2]
 df = pl.concat(synth_chunks(n, n_systems=1, seed=3)).select("model", "segment", "score")
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -79,7 +79,7 @@ elif kind == "synth":
 elif kind == "synth_lib":  # the generator and the writer, without write-time validation
     import inspect
     from scoreframe.io import write_trials
-    from scoreframe.synth import synth_chunks
+    from scoreframe.frames.synth import synth_chunks
     kw = {"validate": False} if "validate" in inspect.signature(write_trials).parameters else {}
     write_trials(synth_chunks(args["trials"], n_conditions=20), args["out"],
                  partition_by=["condition"], **kw)

@@ -3,21 +3,14 @@
 The public API: metrics on arrays (``eer``, ``min_dcf``, ``act_dcf``, ``cllr``, ``min_cllr``,
 ``auc``, ...), per-condition evaluation of trial tables (``evaluate``, with confidence
 intervals, ``bootstrap_evaluate``, and paired comparisons, ``compare``), anti-spoofing and
-forensic metrics (:mod:`scoreframe.spoof`, :mod:`scoreframe.forensic`), the trial data layer
+forensic metrics (:mod:`scoreframe.metrics.spoof`, :mod:`scoreframe.metrics.forensic`), the trial
+data layer
 (``scan_trials``, ``write_trials``, ``align``, ``validate_trials``, ``query``), the readers
 and writers of :mod:`scoreframe.io`, calibration and fusion (``LinearCalibration``,
-``PavCalibration``, ``LinearFusion``, ``load_model``); plots live in :mod:`scoreframe.plots`,
-reports in :mod:`scoreframe.report`, multiclass tools in :mod:`scoreframe.multiclass`.
+``PavCalibration``, ``LinearFusion``, ``load_model``); plots live in :mod:`scoreframe.views.plots`,
+reports in :mod:`scoreframe.views.report`, multiclass tools in :mod:`scoreframe.multiclass`.
 """
 
-from scoreframe import forensic, spoof
-from scoreframe._differentials import Differentials, differentials
-from scoreframe._epc import epc_curve
-from scoreframe.align import AlignmentReport, align, alignment_report
-from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
-from scoreframe.calibration import LinearCalibration, PavCalibration
-from scoreframe.compare import compare
-from scoreframe.curves import ape_curve, dcf_points, det_curve, nber_curve
 from scoreframe.errors import (
     AlignmentError,
     DegenerateError,
@@ -31,8 +24,13 @@ from scoreframe.errors import (
     UsageError,
     ValidationError,
 )
-from scoreframe.evaluate import evaluate, explode_dcf
-from scoreframe.fusion import LinearFusion
+from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
+from scoreframe.estimators.fusion import LinearFusion
+from scoreframe.estimators.models import load_model
+from scoreframe.frames.align import AlignmentReport, align, alignment_report
+from scoreframe.frames.schema import validate_trials
+from scoreframe.frames.sql import connect, query
+from scoreframe.frames.synth import synth_chunks
 from scoreframe.io import read_any, read_trials, scan_trials, write_any, write_trials
 from scoreframe.kernels.elementary import effective_prior, logit, probit, sigmoid
 from scoreframe.metrics import (
@@ -42,20 +40,24 @@ from scoreframe.metrics import (
     cllr,
     cross_entropy,
     eer,
+    forensic,
     min_cllr,
     min_dcf,
     pav_llrs,
     prbep,
     rocch,
     sorted_scores,
+    spoof,
     uer,
 )
-from scoreframe.models import load_model
 from scoreframe.norm import cohort_statistics, normalize
-from scoreframe.schema import validate_trials
-from scoreframe.sql import connect, query
-from scoreframe.synth import synth_chunks
-from scoreframe.tandem import tandem_t_dcf
+from scoreframe.results._differentials import Differentials, differentials
+from scoreframe.results._epc import epc_curve
+from scoreframe.results.bootstrap import bootstrap_evaluate, trials_needed
+from scoreframe.results.compare import compare
+from scoreframe.results.curves import ape_curve, dcf_points, det_curve, nber_curve
+from scoreframe.results.evaluate import evaluate, explode_dcf
+from scoreframe.results.tandem import tandem_t_dcf
 
 __all__ = [
     "AlignmentError",

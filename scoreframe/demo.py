@@ -15,13 +15,13 @@ from pathlib import Path
 
 import polars as pl
 
-from scoreframe.before_after import before_after, raw_stages
 from scoreframe.checks import check_positive_int
 from scoreframe.errors import ScoreframeError, message
-from scoreframe.evaluate import evaluate
+from scoreframe.frames.synth import synth_chunks
 from scoreframe.io.atomic import check_outputs
 from scoreframe.io.parquet import scan_trials, write_trials
-from scoreframe.synth import synth_chunks
+from scoreframe.results.before_after import before_after, raw_stages
+from scoreframe.results.evaluate import evaluate
 
 __all__ = ["DemoStep", "dev_eval_split", "run_demo"]
 
@@ -120,9 +120,9 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     >>> [s.title[:3] for s in steps]  # doctest: +SKIP
     ['1/5', '2/5', '3/5', '4/5', '5/5']
     """
-    from scoreframe.calibration import LinearCalibration
-    from scoreframe.fusion import LinearFusion
-    from scoreframe.report import build_report, write_report
+    from scoreframe.estimators.calibration import LinearCalibration
+    from scoreframe.estimators.fusion import LinearFusion
+    from scoreframe.views.report import build_report, write_report
 
     trials = check_positive_int(trials, name="trials", minimum=100)
     p = list(p_target)

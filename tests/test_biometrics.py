@@ -22,7 +22,6 @@ from scoreframe.errors import (
     ScoreframeError,
     UnresolvedTargetWarning,
 )
-from scoreframe.evaluate import group_statistics
 from scoreframe.kernels import biometric as kb
 from scoreframe.kernels import sort_scores
 from scoreframe.metrics import (
@@ -36,6 +35,7 @@ from scoreframe.metrics import (
     zero_fmr,
     zero_fnmr,
 )
+from scoreframe.results.evaluate import group_statistics
 from scoreframe.stats.summary import (
     VerificationRequest,
     merge_verification,

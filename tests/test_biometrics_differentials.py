@@ -13,7 +13,7 @@ from scoreframe import differentials
 from scoreframe.cli import main
 from scoreframe.errors import DegenerateGroupWarning, ScoreframeError
 from scoreframe.metrics import fnmr_at_fmr
-from scoreframe.plots import differentials_plot
+from scoreframe.views.plots import differentials_plot
 
 
 def trials(n=20_000, seed=9):

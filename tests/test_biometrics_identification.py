@@ -175,7 +175,7 @@ def test_bad_identification_input():
 
 
 def test_identification_charts():
-    from scoreframe.plots import cmc_plot, fnir_fpir_plot
+    from scoreframe.views.plots import cmc_plot, fnir_fpir_plot
 
     df = searches()
     spec = cmc_plot(cmc_curve(df, max_rank=5, by="sex"), series=["sex"]).to_dict()

@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 from scoreframe import epc_curve, evaluate
-from scoreframe._verification import FixedThresholdWarning
 from scoreframe.errors import ScoreframeError, UsageError
 from scoreframe.metrics import fmr_fnmr, verification_summary
-from scoreframe.plots import epc_plot
+from scoreframe.results._verification import FixedThresholdWarning
+from scoreframe.views.plots import epc_plot
 
 DEV, EVAL = "split = 'dev'", "split = 'eval'"
 

@@ -17,12 +17,12 @@ import pytest
 from scipy import stats
 
 import scoreframe as sf
-from scoreframe.bootstrap import bootstrap_evaluate, interval_long, trials_needed
 from scoreframe.errors import DegenerateGroupWarning, ScoreframeError
-from scoreframe.evaluate import group_statistics
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels import sort_scores
 from scoreframe.metrics import IntervalOptions, declared, interval_metrics, replicate_values
+from scoreframe.results.bootstrap import bootstrap_evaluate, interval_long, trials_needed
+from scoreframe.results.evaluate import group_statistics
 from scoreframe.stats import Request, reduce_sorted
 
 P_TARGET = (0.01, 0.2, 0.5)
@@ -288,7 +288,7 @@ def test_no_warning_for_infinite_scores() -> None:
 
 def test_interval_views_draw_the_frames_values() -> None:
     from scoreframe.kernels.elementary import probit
-    from scoreframe.plots.intervals import (
+    from scoreframe.views.plots.intervals import (
         det_interval_plot,
         forest_plot,
         interval_points,

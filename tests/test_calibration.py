@@ -15,14 +15,14 @@ from conftest import BOSARIS, assert_close
 from scipy import integrate, optimize, special
 
 from scoreframe import metrics
-from scoreframe.calibration import LinearCalibration, PavCalibration
 from scoreframe.errors import AlignmentError, ScoreframeError
-from scoreframe.fusion import LinearFusion
+from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
+from scoreframe.estimators.fusion import LinearFusion
+from scoreframe.estimators.models import load_model
 from scoreframe.kernels.logreg import fit_linear
 from scoreframe.kernels.pav_map import apply_pav_map, pav_map
 from scoreframe.kernels.psr import BetaRule, from_buja, psr_beta, psr_objective
 from scoreframe.kernels.sorted_scores import sort_scores
-from scoreframe.models import load_model
 
 EX_A = (np.array([1.0, 2, 5, 7]), np.array([-7.0, -5, -2, -1]))
 EX_B = (np.array([-3.0, 1, 2, 5, 7]), np.array([-7.0, -5, -2, -1, 3, 4]))

@@ -12,13 +12,13 @@ import polars as pl
 import pytest
 from conftest import BOSARIS
 
-from scoreframe import convert as conv
 from scoreframe.cli import main
 from scoreframe.demo import dev_eval_split, run_demo
 from scoreframe.errors import ScoreframeError
-from scoreframe.info import condition_columns, dataset_info
+from scoreframe.io import convert as conv
 from scoreframe.io import read_any, scan_trials
-from scoreframe.multiclass_before_after import multiclass_before_after, multiclass_stages
+from scoreframe.io.info import condition_columns, dataset_info
+from scoreframe.results.multiclass_before_after import multiclass_before_after, multiclass_stages
 
 RU2009 = Path(__file__).parent / "data" / "real" / "ru2009_evalita"
 

@@ -274,15 +274,15 @@ def test_empty_positionals_are_refused(inputs, cwd, capsys):
 
 # --- one definition of the engine options -------------------------------------------------------
 def _library_call(cmd: str):
-    from scoreframe.calibration import LinearCalibration
-    from scoreframe.compare import compare
-    from scoreframe.convert import convert_trials
     from scoreframe.demo import run_demo
-    from scoreframe.evaluate import evaluate
-    from scoreframe.fusion import LinearFusion
-    from scoreframe.info import dataset_info
-    from scoreframe.report import build_report
-    from scoreframe.sql import query
+    from scoreframe.estimators.calibration import LinearCalibration
+    from scoreframe.estimators.fusion import LinearFusion
+    from scoreframe.frames.sql import query
+    from scoreframe.io.convert import convert_trials
+    from scoreframe.io.info import dataset_info
+    from scoreframe.results.compare import compare
+    from scoreframe.results.evaluate import evaluate
+    from scoreframe.views.report import build_report
 
     return {"evaluate": evaluate, "compare": compare, "report": build_report,
             "info": dataset_info, "convert": convert_trials, "query": query,

@@ -269,7 +269,7 @@ def test_eer_is_shown_in_percent_as_in_the_report(ds, capsys):
     for system, eer in eers.items():
         row = next(line for line in out.splitlines() if f" {system} " in line)
         assert f" {100 * eer:.2f} " in row
-    from scoreframe.report import build_report, summary_html
+    from scoreframe.views.report import build_report, summary_html
 
     assert "EER (%)" in summary_html(build_report(ds))  # the report's header says the same
 
@@ -444,7 +444,7 @@ def test_convert_with_trial_id_records_it_for_later_reads(tmp_path, capsys):
 def test_report_with_trial_id(tmp_path, capsys):
     import inspect
 
-    from scoreframe.report import build_report
+    from scoreframe.views.report import build_report
 
     argv = ["report", str(RU2009), "--trial-id", "model,mcond,segment", "-o",
             str(tmp_path / "r.html")]

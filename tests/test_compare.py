@@ -8,10 +8,10 @@ import pytest
 from scipy.stats import binomtest
 
 import scoreframe as sf
-from scoreframe.bootstrap import bootstrap_evaluate
-from scoreframe.compare import compare, mcnemar_p_value, paired_p_value
 from scoreframe.errors import AlignmentError, ScoreframeError
 from scoreframe.kernels import bootstrap as kb
+from scoreframe.results.bootstrap import bootstrap_evaluate
+from scoreframe.results.compare import compare, mcnemar_p_value, paired_p_value
 
 
 def _two_systems(n: int = 400, seed: int = 0, noise: float = 0.3, shift: float = 0.0

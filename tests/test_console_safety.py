@@ -363,7 +363,7 @@ def test_degenerate_groups_warn_once_each_with_metrics_and_reason(tmp_path, caps
 
 def test_many_degenerate_groups_are_counted_not_listed():
     from scoreframe.errors import WARN_GROUPS, DegenerateGroupWarning
-    from scoreframe.evaluate import evaluate
+    from scoreframe.results.evaluate import evaluate
 
     with pytest.warns(DegenerateGroupWarning) as rec:
         evaluate(_groups_frame(WARN_GROUPS + 30), by="cond", p_target=0.5)

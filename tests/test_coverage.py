@@ -30,7 +30,7 @@ from scipy import integrate, stats
 from scipy.special import ndtr
 
 import scoreframe as sf
-from scoreframe.bootstrap import bootstrap_evaluate
+from scoreframe.results.bootstrap import bootstrap_evaluate
 
 MU = 2.0
 

@@ -8,10 +8,10 @@ import pytest
 from conftest import assert_close
 
 from scoreframe import metrics
-from scoreframe.curves import ape_curve, det_curve, nber_curve
 from scoreframe.kernels import curves as kc
 from scoreframe.kernels import sort_scores
 from scoreframe.kernels.elementary import probit
+from scoreframe.results.curves import ape_curve, det_curve, nber_curve
 
 
 def _frame(tar, non):

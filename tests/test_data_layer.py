@@ -12,8 +12,8 @@ from conftest import DATA
 
 from scoreframe import align, alignment_report, query, scan_trials, synth_chunks, write_trials
 from scoreframe.errors import AlignmentError, SchemaError, ScoreframeError
+from scoreframe.frames.schema import validate_trials
 from scoreframe.io import read_table, read_trials
-from scoreframe.schema import validate_trials
 
 QUERIES = Path(__file__).parents[1] / "queries"
 REAL = DATA / "real"

@@ -20,20 +20,18 @@ import polars as pl
 import pytest
 from conftest import DATA, assert_close
 
-from scoreframe import calibration as old_calibration
 from scoreframe.errors import NotFittedError, ScoreframeError
 from scoreframe.estimators import ESTIMATORS, Estimator, estimator_class
 from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
 from scoreframe.estimators.fusion import LinearFusion
-from scoreframe.models import load_model
+from scoreframe.estimators.models import load_model
 from scoreframe.multiclass.calibration import MulticlassCalibration, MulticlassFusion
 from scoreframe.multiclass.data import read_scores, read_truth, score_matrices
 
 REAL = DATA / "real"
-MODULES = ["scoreframe.models", "scoreframe.calibration", "scoreframe.fusion",
-           "scoreframe.multiclass.calibration", "scoreframe.estimators",
-           "scoreframe.estimators.base", "scoreframe.estimators.modelfile",
-           "scoreframe.estimators.calibration", "scoreframe.estimators.fusion",
+MODULES = ["scoreframe.estimators.models", "scoreframe.estimators.calibration",
+           "scoreframe.estimators.fusion", "scoreframe.multiclass.calibration",
+           "scoreframe.estimators", "scoreframe.estimators.base", "scoreframe.estimators.modelfile",
            "scoreframe.estimators.multiclass", "scoreframe.kernels.logreg"]
 
 
@@ -61,14 +59,15 @@ def test_registry_is_filled_by_the_classes():
 
 
 # the import graph of the whole package: tests/test_import_graph.py
-FIRST = {"scoreframe.models", "scoreframe.estimators.multiclass", "scoreframe.calibration"}
+FIRST = {"scoreframe.estimators.models", "scoreframe.estimators.multiclass",
+         "scoreframe.estimators.calibration"}
 
 
 @pytest.mark.parametrize("module", [m if m in FIRST else pytest.param(m, marks=pytest.mark.slow)
                                     for m in MODULES])
 def test_each_module_imports_first_in_a_fresh_interpreter(module):
     code = (f"import {module}\n"
-            "from scoreframe.models import load_model\n"
+            "from scoreframe.estimators.models import load_model\n"
             "m = load_model({'format': 'scoreframe-model', 'version': 1, "
             "'method': 'multiclass_affine', 'alpha': 2.0, 'classes': ['a', 'b'], "
             "'beta': {'a': 0.5, 'b': 0.0}, 'prior': None, 'training': {}})\n"
@@ -85,7 +84,6 @@ def test_repr_get_params_and_not_fitted():
     assert cal.get_params() == {"p_target": 0.2, "objective": "brier", "max_iter": 50}
     assert repr(cal) == ("LinearCalibration(p_target=0.2, objective='brier', max_iter=50)"
                          "  # not fitted")
-    assert old_calibration.NotFittedError is NotFittedError
     for est, call in ((cal, lambda e: e.transform(binary_trials())),
                       (cal, lambda e: e.save("never.json")),
                       (PavCalibration(), lambda e: e([0.0])),

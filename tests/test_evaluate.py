@@ -9,10 +9,10 @@ from conftest import DATA
 from scipy.spatial import ConvexHull
 
 from scoreframe import evaluate, explode_dcf, metrics, synth_chunks, write_trials
-from scoreframe.evaluate import DegenerateGroupWarning
 from scoreframe.kernels import sort_scores
 from scoreframe.kernels.elementary import operating_points
 from scoreframe.kernels.summary import equalized_summary
+from scoreframe.results.evaluate import DegenerateGroupWarning
 
 P = [0.01, 0.1, 0.5]
 

@@ -1,6 +1,7 @@
 """evaluate --spoof / --forensic / --tandem / eer_method="asvspoof" per condition.
 
-Each column equals the array API of scoreframe.spoof / scoreframe.forensic (tested against the
+Each column equals the array API of scoreframe.metrics.spoof / scoreframe.metrics.forensic (tested
+against the
 official implementations in tests/test_spoof.py and tests/test_forensic.py) on the group's
 scores; pooled rows use the pooled scores.
 """
@@ -16,9 +17,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from scoreframe import evaluate, forensic, spoof
+from scoreframe import evaluate
 from scoreframe.errors import ScoreframeError
-from scoreframe.tandem import tandem_t_dcf
+from scoreframe.metrics import forensic, spoof
+from scoreframe.results.tandem import tandem_t_dcf
 
 DATA = Path(__file__).parent / "data" / "real" / "asvspoof5_fusion_dev" / \
     "asvspoof5_fusion_dev.parquet"

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from scoreframe import evaluate, explode_dcf
-from scoreframe.bootstrap import bootstrap_evaluate
-from scoreframe.compare import compare as sf_compare
+from scoreframe.results.bootstrap import bootstrap_evaluate
+from scoreframe.results.compare import compare as sf_compare
 
 
 def data(n: int = 6000) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""Tests of scoreframe.forensic: ECE, ELUB, misleading evidence, Tippett, AUC.
+"""Tests of scoreframe.metrics.forensic: ECE, ELUB, misleading evidence, Tippett, AUC.
 
 Reference values: lir 1.3.1, scikit-learn and scipy outputs (provenance in
 tests/data/official_spoof_forensic/README.md); twins written from the definitions; properties
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 
 import scoreframe as sf
-from scoreframe import forensic
 from scoreframe.errors import DegenerateError, ScoreframeError
+from scoreframe.metrics import forensic
 
 DATA = Path(__file__).parent / "data"
 REF = json.loads((DATA / "official_spoof_forensic" / "official_reference.json").read_text())
@@ -287,7 +287,7 @@ def test_errors():
 
 # ---------------------------------------------------------------- views
 def test_tippett_and_ece_plots(real_cm):
-    from scoreframe.plots.forensic import ece_plot, thin_rows, tippett_plot
+    from scoreframe.views.plots.forensic import ece_plot, thin_rows, tippett_plot
 
     t, n, _ = real_cm
     tp = forensic.tippett(t, n)

@@ -8,7 +8,7 @@ import pytest
 
 import scoreframe as sf
 from scoreframe.errors import ScoreframeError
-from scoreframe.frames import as_lazy, is_frame_like
+from scoreframe.frames.lazy import as_lazy, is_frame_like
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")

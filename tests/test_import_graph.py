@@ -152,3 +152,72 @@ def test_no_import_cycle() -> None:
                 f"{m} -> {n} (line {ln})" for m in comp for n, ln in graph[m].items()
                 if n in inside))
         pytest.fail("import cycles:\n" + "\n".join(lines))
+
+
+# --- the layers: each package's docstring declares what it may import --------------------------
+TOP_RULES = {"errors": set(), "checks": {"errors"}}
+MAX_TOP_MODULES = 6
+
+
+def _package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _declared_rules() -> dict[str, set[str] | None]:
+    """``May import: a, b.`` from every subpackage's docstring (None: anything)."""
+    rules: dict[str, set[str] | None] = {}
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        lines = [ln for ln in doc.splitlines() if ln.startswith("May import:")]
+        assert lines, f"{init}: the docstring has no 'May import:' line"
+        text = " ".join(doc[doc.index("May import:"):].split("\n\n")[0].split())
+        text = text.removeprefix("May import:").strip()
+        if text.startswith("anything"):
+            rules[init.parent.name] = None
+            continue
+        names = text.split("(")[0].rstrip(". ").split(",")
+        rules[init.parent.name] = {n.strip().rstrip(".") for n in names if n.strip()}
+    return rules
+
+
+def _violations(graph: dict[str, dict[str, int]],
+                rules: dict[str, set[str] | None]) -> list[str]:
+    bad = []
+    for module, edges in graph.items():
+        src = _package_of(module)
+        allowed = rules.get(src, TOP_RULES.get(src))
+        if src in ("__init__", "__main__"):
+            allowed = None
+        elif src == "demo":
+            allowed = (set(rules) - {"cli"}) | set(TOP_RULES)
+        for target, line in edges.items():
+            dst = _package_of(target)
+            if dst in (src, "__init__") or allowed is None:
+                continue
+            if dst not in allowed:
+                bad.append(f"{module}:{line} imports {target} ({src} may import {sorted(allowed)})")
+    return bad
+
+
+def test_every_import_follows_the_declared_layers() -> None:
+    rules = _declared_rules()
+    assert {"io", "frames", "stats", "kernels", "metrics", "results", "views", "cli"} <= set(rules)
+    bad = _violations(_graph(), rules)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_layer_rule_catches_an_upward_import() -> None:
+    """The check can fail: a kernel importing the results layer, stats importing views."""
+    graph = {"scoreframe.kernels.x": {"scoreframe.results.evaluate": 3},
+             "scoreframe.stats.y": {"scoreframe.views.report": 7, "scoreframe.kernels.z": 8}}
+    bad = _violations(graph, _declared_rules())
+    assert len(bad) == 2
+    assert bad[0].startswith("scoreframe.kernels.x:3 imports scoreframe.results.evaluate")
+    assert bad[1].startswith("scoreframe.stats.y:7 imports scoreframe.views.report")
+
+
+def test_the_package_top_holds_few_modules() -> None:
+    top = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(top) <= MAX_TOP_MODULES, top
+    assert set(TOP_RULES) <= set(top)

@@ -51,7 +51,7 @@ def test_kns_text_matches_bosaris_read():
 
 
 def test_kns_get_tar_non():
-    from scoreframe.align import align
+    from scoreframe.frames.align import align
 
     trials = align(sio.read_key_txt(KNS / "key.txt"), sio.read_scores_txt(KNS / "scores.txt"))
     df = trials.collect()

@@ -6,9 +6,9 @@ import polars as pl
 import pytest
 
 import scoreframe as sf
-from scoreframe.align import join_metadata
 from scoreframe.cli import main
 from scoreframe.errors import AlignmentError
+from scoreframe.frames.align import join_metadata
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import pytest
 
 from scoreframe import io as sio
 from scoreframe.errors import ScoreframeError
-from scoreframe.sql import query
+from scoreframe.frames.sql import query
 
 Build = Callable[[Path], None]
 QUERIES = Path(__file__).parents[1] / "queries"

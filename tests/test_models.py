@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scoreframe.errors import FormatError
 from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
 from scoreframe.estimators.fusion import LinearFusion
-from scoreframe.models import load_model, save_model
+from scoreframe.estimators.models import load_model, save_model
 from scoreframe.multiclass.calibration import MulticlassCalibration, MulticlassFusion
 
 TAR, NON = [-3.0, 1, 2, 5, 7], [-7.0, -5, -2, -1, 3, 4]

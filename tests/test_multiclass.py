@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy.special import logsumexp
 
 from scoreframe.errors import AlignmentError, FormatError, ScoreframeError, ValidationError
+from scoreframe.estimators.models import load_model
 from scoreframe.io.multiclass import (
     read_lre22_key,
     read_lre22_scores,
@@ -23,7 +24,6 @@ from scoreframe.io.multiclass import (
 )
 from scoreframe.kernels import logreg
 from scoreframe.kernels import multiclass as km
-from scoreframe.models import load_model
 from scoreframe.multiclass import (
     MulticlassCalibration,
     MulticlassFusion,
@@ -34,7 +34,7 @@ from scoreframe.multiclass import (
     score_matrices,
 )
 from scoreframe.multiclass import data as legacy_data
-from scoreframe.plots import cavg_sweep_plot
+from scoreframe.views.plots import cavg_sweep_plot
 
 REAL = DATA / "real" / "multiclass"
 W_M = np.array([[2, 0, 0], [1, 1, 0], [0, 1, 1], [0, 2, 0], [1, 0, 0], [-1, 1, 1], [0, 0, 2],

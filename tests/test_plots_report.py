@@ -24,15 +24,22 @@ from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoreframe import curves, plots
-from scoreframe.calibration import LinearCalibration, PavCalibration, calibration_map
 from scoreframe.cli import main
 from scoreframe.errors import ScoreframeError, UsageError
-from scoreframe.evaluate import evaluate
+from scoreframe.estimators.calibration import LinearCalibration, PavCalibration, calibration_map
 from scoreframe.kernels.elementary import probit
-from scoreframe.plots.det import display_decimate
-from scoreframe.plots.style import DET_BOX, SERIES, det_ticks
-from scoreframe.report import GRID_COLUMNS, build_report, render_html, share_data, write_report
+from scoreframe.results import curves
+from scoreframe.results.evaluate import evaluate
+from scoreframe.views import plots
+from scoreframe.views.plots.det import display_decimate
+from scoreframe.views.plots.style import DET_BOX, SERIES, det_ticks
+from scoreframe.views.report import (
+    GRID_COLUMNS,
+    build_report,
+    render_html,
+    share_data,
+    write_report,
+)
 
 GOLDEN = DATA / "golden"
 STANDARD_TICKS = ["0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "40"]
@@ -412,7 +419,7 @@ def test_save_chart_unknown_suffix(tmp_path):
 
 
 def test_charts_display_offline_in_notebooks():
-    assert alt.renderers.active == "scoreframe"  # enabled by importing scoreframe.plots
+    assert alt.renderers.active == "scoreframe"  # enabled by importing scoreframe.views.plots
     bundle = charts()["det"]._repr_mimebundle_()
     svg = bundle["image/svg+xml"]
     assert svg.startswith("<svg") and "text/html" not in bundle

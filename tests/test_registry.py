@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 
 from scoreframe import evaluate, explode_dcf
-from scoreframe.before_after import before_after, columns
 from scoreframe.kernels import rocch as kr
 from scoreframe.metrics import registry
+from scoreframe.results.before_after import before_after, columns
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 from scoreframe import evaluate, explode_dcf
-from scoreframe.report import build_report, render_html
-from scoreframe.tandem import tandem_t_dcf
+from scoreframe.results.tandem import tandem_t_dcf
+from scoreframe.views.report import build_report, render_html
 
 DATA = Path(__file__).parent / "data" / "real" / "asvspoof5_fusion_dev" / \
     "asvspoof5_fusion_dev.parquet"

@@ -1,4 +1,4 @@
-"""Tests of scoreframe.spoof: a-DCF, t-DCF, ASVspoof EER, SASV EERs, trial_type checks.
+"""Tests of scoreframe.metrics.spoof: a-DCF, t-DCF, ASVspoof EER, SASV EERs, trial_type checks.
 
 Reference values come from the official implementations (provenance in
 tests/data/official_spoof_forensic/README.md); twins are direct per-threshold loops written from
@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scoreframe as sf
-from scoreframe import spoof
 from scoreframe.errors import DegenerateError, ScoreframeError, UsageError, ValidationError
+from scoreframe.metrics import spoof
 
 DATA = Path(__file__).parent / "data"
 REF = json.loads((DATA / "official_spoof_forensic" / "official_reference.json").read_text())
@@ -390,8 +390,8 @@ def test_trial_type_helpers():
 
 # ---------------------------------------------------------------- views
 def test_t_dcf_plot_marks_the_minimum(real, tmp_path):
-    from scoreframe.plots.save import save_chart
-    from scoreframe.plots.spoof import t_dcf_plot
+    from scoreframe.views.plots.save import save_chart
+    from scoreframe.views.plots.spoof import t_dcf_plot
 
     bona = np.concatenate((real["cm_target"], real["cm_nontarget"]))
     args = (real["asv_target"], real["asv_nontarget"], real["asv_spoof"], bona, real["cm_spoof"])

@@ -30,10 +30,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scoreframe as sf
-from scoreframe._sql_guard import MAX_OPERATORS, MAX_WHERE_CHARS, apply_where, where_expr
 from scoreframe.cli.main import main
 from scoreframe.errors import ScoreframeError
-from scoreframe.sql import connect, query
+from scoreframe.frames._sql_guard import MAX_OPERATORS, MAX_WHERE_CHARS, apply_where, where_expr
+from scoreframe.frames.sql import connect, query
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "TOPSECRET_7f3a9c"  # the content of the secret files: must never be printed
@@ -665,7 +665,7 @@ def test_fuzz_any_text_long(world, text):
 
 def test_a_query_registers_duckdb_temp_directory(tmp_path, monkeypatch):
     """A killed query's DuckDB spill files are removed by the next command (issue 26 item 7)."""
-    from scoreframe import sql as sql_mod
+    from scoreframe.frames import sql as sql_mod
     from scoreframe.io.atomic import clean_stale, host_tag
 
     monkeypatch.setenv("SCOREFRAME_STATE_DIR", str(tmp_path / "state"))

@@ -22,11 +22,11 @@ from scipy.spatial import ConvexHull
 from scoreframe import evaluate, explode_dcf, write_trials
 from scoreframe import rocch as metrics_rocch
 from scoreframe.errors import DegenerateError, ScoreframeError, ValidationError
-from scoreframe.evaluate import group_statistics
 from scoreframe.kernels import eer_conventions as ke
 from scoreframe.kernels.elementary import exact_sum, exact_to_float
 from scoreframe.kernels.sorted_scores import sort_scores
 from scoreframe.metrics.registry import GroupStats, OperatingPoints
+from scoreframe.results.evaluate import group_statistics
 from scoreframe.stats import Context, Request, merge_all, parse_memory, reduce_sorted
 from scoreframe.stats.outofcore import SPILL_PREFIX, clean_stale_spills
 

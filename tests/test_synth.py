@@ -19,7 +19,7 @@ from scipy.stats import norm
 
 from scoreframe import synth_chunks
 from scoreframe.errors import ScoreframeError
-from scoreframe.synth import MAX_SYSTEMS, synth_chunk
+from scoreframe.frames.synth import MAX_SYSTEMS, synth_chunk
 
 QUALITY = (1.0, 0.85, 0.7, 0.9, 0.6)
 SCALE = (2.0, 0.7, 1.3, 1.0, 0.5)

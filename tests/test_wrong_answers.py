@@ -25,14 +25,14 @@ import pytest
 
 import scoreframe as sf
 from scoreframe.cli import main
-from scoreframe.compare import compare
 from scoreframe.errors import AlignmentError, ScoreframeWarning, ValidationError
-from scoreframe.evaluate import evaluate, explode_dcf
+from scoreframe.frames.synth import synth_chunks
 from scoreframe.kernels import cllr as kc
 from scoreframe.kernels.sorted_scores import pav_blocks, sort_scores
-from scoreframe.report import build_report
-from scoreframe.synth import synth_chunks
-from scoreframe.tandem import tandem_t_dcf
+from scoreframe.results.compare import compare
+from scoreframe.results.evaluate import evaluate, explode_dcf
+from scoreframe.results.tandem import tandem_t_dcf
+from scoreframe.views.report import build_report
 
 # ---------------------------------------------------------------- (a) all-tied scores
 
@@ -288,7 +288,7 @@ def test_demo_style_report_histograms_have_data(tmp_path) -> None:
 
 def test_report_json_histograms_are_not_empty(tmp_path) -> None:
     """The written HTML embeds no empty dataset (the symptom in the issue)."""
-    from scoreframe.report import write_report
+    from scoreframe.views.report import write_report
 
     df = pl.concat(synth_chunks(2000, n_systems=1, seed=4, n_conditions=2))
     path = write_report(build_report(df, by="condition"), tmp_path / "r.html")

@@ -3,6 +3,8 @@
 ``main`` runs it (the ``scoreframe`` entry point); ``build_parser`` assembles the parser from the
 command modules (:mod:`~scoreframe.cli.convert`, :mod:`~scoreframe.cli.evaluate`, ...), which
 build their options from the parent parsers of :mod:`~scoreframe.cli.options`.
+
+May import: anything in the package (it is the top of the layers).
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from scoreframe.before_after import before_after, columns, raw_stages
 from scoreframe.cli.console import percent, print_frame, say, shown
 from scoreframe.metrics.registry import declared
+from scoreframe.results.before_after import before_after, columns, raw_stages
 
 __all__ = ["fit_summary", "print_before_after", "report_sets"]
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import polars as pl
 
-from scoreframe._sql_guard import check_where
 from scoreframe.cli.before_after import fit_summary, report_sets
 from scoreframe.cli.console import say, shown
 from scoreframe.cli.inputs import (
@@ -31,13 +30,14 @@ from scoreframe.cli.options import (
     real_in,
     where_option,
 )
+from scoreframe.frames._sql_guard import check_where
 
 __all__ = ["cmd_calibrate_apply", "cmd_calibrate_train", "register"]
 
 
 def cmd_calibrate_train(a: argparse.Namespace) -> int:
     """Run ``scoreframe calibrate train``."""
-    from scoreframe.calibration import LinearCalibration, PavCalibration
+    from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
 
     model: LinearCalibration | PavCalibration
     if a.method == "linear":

@@ -30,9 +30,9 @@ from scoreframe.cli.options import (
     probability_open,
     reading_options,
 )
-from scoreframe.compare import compare
 from scoreframe.errors import UsageError, message
 from scoreframe.metrics.registry import declared
+from scoreframe.results.compare import compare
 
 __all__ = ["add_interval_options", "cmd_compare", "format_interval", "interval_kwargs",
            "register"]

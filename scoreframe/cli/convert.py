@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from scoreframe import io as sio
-from scoreframe.align import align
 from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.inputs import load_dataset, parse_columns, parse_missing
 from scoreframe.cli.options import (
@@ -19,9 +18,10 @@ from scoreframe.cli.options import (
     size_bytes,
     where_option,
 )
-from scoreframe.convert import convert_trials, output_format, plan_outputs
 from scoreframe.errors import UsageError
+from scoreframe.frames.align import align
 from scoreframe.io.atomic import check_outputs
+from scoreframe.io.convert import convert_trials, output_format, plan_outputs
 from scoreframe.io.parquet import apply_where, infer_kind, scan_trials
 
 __all__ = ["cmd_convert", "register"]
@@ -32,7 +32,7 @@ def _check_outputs_first(a: argparse.Namespace, inputs: list[str]) -> None:
 
     The table kind (which decides the files of paired formats) comes from --key/--scores, or
     from the schema of a Parquet INPUT; a text INPUT is small and is checked by
-    :func:`~scoreframe.convert.convert_trials` before anything is written.
+    :func:`~scoreframe.io.convert.convert_trials` before anything is written.
     """
     if a.input:
         if (a.from_ or sio.guess_format(a.input)) != "parquet":

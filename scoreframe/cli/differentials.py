@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from scoreframe._differentials import differentials
 from scoreframe.cli.console import emit_frame, fmt, percent, print_table, write_text_output
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
@@ -21,6 +20,7 @@ from scoreframe.cli.options import (
     real_in,
 )
 from scoreframe.errors import UsageError, message
+from scoreframe.results._differentials import differentials
 
 __all__ = ["cmd_differentials", "register"]
 

@@ -39,10 +39,10 @@ from scoreframe.cli.options import (
     output_options,
     reading_options,
 )
-from scoreframe.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.metrics import EER_METHODS
 from scoreframe.metrics.registry import declared, table_metrics
-from scoreframe.tandem import tandem_t_dcf
+from scoreframe.results.evaluate import evaluate, explode_dcf, group_columns
+from scoreframe.results.tandem import tandem_t_dcf
 
 __all__ = ["PERCENT", "add_evaluate_options", "cmd_evaluate", "percent", "print_results",
            "register", "run_evaluate"]
@@ -86,7 +86,7 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
 
 
 def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
-    """Keyword arguments of :func:`scoreframe.evaluate.evaluate` from the evaluate options."""
+    """Keyword arguments of :func:`scoreframe.evaluate` from the evaluate options."""
     trial_id = getattr(a, "trial_id", None)
     return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or [],
             **engine_kwargs(a), "validate": a.validate is not False,

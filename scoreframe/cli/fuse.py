@@ -7,7 +7,6 @@ from pathlib import Path
 
 import polars as pl
 
-from scoreframe._sql_guard import check_where
 from scoreframe.cli.before_after import fit_summary, report_sets
 from scoreframe.cli.console import say, shown
 from scoreframe.cli.inputs import (
@@ -33,6 +32,7 @@ from scoreframe.cli.options import (
     where_option,
 )
 from scoreframe.errors import UsageError, listing
+from scoreframe.frames._sql_guard import check_where
 
 __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
 
@@ -54,7 +54,7 @@ def input_paths(tokens: list[str]) -> list[str]:
 
 def cmd_fuse_train(a: argparse.Namespace) -> int:
     """Run ``scoreframe fuse train``."""
-    from scoreframe.fusion import LinearFusion
+    from scoreframe.estimators.fusion import LinearFusion
 
     model = LinearFusion(p_target=a.p_target, objective=a.objective, max_iter=a.max_iter,
                          missing=parse_missing(a.missing))

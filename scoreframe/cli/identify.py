@@ -8,7 +8,6 @@ from pathlib import Path
 
 import polars as pl
 
-from scoreframe.align import join_metadata
 from scoreframe.cli.console import emit_frame, percent, print_table, write_text_output
 from scoreframe.cli.inputs import check_output_format
 from scoreframe.cli.options import (
@@ -21,6 +20,7 @@ from scoreframe.cli.options import (
     probability_open,
 )
 from scoreframe.errors import FormatError, UsageError, message
+from scoreframe.frames.align import join_metadata
 from scoreframe.identification import THRESHOLD_CONVENTIONS, TIE_RULES, identify
 
 __all__ = ["cmd_identify", "flat_rows", "register"]

@@ -7,7 +7,7 @@ import argparse
 from scoreframe.cli.console import console, print_frame, say, shown
 from scoreframe.cli.inputs import dataset_label, dataset_source, load_dataset, reading_kwargs
 from scoreframe.cli.options import add_command, dataset_options, int_in, reading_options
-from scoreframe.info import dataset_info
+from scoreframe.io.info import dataset_info
 from scoreframe.io.parquet import apply_where
 
 __all__ = ["cmd_info", "register"]

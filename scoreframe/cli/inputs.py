@@ -13,12 +13,12 @@ from typing import TypedDict
 import polars as pl
 
 from scoreframe import io as sio
-from scoreframe._sql_guard import check_where
-from scoreframe.align import align, join_metadata
 from scoreframe.errors import FormatError, UsageError, message
+from scoreframe.frames._sql_guard import check_where
+from scoreframe.frames.align import align, join_metadata
+from scoreframe.frames.schema import Kind
 from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.io.parquet import scan_trials, write_trials
-from scoreframe.schema import Kind
 
 __all__ = ["ReadingKwargs", "check_output_format", "dataset_label", "dataset_source",
            "guard_outputs", "input_paths", "load_dataset",
@@ -112,14 +112,14 @@ def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.Laz
     With ``--key K --scores S`` instead of a dataset, the two files are read (any registered
     format) and aligned as ``convert --key K --scores S`` aligns them: trials that do not
     align are an error naming counts and examples. Each ``--join FILE --on COL ...`` joins a
-    metadata table (:func:`scoreframe.align.join_metadata`: a missing or repeated key is an
+    metadata table (:func:`scoreframe.frames.align.join_metadata`: a missing or repeated key is an
     error naming the rows).
 
     A Parquet path is passed as is (the library scans it and prunes partitions); any other
     file goes through :func:`load_dataset` with the reading options (``--from``,
     ``--columns``, ``--trial-id``) into a checked LazyFrame. With ``--trial-id`` a Parquet
     path is also checked here, unless the library function takes ``trial_id`` itself
-    (``library_trial_id=True``, e.g. :func:`scoreframe.evaluate.evaluate`).
+    (``library_trial_id=True``, e.g. :func:`scoreframe.results.evaluate.evaluate`).
     """
     src = _trials_source(a, library_trial_id=library_trial_id)
     joins = list(zip(getattr(a, "join", None) or [], getattr(a, "on", None) or [], strict=True))
@@ -243,7 +243,7 @@ def other_system(a: object) -> dict[str, bool]:
 
 def load_model_kind(path: str, methods: tuple[str, ...]):  # noqa: ANN201
     """Load a model file and check its ``method`` is one of ``methods``."""
-    from scoreframe.models import load_model
+    from scoreframe.estimators.models import load_model
 
     model = load_model(path)
     if model.method not in methods:

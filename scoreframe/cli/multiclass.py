@@ -26,7 +26,7 @@ from scoreframe.cli.options import (
     path_arg,
     prior,
 )
-from scoreframe.multiclass_before_after import multiclass_before_after
+from scoreframe.results.multiclass_before_after import multiclass_before_after
 
 __all__ = ["MC_COLUMNS", "cmd_mc_apply", "cmd_mc_evaluate", "cmd_mc_train", "register"]
 

@@ -72,7 +72,7 @@ def cmd_norm(a: argparse.Namespace) -> int:
         kw.update(embeddings=tuple(a.embeddings), cohort=a.cohort, center=_center(a))
     trials = dataset_source(a)
     if a.where:
-        from scoreframe.frames import as_lazy
+        from scoreframe.frames.lazy import as_lazy
 
         trials = as_lazy(trials, where=a.where)
     with progress() as prog:
@@ -124,7 +124,7 @@ def _labels(a: argparse.Namespace, out: pl.LazyFrame) -> list[str]:
 
 def _summary(a: argparse.Namespace, out: pl.LazyFrame) -> None:
     """EER and minDCF of the raw and normalized scores (trials with labels)."""
-    from scoreframe.evaluate import evaluate, explode_dcf
+    from scoreframe.results.evaluate import evaluate, explode_dcf
 
     names = out.collect_schema().names()
     if "label" not in names:

@@ -9,8 +9,8 @@ from scoreframe.cli.console import emit_frame
 from scoreframe.cli.inputs import check_output_format
 from scoreframe.cli.options import add_command, output_options, path_arg
 from scoreframe.errors import ScoreframeError, UsageError, message
+from scoreframe.frames.sql import query
 from scoreframe.io.atomic import check_outputs
-from scoreframe.sql import query
 
 __all__ = ["cmd_query", "register"]
 

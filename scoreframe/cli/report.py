@@ -62,7 +62,7 @@ def check_export_dir(export_dir: str, *, formats: list[str], inputs: list[str | 
 
 def cmd_report(a: argparse.Namespace) -> int:
     """Run ``scoreframe report``."""
-    from scoreframe.report import build_report, write_report
+    from scoreframe.views.report import build_report, write_report
 
     inputs = [*input_paths(a), a.calibration]
     guard_outputs(inputs, [a.output], overwrite=a.overwrite)

@@ -19,8 +19,8 @@ from scoreframe.cli.options import (
     probability_open,
 )
 from scoreframe.errors import ScoreframeError, UsageError
+from scoreframe.frames.synth import MAX_SYSTEMS, SYNTH_COLUMNS, synth_chunks
 from scoreframe.io.parquet import write_trials
-from scoreframe.synth import MAX_SYSTEMS, SYNTH_COLUMNS, synth_chunks
 
 __all__ = ["cmd_synth", "register"]
 

@@ -8,9 +8,11 @@
 * :mod:`scoreframe.estimators.fusion`: :class:`LinearFusion`;
 * :mod:`scoreframe.estimators.multiclass`: ``MulticlassCalibration``, ``MulticlassFusion``.
 
-Loading a model (:func:`scoreframe.models.load_model`) dispatches on the document's
+Loading a model (:func:`scoreframe.estimators.models.load_model`) dispatches on the document's
 ``"method"`` through the registry; the modules of this package are imported on demand, so no
 module has to name every estimator and the import graph stays a tree.
+
+May import: errors, checks, kernels, io, frames, stats, multiclass.
 """
 
 from scoreframe.estimators.base import ESTIMATORS, Estimator, NotFittedError, estimator_class

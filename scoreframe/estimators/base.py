@@ -15,7 +15,7 @@ of :class:`Estimator`:
 * using an unfitted estimator raises :class:`~scoreframe.errors.NotFittedError`.
 
 Subclasses register themselves by their ``method`` (``__init_subclass__``), so
-:func:`estimator_class` (behind :func:`scoreframe.models.load_model`) dispatches on the
+:func:`estimator_class` (behind :func:`scoreframe.estimators.models.load_model`) dispatches on the
 document's ``"method"`` without naming any estimator class: the import graph stays a tree.
 """
 

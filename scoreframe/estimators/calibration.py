@@ -1,7 +1,7 @@
 """Calibration of one system's scores into llrs: affine (logistic regression, Beta rules) and PAV.
 
 Frames layer on top of the kernels: reads supervised trials (``score``, ``label``) through
-:func:`scoreframe.frames.as_lazy` (a path, a Polars, pandas or pyarrow table), fits with
+:func:`scoreframe.frames.lazy.as_lazy` (a path, a Polars, pandas or pyarrow table), fits with
 :mod:`scoreframe.kernels.logreg` or :mod:`scoreframe.kernels.pav_map`, and applies the fitted
 map lazily as a Polars expression (``to_expr``), so datasets of any size are calibrated in
 streaming chunks. A calibration belongs to one system: it records the system (and the
@@ -29,7 +29,7 @@ from scoreframe.errors import (
 )
 from scoreframe.estimators import modelfile as mf
 from scoreframe.estimators.base import Estimator
-from scoreframe.frames import Data, as_lazy, scan_raw
+from scoreframe.frames.lazy import Data, as_lazy, scan_raw
 from scoreframe.kernels.logreg import LinearFit, fit_linear
 from scoreframe.kernels.pav_map import apply_pav_map, pav_map
 from scoreframe.kernels.psr import BetaRule, psr_beta

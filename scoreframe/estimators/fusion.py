@@ -32,10 +32,10 @@ from scoreframe.estimators.calibration import (
     rule_from_doc,
     training_frame,
 )
-from scoreframe.frames import Data, as_lazy, is_frame_like
+from scoreframe.frames.lazy import Data, as_lazy, is_frame_like
+from scoreframe.frames.systems import pick_systems
 from scoreframe.kernels.logreg import fit_linear
 from scoreframe.kernels.psr import BetaRule
-from scoreframe.systems import pick_systems
 
 __all__ = ["KEY", "LinearFusion", "Systems", "check_missing", "check_wide", "finish_wide",
            "fusion_table", "pick_systems", "split_systems", "system_name"]

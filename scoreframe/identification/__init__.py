@@ -3,6 +3,8 @@
 Implementation in :mod:`scoreframe.identification._search` (frames) over
 :mod:`scoreframe.kernels.identification` (the mergeable per-probe state). See
 ``docs/biometrics.md``.
+
+May import: errors, checks, kernels, io, frames, stats, metrics.
 """
 
 from scoreframe.identification._search import (

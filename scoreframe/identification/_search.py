@@ -115,7 +115,7 @@ def _scan(data: Any, where: str | None) -> pl.LazyFrame:
     if isinstance(data, str | Path) and Path(data).suffix in (".npz", ".h5", ".hdf5"):
         lf = read_score_matrix(data)
         return lf.filter(pl.sql_expr(where)) if where else lf
-    from scoreframe.frames import scan_raw
+    from scoreframe.frames.lazy import scan_raw
 
     return scan_raw(data, where=where)
 

@@ -1,9 +1,11 @@
 """Readers and writers of trial tables (the I/O layer).
 
-Every reader returns a polars frame in the canonical schema (:mod:`scoreframe.schema`); every
+Every reader returns a polars frame in the canonical schema (:mod:`scoreframe.frames.schema`); every
 writer is atomic and never touches its inputs. :func:`read_any` / :func:`write_any` dispatch on
 a format name (or the file name) through the format registry (:func:`register_format`), which
 also gives the command line its ``--from``/``--to`` choices.
+
+May import: errors, checks, frames.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
+from scoreframe.frames.schema import Kind
 from scoreframe.io._formats import (
     Format,
     ReadOptions,
@@ -61,7 +64,6 @@ from scoreframe.io.text import (
     read_text_trials,
     write_text_trials,
 )
-from scoreframe.schema import Kind
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from scoreframe.errors import FormatError, UsageError, message
+from scoreframe.frames.schema import Kind, validate_trials
 from scoreframe.io.atomic import consistent_read
 from scoreframe.io.bosaris_hdf5 import (
     DEFAULT_MAX_DENSE_BYTES,
@@ -36,7 +37,6 @@ from scoreframe.io.tables import (
     write_table,
 )
 from scoreframe.io.text import fields_kind, read_text_trials, write_text_trials
-from scoreframe.schema import Kind, validate_trials
 
 __all__ = ["Format", "ReadOptions", "Reader", "Writer", "format_names", "get_format",
            "guess_format", "head_lines", "load_trials", "read_any", "register_format", "write_any"]

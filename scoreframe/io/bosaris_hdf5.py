@@ -35,9 +35,9 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import FormatError, ScoreframeError, ScoreframeWarning, message
+from scoreframe.frames.schema import Kind, validate_trials
 from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import quote
-from scoreframe.schema import Kind, validate_trials
 
 __all__ = ["DEFAULT_MAX_DENSE_BYTES", "dense_bytes", "read_bosaris_hdf5", "write_bosaris_hdf5"]
 

@@ -2,7 +2,8 @@
 
 I/O layer. Every reader returns a polars DataFrame in the canonical multiclass schema and
 checks the data on the way in, naming the file and the line (text files, counting the header
-as line 1), or the row (Parquet, frames; 0-based as in :func:`scoreframe.schema.validate_trials`)
+as line 1), or the row (Parquet, frames; 0-based as in
+:func:`scoreframe.frames.schema.validate_trials`)
 of the first problem:
 
 * scores, long: ``segment, class, score`` (+ ``system`` and any other columns);
@@ -47,7 +48,7 @@ __all__ = ["ID_NAMES", "TRUTH_NAMES", "read_lre22_key", "read_lre22_scores",
 ID_NAMES = ("segment", "segmentid", "segment_id", "id")
 #: Accepted names of the truth class column, in order of preference.
 TRUTH_NAMES = ("class", "true_class", "language", "language_code", "label")
-#: What the readers accept: a path or a polars frame (see :func:`scoreframe.frames.as_lazy`
+#: What the readers accept: a path or a polars frame (see :func:`scoreframe.frames.lazy.as_lazy`
 #: for pandas and pyarrow).
 Source = str | Path | pl.DataFrame | pl.LazyFrame
 

@@ -1,7 +1,8 @@
 """Parquet trial datasets: lazy scans of files or hive-partitioned directories, atomic writes.
 
 I/O layer: reads and writes files, returns polars frames in the canonical schema
-(:mod:`scoreframe.schema`). ``scan_*`` are lazy, ``read_*``/``write_*`` eager (polars naming).
+(:mod:`scoreframe.frames.schema`). ``scan_*`` are lazy, ``read_*``/``write_*`` eager (polars
+naming).
 """
 
 from __future__ import annotations
@@ -18,10 +19,16 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scoreframe import _sql_guard
 from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
+from scoreframe.frames import _sql_guard
+from scoreframe.frames.schema import (
+    Kind,
+    check_duplicates,
+    id_columns,
+    polars_frame,
+    validate_trials,
+)
 from scoreframe.io.atomic import atomic_output, consistent_read, final_path
-from scoreframe.schema import Kind, check_duplicates, id_columns, polars_frame, validate_trials
 
 __all__ = ["DEFAULT_MAX_ROW_GROUP_BYTES", "MARK_KEY", "apply_where", "dataset_validated",
            "infer_kind", "read_footers", "read_trials", "scan_trials", "unreadable_parquet",
@@ -290,7 +297,8 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
                  trial_id: Sequence[str] | None = None) -> None:
     """Write trials as one Parquet file or a hive-partitioned directory, atomically.
 
-    The data are checked as every reader checks them (:func:`scoreframe.schema.validate_trials`:
+    The data are checked as every reader checks them
+    (:func:`scoreframe.frames.schema.validate_trials`:
     columns and types, null ids, NaN or null scores, labels, duplicate trials) and written in
     the canonical types; every file records in its key-value metadata (key ``scoreframe``) that
     it was validated, so :func:`dataset_validated` can skip re-checking.

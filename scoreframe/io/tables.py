@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import FormatError, message
+from scoreframe.frames.schema import Kind, user_columns, validate_trials
 from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import (
     byte_array,
@@ -31,7 +32,6 @@ from scoreframe.io.lines import (
     utf8_or_format_error,
 )
 from scoreframe.io.parquet import infer_kind
-from scoreframe.schema import Kind, user_columns, validate_trials
 
 __all__ = ["read_nist_key", "read_nist_scores", "read_table", "write_nist_key",
            "write_nist_scores", "write_table"]
@@ -334,7 +334,7 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         Field separator for text tables (from the extension when omitted; gzip is read).
     trial_id
         Columns identifying a trial, for the duplicate check (see
-        :func:`scoreframe.schema.validate_trials`); read as text.
+        :func:`scoreframe.frames.schema.validate_trials`); read as text.
     text_columns
         Further columns (canonical names) read as text, never as numbers, e.g. the conditions
         an evaluation groups by: ``01`` and ``1`` stay two conditions.

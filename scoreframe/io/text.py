@@ -9,7 +9,7 @@ I/O layer. The formats are one line per trial:
 Files are parsed with polars (no Python loop over lines); blank lines are skipped; a line with
 the wrong number of fields is an error naming the file and line. Labels must be ``target`` or
 ``nontarget`` (any case, or the other spellings of
-:func:`scoreframe.schema.normalize_label`).
+:func:`scoreframe.frames.schema.normalize_label`).
 Writers write full float precision (BOSARIS' own ``save_txt`` keeps only 6 decimals).
 """
 
@@ -21,6 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe.errors import FormatError, message
+from scoreframe.frames.schema import Kind, validate_trials
 from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import (
     byte_array,
@@ -32,7 +33,6 @@ from scoreframe.io.lines import (
     read_source,
     utf8_or_format_error,
 )
-from scoreframe.schema import Kind, validate_trials
 
 __all__ = [
     "read_kaldi_scores",
@@ -84,7 +84,7 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     fmt
         Format name used in messages (``"BOSARIS text"``, ``"Kaldi"``).
     validate
-        Run the data checks of :func:`scoreframe.schema.validate_trials` (labels, NaN
+        Run the data checks of :func:`scoreframe.frames.schema.validate_trials` (labels, NaN
         scores, duplicate trials), reporting line numbers.
     order
         The fields of a line in the file's order, when they are not ``kind``'s usual order

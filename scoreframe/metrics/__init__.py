@@ -6,9 +6,10 @@ Biometric verification metrics (ISO/IEC 19795-1: ``fnmr_at_fmr``, ``zero_fmr``, 
 ``scoreframe.metrics.eer(tar, non)`` and friends validate arrays and call the kernels (the
 BOSARIS-style scalar API, :mod:`scoreframe.metrics.scalar`); :mod:`scoreframe.metrics.registry`
 declares every per-group metric of ``evaluate`` once (:mod:`scoreframe.metrics.binary`).
+
+May import: errors, checks, kernels, io, frames, stats.
 """
 
-from scoreframe.forensic import auc
 from scoreframe.metrics import binary as binary  # registers the binary metrics
 from scoreframe.metrics import families as families  # registers --spoof / --forensic metrics
 from scoreframe.metrics._biometric import (
@@ -33,6 +34,7 @@ from scoreframe.metrics._intervals import (
     metric_intervals,
     replicate_values,
 )
+from scoreframe.metrics.forensic import auc
 from scoreframe.metrics.registry import (
     GroupStats,
     Metric,

@@ -582,7 +582,7 @@ for _name, _display, _unit, _scale, _table, _desc in (
 
 def peer_sorted_units(stats: Any, data: Any, *, where: str | None) -> list[SortedScores | None]:
     """Each unit's sorted scores, for the peers' conventions (one in-memory pass)."""
-    from scoreframe.frames import scan_raw
+    from scoreframe.frames.lazy import scan_raw
     from scoreframe.stats.reduce import merge_sorted, sorted_groups
 
     row_cols = list(stats.row_cols)

@@ -3,7 +3,8 @@
 Declarations plus their per-group reduction. These metrics need every score of a group by class
 (target / non-target / spoof), so :func:`family_values` sorts each group's scores once per class
 in memory (Polars) and merges sorted runs for pooled rows; the kernels are those of
-:mod:`scoreframe.spoof` and :mod:`scoreframe.forensic`. The declarations read the values from
+:mod:`scoreframe.metrics.spoof` and :mod:`scoreframe.metrics.forensic`. The declarations read the
+values from
 ``GroupStats.extras``.
 """
 
@@ -14,8 +15,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import polars as pl
 
-from scoreframe.class_scores import TRIAL_TYPES, trial_type_problem
 from scoreframe.errors import ValidationError, message, warn_degenerate_groups
+from scoreframe.frames.class_scores import TRIAL_TYPES, trial_type_problem
 from scoreframe.metrics.registry import GroupStats, Metric, declare
 from scoreframe.stats.groups import Unit
 from scoreframe.stats.reduce import label_columns
@@ -63,8 +64,8 @@ def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[st
                   system_cols: Sequence[str], *, families: Sequence[str], where: str
                   ) -> list[dict[str, object]]:
     """Per unit, the values of the requested families (empty where a class is empty)."""
-    from scoreframe.forensic import forensic_summary_sorted
-    from scoreframe.spoof import (
+    from scoreframe.metrics.forensic import forensic_summary_sorted
+    from scoreframe.metrics.spoof import (
         asvspoof_eer_sorted,
         label_trial_type_problem,
         spoof_summary_sorted,

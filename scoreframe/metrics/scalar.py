@@ -381,7 +381,7 @@ def cross_entropy(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: flo
     See Also
     --------
     cllr : The same at ``p_target = 0.5``.
-    scoreframe.forensic.ece : The curve over prior log odds.
+    scoreframe.metrics.forensic.ece : The curve over prior log odds.
 
     Examples
     --------

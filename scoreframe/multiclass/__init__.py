@@ -4,6 +4,8 @@ Frames layer over :mod:`scoreframe.kernels.multiclass`: long score tables (``seg
 ``class``, ``score`` = log-likelihood, optional ``system``) and truth tables (``segment``,
 ``class``), read and checked by :mod:`scoreframe.io.multiclass`, become per-group ``(N, K)``
 matrices, one sort per system.
+
+May import: errors, checks, kernels, io, frames, stats, estimators.
 """
 
 from scoreframe.multiclass.calibration import MulticlassCalibration, MulticlassFusion

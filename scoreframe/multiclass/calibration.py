@@ -24,10 +24,10 @@ from scoreframe.estimators import modelfile as mf
 from scoreframe.estimators.base import Estimator
 from scoreframe.estimators.calibration import check_system, one_system
 from scoreframe.estimators.fusion import system_name
-from scoreframe.frames import is_frame_like
+from scoreframe.frames.lazy import is_frame_like
+from scoreframe.frames.systems import pick_systems
 from scoreframe.kernels.logreg import MulticlassFit, fit_affine
 from scoreframe.multiclass.data import Data, read_scores, read_truth, score_matrices
-from scoreframe.systems import pick_systems
 
 __all__ = ["MulticlassCalibration", "MulticlassFusion", "check_prior", "fit_multiclass"]
 

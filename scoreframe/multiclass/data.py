@@ -1,7 +1,7 @@
 """Compatibility module: the multiclass readers and the pivot under their old names.
 
 The readers live in :mod:`scoreframe.io.multiclass` (files) and
-:mod:`scoreframe.multiclass.tables` (any input, through :func:`scoreframe.frames.as_lazy`),
+:mod:`scoreframe.multiclass.tables` (any input, through :func:`scoreframe.frames.lazy.as_lazy`),
 which also holds :func:`score_matrices`.
 """
 

@@ -1,7 +1,7 @@
 """Multiclass tables as frames and per-group ``(N, K)`` matrices.
 
 Frames layer over :mod:`scoreframe.io.multiclass`: :func:`read_scores` / :func:`read_truth`
-take anything :func:`scoreframe.frames.as_lazy` takes (paths, polars, pandas, pyarrow) and
+take anything :func:`scoreframe.frames.lazy.as_lazy` takes (paths, polars, pandas, pyarrow) and
 check it like the readers; :func:`score_matrices` aligns scores with the truth and pivots each
 ``system`` into one ``(N, K)`` matrix with a single sort, splitting it by the ``by`` conditions
 without sorting again.
@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import AlignmentError, SchemaError, ValidationError, message
-from scoreframe.frames import as_lazy
+from scoreframe.frames.lazy import as_lazy
 from scoreframe.io.multiclass import read_multiclass_scores, read_multiclass_truth
 
 __all__ = ["Data", "Group", "describe", "read_scores", "read_truth", "score_matrices"]
@@ -39,7 +39,7 @@ def read_scores(source: Data, *, fmt: str | None = None,
 
     Paths go to :func:`scoreframe.io.multiclass.read_multiclass_scores` (long or wide tables,
     NIST LRE22 system output); frames of any kind are converted by
-    :func:`scoreframe.frames.as_lazy` and checked the same way.
+    :func:`scoreframe.frames.lazy.as_lazy` and checked the same way.
 
     Examples
     --------

@@ -4,6 +4,8 @@ Cohort statistics (per id: the mean and standard deviation of its scores against
 impostors, over the whole cohort or its top k) are computed out of core from cohort score
 tables, or by blocks of BLAS products from embeddings, into a table written once and reused;
 :func:`normalize` joins them lazily to any number of trials. See ``docs/norm.md``.
+
+May import: errors, checks, kernels, io, frames, stats.
 """
 
 from scoreframe.norm._embeddings import Embeddings, read_embeddings

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 
 from scoreframe.checks import check_choice, check_positive_int
 from scoreframe.errors import AlignmentError, ScoreframeError, UsageError, ValidationError, message
-from scoreframe.frames import as_lazy
+from scoreframe.frames.lazy import as_lazy
 from scoreframe.norm._embeddings import (
     Embeddings,
     block_statistics,

@@ -22,7 +22,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from scoreframe.errors import FormatError, ValidationError, message
-from scoreframe.frames import as_lazy
+from scoreframe.frames.lazy import as_lazy
 from scoreframe.kernels.cohort import MAX_ABS, GroupMoments, merge_topk, moments_of_rows
 from scoreframe.stats.executors import LocalExecutor
 from scoreframe.stats.outofcore import Piece, pieces_of

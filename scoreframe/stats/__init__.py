@@ -7,6 +7,8 @@ folded in; :mod:`~scoreframe.stats.outofcore` does the same out of core (score r
 to a temporary directory); :mod:`~scoreframe.stats.engine` picks the engine;
 :mod:`~scoreframe.stats.executors` and :mod:`~scoreframe.stats.dask` run the tasks on local
 threads or Dask workers. See ``docs/architecture.md``.
+
+May import: errors, checks, kernels, io, frames.
 """
 
 from scoreframe.stats.engine import Statistics, compute_statistics, parse_memory

@@ -24,7 +24,7 @@ import polars as pl
 
 from scoreframe.checks import check_choice
 from scoreframe.errors import FormatError, ScoreframeError, ValidationError, message
-from scoreframe.frames import as_lazy, is_frame_like, scan_raw
+from scoreframe.frames.lazy import as_lazy, is_frame_like, scan_raw
 from scoreframe.stats.groups import plan_units
 from scoreframe.stats.reduce import (
     Statistics,

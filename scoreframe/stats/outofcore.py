@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe._sql_guard import where_expr
 from scoreframe.errors import ScoreframeError, message
+from scoreframe.frames._sql_guard import where_expr
+from scoreframe.frames.schema import id_hash, repeated_hashes
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
 from scoreframe.kernels.sorted_scores import SortedScores
-from scoreframe.schema import id_hash, repeated_hashes
 from scoreframe.stats._replicates import merge_units, with_replicates
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats.executors import Executor, LocalExecutor

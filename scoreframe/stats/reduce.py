@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe._sql_guard import where_expr
 from scoreframe.errors import DegenerateError, ValidationError, message
+from scoreframe.frames._sql_guard import where_expr
+from scoreframe.frames.schema import check_duplicates as schema_check_duplicates
+from scoreframe.frames.schema import normalize_label
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.sorted_scores import SortedScores
-from scoreframe.schema import check_duplicates as schema_check_duplicates
-from scoreframe.schema import normalize_label
 from scoreframe.stats._replicates import merge_units, with_replicates
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats.groups import Unit
@@ -141,7 +141,7 @@ def first_location(source: object, column: str, where_sql: str | None = None) ->
 def check_duplicates(lf: pl.LazyFrame, id_cols: Sequence[str], *, where: str) -> None:
     """Raise if two trials share their id columns (``model``, ``segment``, ``system``).
 
-    :func:`scoreframe.schema.check_duplicates` (one wording for readers, ``info`` and the
+    :func:`scoreframe.frames.schema.check_duplicates` (one wording for readers, ``info`` and the
     statistics pass), with a hint naming the options of the evaluation.
     """
     if not id_cols:

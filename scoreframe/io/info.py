@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from scoreframe.checks import check_positive_int
-from scoreframe.frames import Data, as_lazy
+from scoreframe.frames.lazy import Data, as_lazy
 
 __all__ = ["ID_COLUMNS", "DatasetInfo", "condition_columns", "dataset_info"]
 

@@ -153,7 +153,7 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
 
     See Also
     --------
-    scoreframe.plots.differentials_plot, scoreframe.evaluate
+    scoreframe.views.plots.differentials_plot, scoreframe.evaluate
 
     Examples
     --------
@@ -165,8 +165,8 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     >>> d.groups.select("sex", "kind", "rate").rows()
     [('f', 'genuine', 0.5), ('f', 'impostor', 0.0), ('m', 'genuine', 0.0), ('m', 'impostor', 0.5)]
     """
-    from scoreframe.evaluate import group_statistics
     from scoreframe.metrics._biometric import check_rate_targets, from_statistics
+    from scoreframe.results.evaluate import group_statistics
 
     by_cols = [by] if isinstance(by, str) else list(by)
     pair_cols = [pair_with] if isinstance(pair_with, str) else list(pair_with or [])

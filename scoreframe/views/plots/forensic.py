@@ -1,8 +1,9 @@
 """Forensic LR views: Tippett plot and ECE plot (the APE plot's sibling).
 
-Both draw frames computed elsewhere (:func:`scoreframe.forensic.tippett`,
-:func:`scoreframe.forensic.ece_curve`) with the series / measure machinery of
-:mod:`scoreframe.plots.style`, so a system keeps its colour and dash in every chart of a report.
+Both draw frames computed elsewhere (:func:`scoreframe.metrics.forensic.tippett`,
+:func:`scoreframe.metrics.forensic.ece_curve`) with the series / measure machinery of
+:mod:`scoreframe.views.plots.style`, so a system keeps its colour and dash in every chart of a
+report.
 ``log10=True`` shows the x axis in log10 units (the forensic convention) instead of natural logs.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from scoreframe.plots.style import (
+from scoreframe.views.plots.style import (
     HEIGHT,
     SERIES,
     WIDTH,
@@ -72,7 +73,7 @@ def tippett_plot(tippett: Any, *, series: Sequence[str] | None = None,
     Parameters
     ----------
     tippett
-        A :func:`scoreframe.forensic.tippett` frame (``threshold``, ``p_tar_ge``,
+        A :func:`scoreframe.metrics.forensic.tippett` frame (``threshold``, ``p_tar_ge``,
         ``p_non_ge``), optionally with group columns (several systems).
     series, styles
         Group columns naming a series and the series' colours and dashes.
@@ -85,7 +86,7 @@ def tippett_plot(tippett: Any, *, series: Sequence[str] | None = None,
 
     Examples
     --------
-    >>> from scoreframe.forensic import tippett
+    >>> from scoreframe.metrics.forensic import tippett
     >>> tippett_plot(tippett([1.0, 2.0], [-1.0, 0.5])).to_dict()["layer"][0]["mark"]["interpolate"]
     'step-before'
     """
@@ -119,7 +120,7 @@ def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
              title: str = "Empirical cross-entropy") -> alt.LayerChart | alt.FacetChart:
     """ECE plot: the LRs' cross-entropy, its PAV minimum and the reference (LR = 1) curve.
 
-    The sibling of :func:`scoreframe.plots.ape_plot`, drawn with the same series and measure
+    The sibling of :func:`scoreframe.views.plots.ape_plot`, drawn with the same series and measure
     encodings: actual (``ece``, bold) and PAV (``ece_min``) per series, and the reference
     ``ece_ref`` once, grey and dotted. At prior log odds 0 the curves read Cllr and minCllr
     (Ramos et al. 2013).
@@ -127,13 +128,13 @@ def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
     Parameters
     ----------
     ece
-        A :func:`scoreframe.forensic.ece_curve` frame, optionally with group columns.
+        A :func:`scoreframe.metrics.forensic.ece_curve` frame, optionally with group columns.
     log10
         Show the prior log odds in log10 units (lir's ECE plot axis).
 
     Examples
     --------
-    >>> from scoreframe.forensic import ece_curve
+    >>> from scoreframe.metrics.forensic import ece_curve
     >>> c = ece_plot(ece_curve([1.0, 2.0], [-1.0]), log10=True).to_dict()
     >>> c["layer"][0]["encoding"]["x"]["title"]
     'prior log10 odds'

@@ -1,9 +1,11 @@
 """One self-contained, offline HTML report: summary table per group plus DET, NBER and APE charts.
 
-Views layer. The numbers come from one :func:`scoreframe.evaluate.evaluate` pass: its
+Views layer. The numbers come from one :func:`scoreframe.results.evaluate.evaluate` pass: its
 ``on_group`` hook hands every group's sorted scores to the curve-frame builders of
-:mod:`scoreframe.curves`, so a partitioned dataset is reduced once, partition by partition. The
-charts are :mod:`scoreframe.plots`; Vega, Vega-Lite and vega-embed are inlined from vl-convert's
+:mod:`scoreframe.results.curves`, so a partitioned dataset is reduced once, partition by partition.
+The
+charts are :mod:`scoreframe.views.plots`; Vega, Vega-Lite and vega-embed are inlined from
+vl-convert's
 bundle, so the file opens without network access.
 """
 
@@ -22,10 +24,12 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from scoreframe import curves as cv
-from scoreframe import plots
 from scoreframe.errors import ScoreframeError, message
-from scoreframe.evaluate import (
+from scoreframe.frames.lazy import Data, as_lazy
+from scoreframe.io.atomic import atomic_output, check_outputs
+from scoreframe.metrics.registry import GroupStats, declared, table_metrics
+from scoreframe.results import curves as cv
+from scoreframe.results.evaluate import (
     attach_intervals,
     explode_dcf,
     family_extras,
@@ -33,12 +37,10 @@ from scoreframe.evaluate import (
     group_statistics,
     results_frame,
 )
-from scoreframe.frames import Data, as_lazy
-from scoreframe.io.atomic import atomic_output, check_outputs
-from scoreframe.metrics.registry import GroupStats, declared, table_metrics
-from scoreframe.plots.save import javascript_bundle
-from scoreframe.plots.style import SeriesStyle, series_labels, series_scale
 from scoreframe.stats.groups import POOLED
+from scoreframe.views import plots
+from scoreframe.views.plots.save import javascript_bundle
+from scoreframe.views.plots.style import SeriesStyle, series_labels, series_scale
 
 __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", "write_report"]
 
@@ -115,7 +117,7 @@ class Report:
             out.append(("all groups", "calibration",
                         plots.calibration_plot(self.calibration, title="Calibration map")))
         if self.intervals is not None:
-            from scoreframe.plots.intervals import det_interval_plot, nber_interval_plot
+            from scoreframe.views.plots.intervals import det_interval_plot, nber_interval_plot
 
             ci = self.summary_ci
             out += [
@@ -126,18 +128,18 @@ class Report:
                     self.nber, self.intervals, series=gcols, styles=st,
                     title=f"NBER with {ci} intervals of act/min DCF"))]
         if self.comparison is not None:
-            from scoreframe.plots.intervals import forest_plot
+            from scoreframe.views.plots.intervals import forest_plot
 
             out.append(("intervals", "forest", forest_plot(self.comparison)))
         if self.tippett is not None and self.tippett.height:
-            from scoreframe.plots.forensic import ece_plot, tippett_plot
+            from scoreframe.views.plots.forensic import ece_plot, tippett_plot
 
             out.append(("forensic", "tippett", tippett_plot(self.tippett, series=gcols,
                                                             styles=st)))
             if self.ece is not None and self.ece.height:
                 out.append(("forensic", "ece", ece_plot(self.ece, series=gcols, styles=st)))
         if self.t_dcf is not None:
-            from scoreframe.plots.spoof import t_dcf_plot
+            from scoreframe.views.plots.spoof import t_dcf_plot
 
             out.append(("spoofing", "t_dcf", t_dcf_plot(self.t_dcf)))
         if not gcols:
@@ -191,14 +193,14 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     bootstrap, ci, resample, seed, interval
         With ``bootstrap=B``: confidence intervals in the summary (``value [lo, hi]``), DET
         boxes and NBER error bars at the operating points, and the trial-count guidance of
-        :func:`scoreframe.bootstrap.trials_needed` (``rel_width``).
+        :func:`scoreframe.results.bootstrap.trials_needed` (``rel_width``).
     spoof, forensic, tandem, t_dcf_variant
         The anti-spoofing metrics (default: when the data have a ``trial_type`` column), the
         forensic metrics with Tippett and ECE plots, and the t-DCF curve of the CM system in
         front of the ASV system ``tandem=(asv, cm)``.
     tandem_unpaired
         Trials scored by only one of the tandem systems: ``"error"`` or ``"drop"`` (with a
-        warning), as ``unpaired`` of :func:`scoreframe.tandem.tandem_t_dcf`.
+        warning), as ``unpaired`` of :func:`scoreframe.results.tandem.tandem_t_dcf`.
     compare
         ``(a, b)``: a forest plot of the paired-bootstrap differences ``b - a`` of two
         systems scored on the same trials (:func:`scoreframe.compare`; ``bootstrap``
@@ -216,7 +218,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     cal_frame = None
     notes = []
     if calibration is not None:
-        from scoreframe.calibration import calibration_map
+        from scoreframe.estimators.calibration import calibration_map
 
         rng = lf.select(pl.col("score").min().alias("lo"), pl.col("score").max().alias("hi")
                         ).collect().row(0)
@@ -247,7 +249,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     pieces["hist"] += _histograms(source, summary, where=where)
     extra: dict[str, Any] = {}
     if bootstrap:
-        from scoreframe.bootstrap import bootstrap_evaluate, trials_needed
+        from scoreframe.results.bootstrap import bootstrap_evaluate, trials_needed
 
         ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else None)
         intervals = bootstrap_evaluate(source, by=by, where=where, p_target=p_list,
@@ -261,7 +263,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         notes.append(f"{100 * ci:g} % {interval} bootstrap intervals, {bootstrap} replicates, "
                      f"resampling {resample}, seed {seed}")
     if compare:
-        from scoreframe.compare import compare as compare_systems
+        from scoreframe.results.compare import compare as compare_systems
 
         ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else None)
         extra["comparison"] = compare_systems(
@@ -271,8 +273,8 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     if forensic:
         extra["tippett"], extra["ece"] = forensic_frames(source, by=by, where=where)
     if tandem:
-        from scoreframe.spoof import t_dcf_curve
-        from scoreframe.tandem import tandem_arrays
+        from scoreframe.metrics.spoof import t_dcf_curve
+        from scoreframe.results.tandem import tandem_arrays
 
         arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where,
                                   unpaired=tandem_unpaired)
@@ -319,7 +321,7 @@ def forensic_frames(data: Any, *, by: Sequence[str] | str | None = None,
 
     Spoofs count as non-targets. A group's scores are held in memory (forensic sets are small).
     """
-    from scoreframe.forensic import ece_curve, tippett
+    from scoreframe.metrics.forensic import ece_curve, tippett
 
     lf = as_lazy(data, where=where)
     by_cols = [c for c in by.split(",") if c] if isinstance(by, str) else list(by or [])

@@ -1,10 +1,10 @@
 """Confidence intervals in the charts: NBER error bars, DET boxes, forest plots of comparisons.
 
 Views layer: pure functions from tidy frames to Altair charts. The intervals come from
-:func:`scoreframe.bootstrap.bootstrap_evaluate` (or an ``evaluate`` frame with its ``_lo`` /
-``_hi`` columns joined in) and :func:`scoreframe.compare.compare`; the curves from
-:mod:`scoreframe.curves`. Series keep the colours and dashes of the other charts
-(:mod:`scoreframe.plots.style`).
+:func:`scoreframe.results.bootstrap.bootstrap_evaluate` (or an ``evaluate`` frame with its ``_lo`` /
+``_hi`` columns joined in) and :func:`scoreframe.results.compare.compare`; the curves from
+:mod:`scoreframe.results.curves`. Series keep the colours and dashes of the other charts
+(:mod:`scoreframe.views.plots.style`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import numpy as np
 import polars as pl
 
 from scoreframe.kernels.elementary import logit, probit
-from scoreframe.plots.bayes import nber_plot
-from scoreframe.plots.det import det_plot
-from scoreframe.plots.style import (
+from scoreframe.views.plots.bayes import nber_plot
+from scoreframe.views.plots.det import det_plot
+from scoreframe.views.plots.style import (
     DET_BOX,
     HEIGHT,
     SERIES,
@@ -44,8 +44,8 @@ def interval_points(intervals: Any, *, series: Sequence[str] | None = None) -> p
 
     Examples
     --------
-    >>> from scoreframe.bootstrap import bootstrap_evaluate
-    >>> from scoreframe.synth import synth_chunks
+    >>> from scoreframe.results.bootstrap import bootstrap_evaluate
+    >>> from scoreframe.frames.synth import synth_chunks
     >>> r = bootstrap_evaluate(next(synth_chunks(2000, n_systems=1)), p_target=0.1,
     ...                        bootstrap=50)
     >>> interval_points(r).select("series", "p_target").rows()
@@ -86,16 +86,17 @@ def nber_interval_plot(nber: Any, intervals: Any, *, series: Sequence[str] | Non
                        ) -> alt.LayerChart:
     """The NBER plot with error bars of actual and minimum DCF at the evaluated priors.
 
-    ``nber`` is a :func:`scoreframe.curves.nber_curve` frame, ``intervals`` a
-    :func:`scoreframe.bootstrap.bootstrap_evaluate` frame of the same groups. At each prior the
+    ``nber`` is a :func:`scoreframe.results.curves.nber_curve` frame, ``intervals`` a
+    :func:`scoreframe.results.bootstrap.bootstrap_evaluate` frame of the same groups. At each prior
+    the
     actual-DCF interval is a solid bar with a filled point, the minimum-DCF interval a thinner
     bar with an open point, both in the series' colour.
 
     Examples
     --------
-    >>> from scoreframe.bootstrap import bootstrap_evaluate
-    >>> from scoreframe.curves import nber_curve
-    >>> from scoreframe.synth import synth_chunks
+    >>> from scoreframe.results.bootstrap import bootstrap_evaluate
+    >>> from scoreframe.results.curves import nber_curve
+    >>> from scoreframe.frames.synth import synth_chunks
     >>> df = next(synth_chunks(2000, n_systems=1))
     >>> chart = nber_interval_plot(nber_curve(df), bootstrap_evaluate(df, p_target=(0.1, 0.5),
     ...                                                                bootstrap=50))
@@ -142,14 +143,15 @@ def det_interval_plot(det: Any, intervals: Any, *, series: Sequence[str] | None 
 
     The box spans the bootstrap intervals of the false-alarm and miss rates at the
     minimizing ROCCH vertex (``pfa_min``, ``pmiss_min`` of
-    :func:`scoreframe.bootstrap.bootstrap_evaluate`), with cross-hairs through the point: how
+    :func:`scoreframe.results.bootstrap.bootstrap_evaluate`), with cross-hairs through the point:
+    how
     far the operating point moves when the trials are resampled.
 
     Examples
     --------
-    >>> from scoreframe.bootstrap import bootstrap_evaluate
-    >>> from scoreframe.curves import det_curve
-    >>> from scoreframe.synth import synth_chunks
+    >>> from scoreframe.results.bootstrap import bootstrap_evaluate
+    >>> from scoreframe.results.curves import det_curve
+    >>> from scoreframe.frames.synth import synth_chunks
     >>> df = next(synth_chunks(2000, n_systems=1))
     >>> chart = det_interval_plot(det_curve(df), bootstrap_evaluate(df, p_target=0.1,
     ...                                                              bootstrap=50))
@@ -188,7 +190,7 @@ def det_interval_plot(det: Any, intervals: Any, *, series: Sequence[str] | None 
 
 def forest_plot(comparison: Any, *, width: int = WIDTH, row_height: int = 18,
                 title: str | None = None) -> alt.LayerChart | alt.FacetChart:
-    """Forest plot of :func:`scoreframe.compare.compare` differences with their intervals.
+    """Forest plot of :func:`scoreframe.results.compare.compare` differences with their intervals.
 
     One row per group x metric x prior (bootstrap rows only), the difference ``b - a`` as a
     point with its interval as a bar and a rule at 0; intervals that exclude 0 are drawn
@@ -197,8 +199,8 @@ def forest_plot(comparison: Any, *, width: int = WIDTH, row_height: int = 18,
 
     Examples
     --------
-    >>> from scoreframe.compare import compare
-    >>> from scoreframe.synth import synth_chunks
+    >>> from scoreframe.results.compare import compare
+    >>> from scoreframe.frames.synth import synth_chunks
     >>> cmp = compare(next(synth_chunks(2000, n_systems=2)), "sys1", "sys2", p_target=0.1,
     ...               bootstrap=50)
     >>> chart = forest_plot(cmp)

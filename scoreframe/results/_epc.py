@@ -1,6 +1,6 @@
 """The expected performance curve (EPC) of a verification system.
 
-Results layer, above :mod:`scoreframe.evaluate`: for each ``alpha`` the threshold minimizing
+Results layer, above :mod:`scoreframe.results.evaluate`: for each ``alpha`` the threshold minimizing
 ``alpha FMR + (1 - alpha) FNMR`` on development trials (a vertex of the ROC convex hull) and,
 on evaluation trials, FMR, FNMR, HTER and the same weighted error at it (Bengio & Mariéthoz's
 EPC, as bob/BEAT draw it). Two reductions; integer counts at fixed thresholds, every engine.
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe._verification import eval_where, fixed_threshold_column, table_thresholds
 from scoreframe.errors import ScoreframeError, message
-from scoreframe.evaluate import group_statistics
+from scoreframe.results._verification import eval_where, fixed_threshold_column, table_thresholds
+from scoreframe.results.evaluate import group_statistics
 from scoreframe.stats.engine import Statistics
 from scoreframe.stats.summary import VerificationRequest
 
@@ -79,7 +79,7 @@ def epc_curve(data: Any, *, dev: str, eval: str | None = None,
 
     See Also
     --------
-    scoreframe.plots.epc_plot, scoreframe.evaluate
+    scoreframe.views.plots.epc_plot, scoreframe.evaluate
 
     Examples
     --------

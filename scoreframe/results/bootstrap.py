@@ -29,10 +29,10 @@ import numpy as np
 import polars as pl
 
 from scoreframe.checks import check_positive
-from scoreframe.evaluate import Data, group_statistics, results_frame
 from scoreframe.kernels.elementary import effective_prior
 from scoreframe.metrics import INTERVALS, MAX_BOOTSTRAP, IntervalOptions, declared
 from scoreframe.metrics.registry import GroupStats, Metric
+from scoreframe.results.evaluate import Data, group_statistics, results_frame
 from scoreframe.stats.groups import POOLED
 
 __all__ = ["INTERVALS", "MAX_BOOTSTRAP", "POOLED", "TRIAL", "IntervalOptions",
@@ -113,7 +113,7 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
     Examples
     --------
     >>> import polars as pl
-    >>> from scoreframe.synth import synth_chunks
+    >>> from scoreframe.frames.synth import synth_chunks
     >>> df = next(synth_chunks(4000, n_systems=1, seed=3))
     >>> r = bootstrap_evaluate(df, by="gender", p_target=0.1, bootstrap=100)
     >>> r.select("gender", "n_tar").rows()
@@ -186,7 +186,7 @@ def trials_needed(results: pl.DataFrame, *, rel_width: float = 0.2) -> pl.DataFr
 
     Examples
     --------
-    >>> from scoreframe.synth import synth_chunks
+    >>> from scoreframe.frames.synth import synth_chunks
     >>> r = bootstrap_evaluate(next(synth_chunks(4000, n_systems=1, seed=3)),
     ...                        p_target=0.1, bootstrap=100)
     >>> g = trials_needed(r, rel_width=0.1)

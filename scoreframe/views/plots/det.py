@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.kernels.elementary import probit
-from scoreframe.plots.style import (
+from scoreframe.views.plots.style import (
     DET_BOX,
     HEIGHT,
     SERIES,
@@ -103,21 +103,21 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     Parameters
     ----------
     det
-        A :func:`scoreframe.curves.det_curve` frame (several groups become several series;
+        A :func:`scoreframe.results.curves.det_curve` frame (several groups become several series;
         Polars, pandas or pyarrow).
     curve
         ``"steppy"``, ``"rocch"`` or ``"both"`` (the ROCCH-DET fainter, same colour and dash).
     points
         DCF operating points: a frame with the group columns, ``p_target``, ``kind``
         (``"min"`` / ``"act"``), ``pfa`` and ``pmiss`` (e.g. rows of
-        :func:`scoreframe.curves.operating_points`). Each prior gets its own marker shape,
+        :func:`scoreframe.results.curves.operating_points`). Each prior gets its own marker shape,
         filled at the minimum-DCF vertex and open at the actual-DCF decision; points outside
         the box are omitted and named in the subtitle.
     series
         Group columns naming a series (default: the leading string columns).
     styles
-        Series label -> :class:`~scoreframe.plots.style.SeriesStyle` (see
-        :func:`~scoreframe.plots.style.series_scale`); default: by order of appearance.
+        Series label -> :class:`~scoreframe.views.plots.style.SeriesStyle` (see
+        :func:`~scoreframe.views.plots.style.series_scale`); default: by order of appearance.
     box
         ``(pfa_min, pfa_max, pmiss_min, pmiss_max)`` probabilities of the plot box.
     resolution
@@ -127,7 +127,7 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     Examples
     --------
     >>> import polars as pl
-    >>> from scoreframe.curves import det_curve
+    >>> from scoreframe.results.curves import det_curve
     >>> df = pl.DataFrame({"score": [3.0, 1.0, 2.0, 0.0, 0.5], "label": [True, True, False,
     ...                    False, False]})
     >>> spec = det_plot(det_curve(df)).to_dict()

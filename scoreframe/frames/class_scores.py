@@ -1,6 +1,6 @@
 """Validation of per-class score arrays and of the SASV ``trial_type`` column.
 
-Shared by :mod:`scoreframe.spoof` and :mod:`scoreframe.forensic` (and meant for
+Shared by :mod:`scoreframe.metrics.spoof` and :mod:`scoreframe.metrics.forensic` (and meant for
 ``validate_trials``): every check returns a clean float64 array or raises a one-line
 :class:`~scoreframe.errors.ScoreframeError` naming the argument, what was expected, what was found
 and where.

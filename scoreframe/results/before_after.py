@@ -1,6 +1,6 @@
 """Before/after tables for calibration and fusion: the same metrics on raw and on calibrated scores.
 
-Results layer: runs :func:`scoreframe.evaluate.evaluate` on each stage (a trial table whose
+Results layer: runs :func:`scoreframe.results.evaluate.evaluate` on each stage (a trial table whose
 ``score`` is treated as an llr) and stacks the tidy rows. Computes nothing itself.
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from scoreframe.evaluate import evaluate, explode_dcf
 from scoreframe.metrics.registry import table_metrics
+from scoreframe.results.evaluate import evaluate, explode_dcf
 
 __all__ = ["before_after", "columns", "raw_stages"]
 

@@ -3,7 +3,7 @@
 Results layer: the two systems' rows of a SASV trial table (``system``, ``model``, ``segment``,
 ``score``, ``trial_type``) are joined on ``(model, segment)``; the ASV scores are split by
 ``trial_type`` and the CM scores into bona fide (target + non-target) and spoof; the kernel is
-:func:`scoreframe.spoof.t_dcf`.
+:func:`scoreframe.metrics.spoof.t_dcf`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any, Literal
 import polars as pl
 
 from scoreframe.checks import check_choice
-from scoreframe.class_scores import trial_type_problem
 from scoreframe.errors import AlignmentError, ScoreframeWarning, ValidationError, message
-from scoreframe.frames import Data, as_lazy
+from scoreframe.frames.class_scores import trial_type_problem
+from scoreframe.frames.lazy import Data, as_lazy
 
 __all__ = ["tandem_arrays", "tandem_t_dcf"]
 
@@ -43,12 +43,12 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
         ``"drop"`` leaves them out with a :class:`~scoreframe.errors.ScoreframeWarning`
         saying how many were dropped.
     variant, costs
-        Passed to :func:`scoreframe.spoof.t_dcf` (``"2021"`` or ``"2019"``, priors, costs).
+        Passed to :func:`scoreframe.metrics.spoof.t_dcf` (``"2021"`` or ``"2019"``, priors, costs).
 
     Returns
     -------
     dict
-        The keys of :func:`scoreframe.spoof.t_dcf`, plus ``asv_system``, ``cm_system``,
+        The keys of :func:`scoreframe.metrics.spoof.t_dcf`, plus ``asv_system``, ``cm_system``,
         ``variant`` and ``n_trials`` (trials scored by both systems).
 
     Examples
@@ -65,7 +65,7 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
     >>> out["n_trials"], out["variant"], 0.0 <= out["min_t_dcf"] <= 1.0
     (6, '2021', True)
     """
-    from scoreframe.spoof import t_dcf
+    from scoreframe.metrics.spoof import t_dcf
 
     arrays, n = tandem_arrays(data, asv=asv, cm=cm, where=where, unpaired=unpaired)
     res = t_dcf(*arrays, variant=variant, **costs)  # type: ignore[arg-type]

@@ -1,6 +1,7 @@
 """Anti-spoofing views: the normalised t-DCF over CM thresholds with its minimum marked.
 
-Draws a :func:`scoreframe.spoof.t_dcf_curve` frame (one row per point of the per-trial CM sweep);
+Draws a :func:`scoreframe.metrics.spoof.t_dcf_curve` frame (one row per point of the per-trial CM
+sweep);
 the minimum row (``is_min``) is always kept when the curve is thinned for display.
 """
 
@@ -12,8 +13,8 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from scoreframe.plots.forensic import thin_rows
-from scoreframe.plots.style import (
+from scoreframe.views.plots.forensic import thin_rows
+from scoreframe.views.plots.style import (
     HEIGHT,
     SERIES,
     WIDTH,
@@ -39,7 +40,7 @@ def t_dcf_plot(curve: Any, *, series: Sequence[str] | None = None,
     Parameters
     ----------
     curve
-        A :func:`scoreframe.spoof.t_dcf_curve` frame (``cm_threshold``, ``t_dcf``,
+        A :func:`scoreframe.metrics.spoof.t_dcf_curve` frame (``cm_threshold``, ``t_dcf``,
         ``is_min``), optionally with group columns (several CMs or conditions).
     series, styles
         Group columns naming a series and the series' colours and dashes.
@@ -51,7 +52,7 @@ def t_dcf_plot(curve: Any, *, series: Sequence[str] | None = None,
 
     Examples
     --------
-    >>> from scoreframe.spoof import t_dcf_curve
+    >>> from scoreframe.metrics.spoof import t_dcf_curve
     >>> c = t_dcf_curve([2.0, 3.0], [0.0, 1.0], [2.5, 0.5], [1.0, 2.0, 3.0], [-1.0, 0.5])
     >>> spec = t_dcf_plot(c).to_dict()
     >>> [layer["mark"]["type"] for layer in spec["layer"]]

@@ -1,6 +1,7 @@
 """Bayes-error views: normalized Bayes error rate (NBER) and APE curves with Cllr bars.
 
-Each series (group) keeps its colour and dash from :func:`~scoreframe.plots.style.series_scale`;
+Each series (group) keeps its colour and dash from
+:func:`~scoreframe.views.plots.style.series_scale`;
 the measures of a series (actual, minimum, ...) differ by stroke width, or by dash when the
 chart shows a single series. Values above the top of the y axis are not clamped: the lines
 are clipped at the frame and leave the plot, as in the published figures.
@@ -16,7 +17,7 @@ import polars as pl
 
 from scoreframe.errors import UsageError, message
 from scoreframe.kernels.elementary import logit
-from scoreframe.plots.style import (
+from scoreframe.views.plots.style import (
     HEIGHT,
     SERIES,
     WIDTH,
@@ -64,11 +65,11 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
     Parameters
     ----------
     nber
-        A :func:`scoreframe.curves.nber_curve` frame; several groups (or a ``set`` column
+        A :func:`scoreframe.results.curves.nber_curve` frame; several groups (or a ``set`` column
         named in ``series``, for dev/eval overlays) become several series.
     series, styles
         Group columns naming a series and the series' colours and dashes (as in
-        :func:`~scoreframe.plots.det.det_plot`).
+        :func:`~scoreframe.views.plots.det.det_plot`).
     components
         Also draw the miss and false-alarm parts of the actual curve (one series only).
     p_target
@@ -81,7 +82,7 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
     Examples
     --------
     >>> import polars as pl
-    >>> from scoreframe.curves import nber_curve
+    >>> from scoreframe.results.curves import nber_curve
     >>> df = pl.DataFrame({"score": [3.0, 1.0, 2.0, 0.0, 0.5], "label": [True, True, False,
     ...                    False, False]})
     >>> nber_plot(nber_curve(df)).to_dict()["layer"][0]["mark"]["clip"]
@@ -146,7 +147,7 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
     (``docs/math.md`` §7.2): the Bayes error rate of the system's decisions over the prior
     log-odds; the area under it is proportional to Cllr.
     The reference (no-information) curve ``min(p, 1 - p)`` is drawn once, grey and dotted.
-    ``summary`` is an :func:`scoreframe.evaluate.evaluate` frame (``cllr``, ``min_cllr``,
+    ``summary`` is an :func:`scoreframe.results.evaluate.evaluate` frame (``cllr``, ``min_cllr``,
     ``cal_loss`` per group): stacked bars of minCllr (discrimination) and calibration loss on
     one shared scale for all series.
     """

@@ -80,7 +80,7 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
     if intervals is not None:
         from dataclasses import replace
 
-        from scoreframe.frames import scan_raw
+        from scoreframe.frames.lazy import scan_raw
 
         names = scan_raw(data).collect_schema().names()
         ids = [c for c in ("model", "segment") if c in names]  # what identifies a trial
@@ -287,13 +287,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     spoof
         Add the anti-spoofing metrics per group (needs a ``trial_type`` column with
         ``target`` / ``nontarget`` / ``spoof``): ``a_dcf``, ``a_dcf_threshold`` (a-DCF with
-        the defaults of :func:`scoreframe.spoof.a_dcf`), ``sasv_eer``, ``sv_eer``,
+        the defaults of :func:`scoreframe.metrics.spoof.a_dcf`), ``sasv_eer``, ``sv_eer``,
         ``spf_eer``, ``n_spoof``.
     forensic
         Add ``auc``, ``rmep``, ``rmed``, ``elub_lower_log10``, ``elub_upper_log10`` per group
         (scores taken as natural-log llrs; with ``spoof``, spoofs count as non-targets).
     bootstrap, ci, resample, seed, interval
-        With ``bootstrap=B`` replicates, add confidence intervals (:mod:`scoreframe.bootstrap`):
+        With ``bootstrap=B`` replicates, add confidence intervals
+        (:mod:`scoreframe.results.bootstrap`):
         ``eer_lo``/``eer_hi`` (ROCCH EER), ``cllr_*``, ``min_cllr_*`` and, in each ``dcf``
         struct, ``act_dcf_norm_lo/_hi`` and ``min_dcf_norm_lo/_hi``. ``resample="trial"``
         or id columns resampled independently (``["model", "segment"]``: the two-way
@@ -352,7 +353,7 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                                         strict=strict)
     req = vreq
     if fixed_on:
-        from scoreframe import _verification as fixed
+        from scoreframe.results import _verification as fixed
 
         table, where = _fixed_thresholds(
             data, threshold_from=threshold_from, thresholds=thresholds, where=where, by=by,
@@ -398,8 +399,8 @@ def _fixed_thresholds(data: Data, *, threshold_from: str | None, thresholds: obj
                       request: VerificationRequest, **engine: object
                       ) -> tuple[pl.DataFrame, str | None]:
     """The thresholds table of ``threshold_from`` or ``thresholds``, and the eval selection."""
-    from scoreframe import _verification as fixed
     from scoreframe.errors import UsageError
+    from scoreframe.results import _verification as fixed
 
     if threshold_from is not None and thresholds is not None:
         raise UsageError(message("give `threshold_from` or `thresholds`, not both",
@@ -426,7 +427,7 @@ def family_extras(data: Data, stats: Statistics, *, where: str | None = None,
                                 ("asvspoof_eer", eer_method == "asvspoof")) if on]
     if not families:
         return [], None
-    from scoreframe.frames import scan_raw
+    from scoreframe.frames.lazy import scan_raw
     from scoreframe.metrics.families import family_values
     from scoreframe.stats.engine import source_name
 

@@ -14,7 +14,7 @@ from typing import Any
 import altair as alt
 
 from scoreframe.errors import ScoreframeError, message
-from scoreframe.plots.style import (
+from scoreframe.views.plots.style import (
     HEIGHT,
     SERIES,
     WIDTH,

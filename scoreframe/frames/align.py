@@ -18,8 +18,8 @@ from typing import Literal
 import polars as pl
 
 from scoreframe.errors import AlignmentError, message
+from scoreframe.frames.schema import polars_frame
 from scoreframe.io import load_trials
-from scoreframe.schema import polars_frame
 
 __all__ = ["AlignmentReport", "align", "alignment_report", "join_metadata", "read_metadata"]
 

@@ -17,9 +17,9 @@ import polars as pl
 
 from scoreframe import io as sio
 from scoreframe.errors import UsageError, message
+from scoreframe.frames.schema import Kind
 from scoreframe.io.atomic import atomic_outputs, check_outputs
 from scoreframe.io.parquet import infer_kind, write_trials
-from scoreframe.schema import Kind
 
 __all__ = ["PAIRED_FORMATS", "ConvertResult", "convert_trials", "output_format",
            "plan_outputs"]

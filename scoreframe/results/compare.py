@@ -3,7 +3,7 @@
 Both systems are scored on the same trials, so their metrics are compared on the same bootstrap
 replicates: a trial (or a model, a segment) has the same multiplicity in both systems, because
 multiplicities depend only on the unit's id, never on the system (see
-:mod:`scoreframe.bootstrap`). The replicate differences give an interval and a two-sided
+:mod:`scoreframe.results.bootstrap`). The replicate differences give an interval and a two-sided
 p-value for ``diff = b - a``. At every actual-DCF (Bayes) threshold a McNemar test compares the
 two systems' decisions trial by trial, separately on targets (misses) and non-targets (false
 alarms), with the exact binomial distribution of the discordant pairs.
@@ -17,13 +17,13 @@ import numpy as np
 import polars as pl
 from scipy.stats import binomtest
 
-from scoreframe.bootstrap import TRIAL, Interval
 from scoreframe.errors import AlignmentError, ScoreframeError, message
-from scoreframe.evaluate import Data, group_statistics
-from scoreframe.frames import scan_raw
+from scoreframe.frames.lazy import scan_raw
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.metrics import IntervalOptions, declared, interval_metrics, replicate_values
 from scoreframe.metrics.registry import GroupStats, Metric, OperatingPoints
+from scoreframe.results.bootstrap import TRIAL, Interval
+from scoreframe.results.evaluate import Data, group_statistics
 from scoreframe.stats.engine import source_name
 from scoreframe.stats.groups import POOLED
 from scoreframe.stats.reduce import UnitStats, label_columns
@@ -100,7 +100,7 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     by, where, p_target, c_miss, c_fa, pooled
         As in :func:`scoreframe.evaluate`.
     bootstrap, ci, resample, seed, interval, engine, memory_limit, workers, scheduler, spill_dir
-        As in :func:`scoreframe.bootstrap.bootstrap_evaluate`. One reduction pass computes
+        As in :func:`scoreframe.results.bootstrap.bootstrap_evaluate`. One reduction pass computes
         both systems' statistics and replicates; a unit's multiplicity depends on its id,
         never on the system, so the two systems share every replicate (paired bootstrap).
 
@@ -123,7 +123,7 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
 
     Examples
     --------
-    >>> from scoreframe.synth import synth_chunks
+    >>> from scoreframe.frames.synth import synth_chunks
     >>> df = next(synth_chunks(3000, n_systems=2, seed=1))
     >>> res = compare(df, "sys1", "sys2", p_target=0.1, bootstrap=200)
     >>> res.filter(pl.col("metric") == "eer").select("metric", "test").rows()

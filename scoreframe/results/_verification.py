@@ -9,7 +9,7 @@ the evaluation trials' statistics count errors at every group's thresholds in on
 
 * :func:`dev_thresholds`: the thresholds of each development group, as a tidy frame;
 * :func:`fixed_threshold_column`: ``evaluate``'s ``fixed`` column (one struct per criterion);
-* the EPC curve lives in :mod:`scoreframe._epc` (it runs the evaluation; this module is
+* the EPC curve lives in :mod:`scoreframe.results._epc` (it runs the evaluation; this module is
   used by it).
 """
 

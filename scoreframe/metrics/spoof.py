@@ -19,14 +19,14 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
 
-from scoreframe.class_scores import (
+from scoreframe.errors import DegenerateError, ScoreframeError, UsageError, message
+from scoreframe.frames.class_scores import (
     TRIAL_TYPES,
     check_class_scores,
     check_trial_types,
     split_trial_types,
     trial_type_problem,
 )
-from scoreframe.errors import DegenerateError, ScoreframeError, UsageError, message
 from scoreframe.kernels import spoof as _k
 
 __all__ = [
@@ -228,7 +228,7 @@ def label_trial_type_problem(data: pl.DataFrame | pl.LazyFrame, *, where: str | 
     >>> label_trial_type_problem(df.head(1)) is None
     True
     """
-    from scoreframe.schema import normalize_label
+    from scoreframe.frames.schema import normalize_label
 
     lf = data.lazy()
     schema = lf.collect_schema()

@@ -16,8 +16,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
 
-from scoreframe.class_scores import check_class_scores
 from scoreframe.errors import ScoreframeError, message
+from scoreframe.frames.class_scores import check_class_scores
 from scoreframe.kernels import forensic as _k
 
 __all__ = ["auc", "ece", "ece_curve", "elub", "forensic_summary_sorted", "misleading_evidence",
@@ -85,7 +85,7 @@ def ece(tar_llr: ArrayLike, non_llr: ArrayLike, *, prior_log_odds: ArrayLike) ->
 
 def ece_curve(tar_llr: ArrayLike, non_llr: ArrayLike, *,
               prior_log_odds: ArrayLike | None = None) -> pl.DataFrame:
-    """:func:`ece` as a tidy frame for :func:`scoreframe.plots.ece_plot`.
+    """:func:`ece` as a tidy frame for :func:`scoreframe.views.plots.ece_plot`.
 
     ``prior_log_odds`` defaults to 281 points from -7 to 7 (natural log; about +-3 in log10,
     lir's default range). Columns ``prior_log_odds``, ``ece``, ``ece_min``, ``ece_ref``; add a

@@ -2,7 +2,7 @@
 
 Altair's default Jupyter output is HTML that loads Vega from a CDN, so a notebook opened
 offline (or on a cluster node without internet) shows blank charts. Importing
-:mod:`scoreframe.plots` registers the ``"scoreframe"`` Altair renderer and enables it when
+:mod:`scoreframe.views.plots` registers the ``"scoreframe"`` Altair renderer and enables it when
 Altair's ``"default"`` renderer is active (a renderer the user chose is left alone): every
 chart then displays as ``image/svg+xml`` rendered locally by vl-convert, with a short
 ``text/plain`` stand-in for terminals. :func:`enable_offline_display` and

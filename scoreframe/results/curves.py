@@ -1,7 +1,7 @@
 """Tidy curve frames per condition: DET, normalized Bayes error rate (NBER), APE, DCF points.
 
 Results layer: every curve is read from the statistics layer's mergeable statistics
-(:func:`scoreframe.evaluate.group_statistics`: PAV blocks for the ROCCH and minimum curves,
+(:func:`scoreframe.results.evaluate.group_statistics`: PAV blocks for the ROCCH and minimum curves,
 integer error counts at the Bayes thresholds of the prior grid for the actual curves, the
 decimated steppy-DET corners), so curves need one reduction, in memory or out of core, and the
 report computes its table and its curves in the same pass. Plots (Altair) only draw these
@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.evaluate import group_statistics
-from scoreframe.frames import as_lazy
+from scoreframe.frames.lazy import as_lazy
 from scoreframe.kernels import curves as kc
 from scoreframe.kernels import rocch as kr
 from scoreframe.kernels.elementary import operating_points as ops_arrays
 from scoreframe.kernels.elementary import probit
 from scoreframe.metrics.registry import GroupStats
+from scoreframe.results.evaluate import group_statistics
 
 __all__ = ["APE_GRID", "NBER_GRID", "CurveGrids", "ape_curve", "ape_points", "dcf_points",
            "det_curve", "det_points", "histogram_frame", "nber_curve", "nber_points",
@@ -257,7 +257,7 @@ def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str 
     See Also
     --------
     ape_curve : The same costs, unnormalized, over both sides of the prior.
-    scoreframe.plots.nber_plot : Its chart.
+    scoreframe.views.plots.nber_plot : Its chart.
 
     Examples
     --------
@@ -313,7 +313,7 @@ def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     See Also
     --------
     nber_curve : The normalized costs on one side of the prior.
-    scoreframe.plots.ape_plot : Its chart, with the Cllr decomposition.
+    scoreframe.views.plots.ape_plot : Its chart, with the Cllr decomposition.
 
     Examples
     --------

@@ -8,7 +8,7 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from scoreframe.plots.style import (
+from scoreframe.views.plots.style import (
     HEIGHT,
     SERIES,
     WIDTH,
@@ -62,7 +62,7 @@ def calibration_plot(maps: Any, *, styles: Mapping[str, SeriesStyle] | None = No
 
 def histogram_plot(hist: Any, *, series: Sequence[str] | None = None,
                    title: str = "Score distributions") -> alt.Chart:
-    """Class-conditional score histograms (a :func:`scoreframe.curves.histogram_frame`)."""
+    """Class-conditional score histograms (a :func:`scoreframe.results.curves.histogram_frame`)."""
     df = series_labels(as_polars(hist), series)
     chart = alt.Chart(inline_data(df)).mark_rect(opacity=0.55, stroke="black",
                                              strokeWidth=0.3).encode(
