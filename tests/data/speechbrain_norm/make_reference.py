@@ -54,9 +54,12 @@ def main(out: Path) -> None:
     trials = [(int(lab), enroll_ids[p // N_TEST], test_ids[p % N_TEST])
               for lab, p in zip(labels, pairs, strict=True)]
     # the recipe's layout: one (1, dim) tensor per utterance id
-    recipe.enrol_dict = {i: torch.from_numpy(v[None, :]) for i, v in zip(enroll_ids, enroll)}
-    recipe.test_dict = {i: torch.from_numpy(v[None, :]) for i, v in zip(test_ids, test)}
-    recipe.train_dict = {i: torch.from_numpy(v[None, :]) for i, v in zip(cohort_ids, cohort)}
+    def as_dict(ids: list[str], vecs: np.ndarray) -> dict[str, torch.Tensor]:
+        return {i: torch.from_numpy(v[None, :]) for i, v in zip(ids, vecs, strict=True)}
+
+    recipe.enrol_dict = as_dict(enroll_ids, enroll)
+    recipe.test_dict = as_dict(test_ids, test)
+    recipe.train_dict = as_dict(cohort_ids, cohort)
     veri_test = [f"{lab} {e}.wav {t}.wav" for lab, e, t in trials]
     out.mkdir(parents=True, exist_ok=True)
     np.savez(out / "enroll.npz", id=np.array(enroll_ids), vector=enroll)
