@@ -143,13 +143,26 @@ class _Limbs:
         out.lo, out.acc = self.lo, self.acc[rows]
         return out
 
-    def value(self, g: int) -> int:
-        """The exact sum of group ``g`` in units of ``2**-1126``."""
-        row = self.acc[g]
-        if row.shape[0] == 0:
-            return 0
-        total = sum(v << (32 * j) for j, v in enumerate(row.tolist()))
-        return total << (32 * self.lo)
+    def values(self) -> list[int]:
+        """The exact sum of every group in units of ``2**-1126``.
+
+        The carries are propagated limb by limb (on a copy) so that every limb but the top
+        one (which holds the sign) is a digit in ``[0, 2**32)``; each row below the top is
+        then read as one little-endian integer.
+        """
+        w = self.acc.shape[1]
+        if w == 0:
+            return [0] * self.n_groups
+        a = self.acc.copy()
+        for j in range(w - 1):
+            carry = a[:, j] >> 32
+            a[:, j] -= carry << 32
+            a[:, j + 1] += carry
+        data = a[:, :-1].astype("<u4").tobytes()
+        size = 4 * (w - 1)
+        top_shift, shift = 32 * (w - 1), 32 * self.lo
+        return [(int.from_bytes(data[i * size:(i + 1) * size], "little") + (t << top_shift))
+                << shift for i, t in enumerate(a[:, -1].tolist())]
 
 
 #: Bits per piece of :class:`_Binned`: up to 2**21 pieces of magnitude <= 2**32 grid units
@@ -206,13 +219,19 @@ class _Binned:
     def add(self, x: F64, groups: I64) -> None:
         """Add values below ``2**top`` of :meth:`begin` (whose counts included them)."""
         assert self.top is not None
-        n = self.limbs.n_groups
-        r = x
+        gmin, gmax = int(groups.min()), int(groups.max())
+        if gmax - gmin < 2 * groups.shape[0]:  # a range of groups (grouped data)
+            local, bins = groups - gmin, self.bins[:, gmin:gmax + 1]
+        else:
+            local, bins = groups, self.bins
+        r = x.copy()
+        q = np.empty_like(r)
         for j in range(self.pieces):
             c = 1.5 * 2.0 ** (self.top - _WINDOW * (j + 1) + 52)
-            q = (r + c) - c  # r rounded to the grid 2**(top - 32 (j + 1)), exactly
-            r = r - q  # exact
-            self.bins[j] += np.bincount(groups, weights=q, minlength=n)
+            np.add(r, c, out=q)
+            q -= c  # r rounded to the grid 2**(top - 32 (j + 1)), exactly
+            r -= q  # exact
+            bins[j] += np.bincount(local, weights=q, minlength=bins.shape[1])
         rest = np.flatnonzero(r)
         if rest.shape[0]:  # bits below the last grid: exact limbs
             self.limbs.add(r[rest], groups[rest])
@@ -267,14 +286,20 @@ class GroupMoments:
         # the squares' rounding errors are at most half an ulp of 2**top_p: below 2**(top_p-53)
         binned = [b.begin(t, counts) for b, t in zip(self._bins, (top_x, top_p, top_p - 53),
                                                      strict=True)]
-        step = max(_BIN_CHUNK, self.n_groups)
-        for i in range(0, x.shape[0], step):  # chunks stay in cache
+        grouped = x.shape[0] < 2 or bool((g[1:] >= g[:-1]).all())
+        # chunks stay in cache; scattered groups: chunks as wide as the groups' bins
+        step = _BIN_CHUNK if grouped else max(4 * _BIN_CHUNK, self.n_groups)
+        for i in range(0, x.shape[0], step):
             xs, gs = x[i:i + step], g[i:i + step]
             p = xs * xs  # Dekker's TwoProduct: x*x = p + e exactly
             hi = xs * _SPLIT
-            hi = hi - (hi - xs)
+            hi -= hi - xs
             lo = xs - hi
-            e = ((hi * hi - p) + 2.0 * hi * lo) + lo * lo
+            e = hi * hi
+            e -= p
+            e += 2.0 * hi * lo
+            lo *= lo
+            e += lo
             for b, ok, v in zip(self._bins, binned, (xs, p, e), strict=True):
                 if ok:
                     b.add(v, gs)
@@ -335,11 +360,11 @@ class GroupMoments:
         mean = np.full(self.n_groups, np.nan)
         std = np.full(self.n_groups, np.nan)
         scale = 1 << _SCALE
-        for g in range(self.n_groups):
-            n = int(self.count[g])
+        sums1, sums2 = self._s1.values(), self._s2.values()
+        for g, n in enumerate(self.count.tolist()):
             if n == 0:
                 continue
-            s1, s2 = self._s1.value(g), self._s2.value(g)
+            s1, s2 = sums1[g], sums2[g]
             mean[g] = s1 / (n * scale)
             if n > ddof:
                 num = n * s2 * scale - s1 * s1
