@@ -480,11 +480,13 @@ def test_exact_moments_binned_paths(monkeypatch: pytest.MonkeyPatch, small_bins:
 
 def test_group_topk_kernel() -> None:
     rng = np.random.default_rng(5)
-    for n, n_groups, k in ((2000, 7, 5), (3000, 400, 3), (500, 3, 200), (1, 1, 4)):
+    # a few runs (each partitioned), many (a padded matrix), very uneven (sorted)
+    for n, n_groups, k in ((2000, 7, 5), (3000, 400, 3), (5000, 100, 7), (500, 3, 200),
+                           (1, 1, 4)):
         x = np.round(rng.normal(size=n), 1)  # many ties
         g = rng.integers(0, n_groups, n) * 3  # sparse codes
-        if n == 500:  # very uneven runs: the sorting path
-            g[:490] = 0
+        if n == 5000:  # very uneven runs: the sorting path
+            g[:4500] = 0
         for order in (np.arange(n), np.argsort(g, kind="stable"), rng.permutation(n)):
             got_g, top = group_topk(x[order], g[order], k)
             np.testing.assert_array_equal(got_g, np.unique(g))

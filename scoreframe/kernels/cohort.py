@@ -216,21 +216,20 @@ class _Binned:
         self.pending += counts
         return True
 
-    def add(self, x: F64, groups: I64) -> None:
-        """Add values below ``2**top`` of :meth:`begin` (whose counts included them)."""
+    def add(self, x: F64, groups: I64, local: I64, lo: int) -> None:
+        """Add values below ``2**top`` of :meth:`begin` (whose counts included them).
+
+        ``local = groups - lo``: the values' bins counted from group ``lo`` (0 for all).
+        """
         assert self.top is not None
-        gmin, gmax = int(groups.min()), int(groups.max())
-        if gmax - gmin < 2 * groups.shape[0]:  # a range of groups (grouped data)
-            local, bins = groups - gmin, self.bins[:, gmin:gmax + 1]
-        else:
-            local, bins = groups, self.bins
-        r = x.copy()
-        q = np.empty_like(r)
+        bins = self.bins[:, lo:lo + int(local.max()) + 1]
+        q = np.empty_like(x)
+        r = x
         for j in range(self.pieces):
             c = 1.5 * 2.0 ** (self.top - _WINDOW * (j + 1) + 52)
             np.add(r, c, out=q)
             q -= c  # r rounded to the grid 2**(top - 32 (j + 1)), exactly
-            r -= q  # exact
+            r = r - q if j == 0 else np.subtract(r, q, out=r)  # exact
             bins[j] += np.bincount(local, weights=q, minlength=bins.shape[1])
         rest = np.flatnonzero(r)
         if rest.shape[0]:  # bits below the last grid: exact limbs
@@ -300,9 +299,12 @@ class GroupMoments:
             e += 2.0 * hi * lo
             lo *= lo
             e += lo
+            gmin = int(gs.min())
+            lo = gmin if int(gs.max()) - gmin < 2 * gs.shape[0] else 0  # a range of groups?
+            local = gs - lo if lo else gs
             for b, ok, v in zip(self._bins, binned, (xs, p, e), strict=True):
                 if ok:
-                    b.add(v, gs)
+                    b.add(v, gs, local, lo)
                 else:
                     b.limbs.add(v, gs)
 
@@ -407,6 +409,8 @@ def row_topk(block: ArrayLike, k: int) -> F64:
 #: A batch is laid out as a dense (groups x longest run) matrix when that holds at most this
 #: many times its values; else its values are sorted (by group, then descending).
 _PAD_FACTOR = 4
+#: Batches with at most this many runs of groups select each run's top k on its own.
+_FEW_RUNS = 64
 
 
 def group_topk(values: ArrayLike, groups: ArrayLike, k: int) -> tuple[I64, F64]:
@@ -436,6 +440,13 @@ def group_topk(values: ArrayLike, groups: ArrayLike, k: int) -> tuple[I64, F64]:
     n = c.shape[0]
     starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
     lengths = np.diff(np.r_[starts, n])
+    if starts.shape[0] <= _FEW_RUNS:  # a few long runs: partition each in place
+        top = np.full((starts.shape[0], k), -np.inf)
+        for i, (s, m) in enumerate(zip(starts.tolist(), lengths.tolist(), strict=True)):
+            run = x[s:s + m]
+            part = run if m <= k else np.partition(run, m - k)[m - k:]
+            top[i, :part.shape[0]] = np.sort(part)[::-1]
+        return c[starts], top
     width = int(lengths.max())
     rank = np.arange(n) - np.repeat(starts, lengths)
     row = np.repeat(np.arange(starts.shape[0]), lengths)
