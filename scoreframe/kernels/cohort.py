@@ -300,11 +300,11 @@ class GroupMoments:
             lo *= lo
             e += lo
             gmin = int(gs.min())
-            lo = gmin if int(gs.max()) - gmin < 2 * gs.shape[0] else 0  # a range of groups?
-            local = gs - lo if lo else gs
+            base = gmin if int(gs.max()) - gmin < 2 * gs.shape[0] else 0  # a range of groups?
+            local = gs - base if base else gs
             for b, ok, v in zip(self._bins, binned, (xs, p, e), strict=True):
                 if ok:
-                    b.add(v, gs, local, lo)
+                    b.add(v, gs, local, base)
                 else:
                     b.limbs.add(v, gs)
 
