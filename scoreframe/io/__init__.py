@@ -24,8 +24,11 @@ from scoreframe.io._formats import (
     guess_format,
     load_trials,
     read_any,
+    read_trials,
     register_format,
+    scan_trials,
     write_any,
+    write_trials,
 )
 from scoreframe.io.atomic import atomic_outputs
 from scoreframe.io.bosaris_hdf5 import (
@@ -40,13 +43,7 @@ from scoreframe.io.multiclass import (
     read_multiclass_scores,
     read_multiclass_truth,
 )
-from scoreframe.io.parquet import (
-    dataset_validated,
-    read_trials,
-    scan_trials,
-    validation_mark,
-    write_trials,
-)
+from scoreframe.io.parquet import dataset_validated, validation_mark
 from scoreframe.io.tables import (
     read_nist_key,
     read_nist_scores,
