@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from test_malformed import check_registered_format
 
 import scoreframe as sf
 from scoreframe import io as sio
@@ -26,7 +27,6 @@ from scoreframe.cli import main
 from scoreframe.errors import FormatError
 from scoreframe.io import _formats
 from scoreframe.metrics import registry
-from test_malformed import check_registered_format
 
 HOWTO = Path(__file__).parents[1] / "docs" / "howto"
 CELL = re.compile(r"^```\{code-cell\} ipython3\n(.*?)^```", re.S | re.M)
