@@ -19,6 +19,7 @@ import polars as pl
 
 from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.frames.schema import Kind, validate_trials
+from scoreframe.io import parquet as pq
 from scoreframe.io.atomic import consistent_read
 from scoreframe.io.bosaris_hdf5 import (
     DEFAULT_MAX_DENSE_BYTES,
@@ -27,7 +28,6 @@ from scoreframe.io.bosaris_hdf5 import (
 )
 from scoreframe.io.lines import max_line_bytes as line_limit
 from scoreframe.io.lines import read_source
-from scoreframe.io import parquet as pq
 from scoreframe.io.parquet import DEFAULT_MAX_ROW_GROUP_BYTES, apply_where, infer_kind
 from scoreframe.io.tables import (
     read_nist_key,
