@@ -1,9 +1,10 @@
 """Readers and writers of trial tables (the I/O layer).
 
 Every reader returns a polars frame in the canonical schema (:mod:`scoreframe.frames.schema`); every
-writer is atomic and never touches its inputs. :func:`read_any` / :func:`write_any` dispatch on
-a format name (or the file name) through the format registry (:func:`register_format`), which
-also gives the command line its ``--from``/``--to`` choices.
+writer is atomic and never touches its inputs. :func:`read_trials`, :func:`scan_trials`,
+:func:`write_trials`, :func:`read_any` and :func:`write_any` dispatch on a format name (or the
+file name) through the format registry (:func:`register_format`), which also gives the command
+line its ``--from``/``--to`` choices.
 
 May import: errors, checks, frames.
 """

@@ -1,10 +1,12 @@
 """The format registry: every trial-table format is one entry (name, reader, writer, sniffers).
 
-I/O layer; imports the readers and writers of this package only. :func:`read_any`,
-:func:`write_any` and :func:`guess_format` dispatch through the registry, and so do the
-library's path inputs (:func:`scoreframe.io.load_trials`), the command line's ``--from`` /
+I/O layer; imports the readers and writers of this package only. :func:`read_trials`,
+:func:`scan_trials`, :func:`write_trials`, :func:`read_any`, :func:`write_any` and
+:func:`guess_format` dispatch through the registry, and so do the library's path inputs
+(:func:`load_trials`, so every function that takes a path), the command line's ``--from`` /
 ``--to`` choices and the malformed-input catalogue of the tests: a format added with
-:func:`register_format` is available to all of them at once.
+:func:`register_format` is available to all of them at once, with no other edit
+(``docs/howto/add_format.md``).
 """
 
 from __future__ import annotations
