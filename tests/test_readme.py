@@ -15,7 +15,6 @@ import os
 import re
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 import scoreframe as sf
