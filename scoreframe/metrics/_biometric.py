@@ -652,7 +652,8 @@ def attach_target_columns(results: Any, stats: Any, values: Sequence[dict[str, A
     if with_iv:
         from scoreframe.metrics._biometric_intervals import target_intervals
 
-        values = [target_intervals(us.stats, request, v, intervals)  # type: ignore[arg-type]
+        values = [target_intervals(us.stats, request, v, intervals,  # type: ignore[arg-type]
+                                   values_of=from_statistics)
                   if v and us.stats.replicates else v
                   for us, v in zip(stats.units, values, strict=True)]
     keys = list(stats.row_cols)

@@ -1,4 +1,4 @@
-"""Bootstrap intervals of the per-target biometric values (FNMR at FMR, FMR at FNMR, fixed thresholds).
+"""Bootstrap intervals of the per-target biometric values (FNMR at FMR, at fixed thresholds...).
 
 The group-level verification metrics (``zero_fmr``, ``zero_fnmr``, ``min_hter``, ``auc_mw``)
 are declared with intervals and go through :func:`~scoreframe.metrics.metric_intervals` like
@@ -59,21 +59,24 @@ def interval_bounds(values: F64, estimate: F64, stats: ScoreStats, options: Inte
     return np.asarray(lo), np.asarray(hi)
 
 
+Values = Callable[..., dict[str, Any]]
+
+
 def replicate_rates(stats: ScoreStats, request: VerificationRequest,
-                    read: Callable[[dict[str, Any], ScoreStats], F64]) -> F64:
+                    read: Callable[[dict[str, Any], ScoreStats], F64], values_of: Values
+                    ) -> F64:
     """``read(values, replicate_stats)`` on every replicate's verification values ``(R, K)``.
 
-    ``values`` is :func:`~scoreframe.metrics._biometric.from_statistics` of the replicate
-    (NaN rows where a replicate has no genuine or no impostor weight).
+    ``values`` is ``values_of(verification, blocks, n_tar, n_non, request)`` of the
+    replicate (:func:`~scoreframe.metrics._biometric.from_statistics`, the point values'
+    function); NaN rows where a replicate has no genuine or no impostor weight.
     """
-    from scoreframe.metrics._biometric import from_statistics
-
     rows: list[F64 | None] = []
     for st in stats.replicates:
         if st.n_tar == 0 or st.n_non == 0 or st.verification is None:
             rows.append(None)
             continue
-        rows.append(np.asarray(read(from_statistics(st.verification, st.blocks, st.n_tar,
+        rows.append(np.asarray(read(values_of(st.verification, st.blocks, st.n_tar,
                                                      st.n_non, request), st),
                                dtype=np.float64))
     width = max((r.shape[0] for r in rows if r is not None), default=0)
@@ -93,7 +96,8 @@ def _bound(v: float) -> float | None:
 
 
 def target_intervals(stats: ScoreStats, request: VerificationRequest,
-                     values: dict[str, Any], options: IntervalOptions) -> dict[str, Any]:
+                     values: dict[str, Any], options: IntervalOptions, *, values_of: Values
+                     ) -> dict[str, Any]:
     """``values`` (one group's, exact convention) with ``_lo``/``_hi`` in its per-target rows.
 
     Each rate of :data:`INTERVAL_FIELDS` gets its bounds right after it; a target that a
@@ -111,7 +115,7 @@ def target_intervals(stats: ScoreStats, request: VerificationRequest,
                  fields: tuple[str, ...] = fields) -> F64:
             return np.array([_nan(r[f]) for r in v[kind] for f in fields])
 
-        reps = replicate_rates(stats, request, read)
+        reps = replicate_rates(stats, request, read, values_of)
         est = np.array([_nan(r[f]) for r in rows for f in fields])
         lo, hi = interval_bounds(reps, est, stats, options) if reps.shape[1] else (est, est)
         new_rows = []

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -185,7 +186,7 @@ def replicate_verification(s: SortedScores, wt: NDArray[np.integer], wn: NDArray
     fnm2 = off_t[:, None] + ct[r_idx, it2]
     fm2 = tot_n[:, None] - (off_n[:, None] + cn[r_idx, inn2])
     # fixed thresholds: counts of this range (they add)
-    side = "right" if request.strict else "left"
+    side: Literal["left", "right"] = "right" if request.strict else "left"
     thr = request.threshold_array
     fnm_t = ct[:, np.searchsorted(tar, thr, side=side)]
     fm_t = loc_n[:, None] - cn[:, np.searchsorted(non, thr, side=side)]
