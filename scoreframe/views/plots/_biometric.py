@@ -162,7 +162,10 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
                        ) -> alt.LayerChart | alt.FacetChart:
     """Per-group FMR and FNMR on a log axis (a :func:`scoreframe.differentials` frame).
 
-    Rates of 0 cannot be drawn on a log axis: they are named in the subtitle.
+    Rates of 0 cannot be drawn on a log axis: they are named in the subtitle. With
+    ``rate_lo``/``rate_hi`` columns (``differentials(..., bootstrap=B)``) each rate gets its
+    interval as a vertical bar; a lower bound of 0 is drawn from the bottom of the axis (half
+    the smallest positive value shown) and the subtitle says so.
 
     See Also
     --------
@@ -179,7 +182,8 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
     import polars as pl
 
     df = as_polars(groups)
-    keys = [c for c in df.columns if c not in ("kind", "n_trials", "errors", "rate", "reason")]
+    keys = [c for c in df.columns if c not in ("kind", "n_trials", "errors", "rate", "reason",
+                                               "rate_lo", "rate_hi")]
     df = df.with_columns(group=pl.concat_str([pl.col(c).fill_null("") for c in keys],
                                              separator=" / ") if keys else pl.lit("all"),
                          measure=pl.when(pl.col("kind") == "genuine").then(pl.lit("FNMR"))
@@ -189,11 +193,32 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
     note = ("rate 0 (not drawn): " + ", ".join(
         f"{m} {g}" for g, m in zero.select("group", "measure").iter_rows())) if zero.height \
         else "log scale"
-    points = alt.Chart(inline_data(shown.select("group", "measure", "rate"))).mark_point(
+    with_iv = "rate_lo" in df.columns and "rate_hi" in df.columns
+    cols = ["group", "measure", "rate", *(["rate_lo", "rate_hi"] if with_iv else [])]
+    tooltip: list[Any] = ["group:N", "measure:N", alt.Tooltip("rate:Q", format=".4g")]
+    if with_iv:
+        tooltip += [alt.Tooltip("rate_lo:Q", format=".4g", title="lower"),
+                    alt.Tooltip("rate_hi:Q", format=".4g", title="upper")]
+    x = alt.X("group:N", title="group", sort=None)
+    layers: list[Any] = []
+    if with_iv:
+        bars = df.filter(pl.col("rate_hi") > 0)
+        positive = pl.concat([df["rate"], df["rate_lo"]]).drop_nulls()
+        positive = positive.filter(positive > 0)
+        floor = float(positive.min()) / 2 if positive.len() else 1e-6  # type: ignore[arg-type]
+        if bars.filter(pl.col("rate_lo") <= 0).height:
+            note += f"; a lower bound of 0 is drawn from {floor:.2g}"
+        bars = bars.with_columns(pl.max_horizontal(pl.col("rate_lo"), pl.lit(floor))
+                                 .alias("rate_lo_drawn"))
+        layers.append(alt.Chart(inline_data(bars.select(*cols, "rate_lo_drawn"))).mark_rule(
+            strokeWidth=2, opacity=0.6).encode(
+            x=x, y=alt.Y("rate_lo_drawn:Q", scale=alt.Scale(type="log")),
+            y2="rate_hi:Q", color=alt.Color("measure:N", title=""), tooltip=tooltip))
+    points = alt.Chart(inline_data(shown.select(*cols))).mark_point(
         filled=True, size=70).encode(
-        x=alt.X("group:N", title="group", sort=None),
+        x=x,
         y=alt.Y("rate:Q", title="error rate (log scale)", scale=alt.Scale(type="log")),
         color=alt.Color("measure:N", title=""), shape=alt.Shape("measure:N", title=""),
-        tooltip=["group:N", "measure:N", alt.Tooltip("rate:Q", format=".4g")])
-    return alt.layer(points).properties(width=width, height=height,
-                                        title=alt.Title(title, subtitle=note))
+        tooltip=tooltip)
+    return alt.layer(points, *layers).properties(width=width, height=height,
+                                                 title=alt.Title(title, subtitle=note))
