@@ -388,10 +388,11 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     fnmrs = groups.filter((pl.col("kind") == "genuine") & pl.col("rate").is_not_null())["rate"]
     fm_l, fn_l = fmrs.to_list(), fnmrs.to_list()
     summary = _summary_values(fm_l, fn_l, alpha=alpha, garbe_weight=garbe_weight)
-    summary_schema = {"measure": pl.String, "value": pl.Float64, "reason": pl.String}
+    summary_schema: dict[str, Any] = {"measure": pl.String, "value": pl.Float64,
+                                      "reason": pl.String}
     if opts is not None:
-        for s in summary:
-            s["value_lo"], s["value_hi"] = summ_b.get(s["measure"], (None, None))
+        for item in summary:
+            item["value_lo"], item["value_hi"] = summ_b.get(item["measure"], (None, None))
         summary_schema = {"measure": pl.String, "value": pl.Float64, "value_lo": pl.Float64,
                           "value_hi": pl.Float64, "reason": pl.String}
     if fmr is not None and any(r == 0 for r in fm_l):
