@@ -112,3 +112,21 @@ def test_options_say_what_is_wrong() -> None:
     with pytest.raises(ScoreframeError, match="differentials need a global FMR"):
         BiometricOptions(fmr=(), demographics=("sex",))
     assert json.dumps(BiometricOptions().fmr) == "[0.001, 0.01]"
+
+
+def test_pandas_and_notebook_output() -> None:
+    from scoreframe import evaluate
+    from scoreframe.metrics import explode_targets
+
+    df = trials(2000, seed=5)
+    res = evaluate(df, fmr=[0.01, 0.1], at_threshold=[1.0], bootstrap=10)
+    cell = res.to_pandas()["fnmr_at_fmr"][0]
+    assert cell[0]["fmr_target"] == 0.01 and "fnmr_lo" in cell[0]
+    flat = explode_targets(res).to_pandas()
+    assert list(flat["fmr_target"]) == [0.01, 0.1]
+    assert (flat["fnmr_lo"] <= flat["fnmr"]).all() and (flat["fnmr"] <= flat["fnmr_hi"]).all()
+    assert "hter_lo" in explode_targets(res, "at_threshold").columns
+    with pytest.raises(ScoreframeError, match="no `fixed` column"):
+        explode_targets(res, "fixed")
+    rep = _quiet(build_report, df, biometric=BiometricOptions(fmr=(0.01,)))
+    assert "FNMR at FMR targets" in rep.biometric._repr_html_()

@@ -674,8 +674,11 @@ def attach_target_columns(results: Any, stats: Any, values: Sequence[dict[str, A
 def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
     """One row per group x target of a per-target column of ``evaluate``, unnested.
 
-    ``kind`` is ``"fnmr_at_fmr"``, ``"fmr_at_fnmr"`` or ``"at_threshold"``; the group
-    columns and counts come first.
+    ``kind`` is ``"fnmr_at_fmr"``, ``"fmr_at_fnmr"``, ``"at_threshold"`` or ``"fixed"``
+    (thresholds from ``threshold_from``); the group columns and counts come first, then the
+    struct's fields (with their ``_lo``/``_hi`` bounds when ``evaluate`` had ``bootstrap``).
+    This is the flat form for pandas: ``explode_targets(res).to_pandas()`` (``res.to_pandas()``
+    itself keeps each list-of-struct cell as an array of dicts).
 
     Examples
     --------
@@ -687,8 +690,15 @@ def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
     >>> explode_targets(res).select("fmr_target", "fnmr", "threshold").rows()
     [(0.2, 0.6, 2.0), (0.5, 0.6, 1.5)]
     """
-    if kind not in TARGET_FIELDS:
+    if kind not in (*TARGET_FIELDS, "fixed"):
         raise ScoreframeError(message("unknown target column",
-                                      expected=" | ".join(TARGET_FIELDS), got=repr(kind)))
+                                      expected=" | ".join((*TARGET_FIELDS, "fixed")),
+                                      got=repr(kind)))
+    if kind not in results.columns:
+        raise ScoreframeError(message(
+            f"no `{kind}` column in these results",
+            expected="evaluate(..., fmr=...) for fnmr_at_fmr, fnmr= for fmr_at_fnmr, "
+                     "at_threshold= for at_threshold, threshold_from= for fixed",
+            got="columns " + ", ".join(results.columns)))
     front = results.columns[: results.columns.index("n_non") + 1]
     return results.select(*front, kind).explode(kind).unnest(kind)

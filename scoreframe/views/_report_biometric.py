@@ -117,7 +117,11 @@ class BiometricSection:
     differentials: Any = None  # scoreframe.results._differentials.Differentials
     notes: list[str] = field(default_factory=list)
 
-    def charts(self, *, series: Sequence[str] | None, styles: Any = None
+    def _repr_html_(self) -> str:
+        """The section's tables, for notebooks (its charts display with ``.charts()``)."""
+        return section_html(self)
+
+    def charts(self, *, series: Sequence[str] | None = None, styles: Any = None
                ) -> list[tuple[str, str, alt.TopLevelMixin]]:
         """``(section, name, chart)`` of the section, in reading order."""
         from scoreframe.views.plots._biometric import (
