@@ -228,3 +228,21 @@ def test_dask_gives_the_same_intervals(tmp_path, reference) -> None:  # noqa: AN
     path = _split(_trials(2000, seed=8), tmp_path / "ds", 3, seed=1)
     got = _quiet(sf.evaluate, path, engine="dask", workers=2, memory_limit="64KiB", **KW)
     assert got.equals(reference)
+
+
+def test_cli_json_and_table_carry_the_bounds(tmp_path, capsys) -> None:  # noqa: ANN001
+    import json
+
+    from scoreframe.cli import main
+
+    p = tmp_path / "t.parquet"
+    _trials(400, seed=2).write_parquet(p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnresolvedTargetWarning)
+        assert main(["evaluate", str(p), "--fmr", "0.1", "--biometric", "--bootstrap", "10",
+                     "--resample", "model", "segment", "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        text = json.dumps(doc)
+        assert "fnmr_lo" in text and "min_hter_lo" in text
+        assert main(["evaluate", str(p), "--fmr", "0.1", "--bootstrap", "10"]) == 0
+    assert "fnmr (%) [lo, hi]" in capsys.readouterr().out

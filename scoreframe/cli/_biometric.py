@@ -70,12 +70,19 @@ def print_targets(res: pl.DataFrame, group_cols: list[str]) -> None:
     for col in TARGET_COLUMNS:
         if col not in res.columns or not res[col].list.len().sum():
             continue
+        from scoreframe.cli.compare import format_interval
+
         flat = res.select(*group_cols, col).explode(col).unnest(col)
-        cols = flat.columns
-        header = [f"{c} (%)" if c in rates else c for c in cols]
+        bounded = {c for c in flat.columns if f"{c}_lo" in flat.columns}
+        cols = [c for c in flat.columns if not (c.endswith(("_lo", "_hi"))
+                                                and c[:-3] in bounded)]
+        header = [f"{c} (%) [lo, hi]" if c in bounded else f"{c} (%)" if c in rates else c
+                  for c in cols]
         rows = []
         for r in flat.iter_rows(named=True):
-            rows.append(["" if r[c] is None else percent(r[c]) if c in rates
+            rows.append(["" if r[c] is None
+                         else format_interval(r[c], r[f"{c}_lo"], r[f"{c}_hi"], rate=True)
+                         if c in bounded else percent(r[c]) if c in rates
                          else f"{r[c]:.6g}" if isinstance(r[c], float) else str(r[c])
                          for c in cols])
         key = list(range(len(group_cols)))
