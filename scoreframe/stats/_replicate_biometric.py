@@ -82,22 +82,32 @@ def count_within_totals(rates: Sequence[float], totals: I64) -> I64:
     return np.where(t > 0, k, 0).astype(np.int64)
 
 
-def trial_weights(spec: Replicates, hashes: Sequence[U64], rows: I64) -> NDArray[np.integer]:
+def _units(spec: Replicates, hashes: Sequence[U64]) -> list[tuple[U64, I64 | None]]:
+    """Per unit column: the distinct unit hashes and each trial's index among them."""
+    out: list[tuple[U64, I64 | None]] = []
+    for h in hashes:
+        if spec.trial:
+            out.append((np.ascontiguousarray(h, dtype=np.uint64), None))
+        else:
+            u, inv = np.unique(h, return_inverse=True)
+            out.append((u, inv.reshape(-1).astype(np.int64)))
+    return out
+
+
+def trial_weights(spec: Replicates, hashes: Sequence[U64], rows: I64, *,
+                  units: list[tuple[U64, I64 | None]] | None = None) -> NDArray[np.integer]:
     """Each trial's weight in ``rows``: the product of its units' multiplicities ``(R, n)``.
 
     The same values as the replicate statistics use (the multiplicity of a unit is a pure
-    function of its hash, the replicate row and the seed).
+    function of its hash, the replicate row and the seed). ``units``: the distinct units of
+    ``hashes``, when computed once for several calls.
     """
     dtype = np.uint16 if spec.max_weight() < 2**16 else np.uint32
     n = hashes[0].shape[0] if hashes else 0
     w: NDArray[np.integer] = np.ones((rows.shape[0], n), dtype=dtype)
-    for k, h in enumerate(hashes):
-        if spec.trial:
-            m = spec.multiplicities(k, np.ascontiguousarray(h, dtype=np.uint64), rows)
-        else:
-            u, inv = np.unique(h, return_inverse=True)
-            m = np.take(spec.multiplicities(k, u, rows), inv.reshape(-1), axis=1)
-        w *= m
+    for k, (u, inv) in enumerate(units if units is not None else _units(spec, hashes)):
+        m = spec.multiplicities(k, u, rows)
+        w *= m if inv is None else np.take(m, inv, axis=1)
     return w
 
 
@@ -233,9 +243,10 @@ def weighted_counts(key: NDArray[np.integer], hashes: Sequence[U64], spec: Repli
     starts = np.flatnonzero(np.concatenate(([True], key_s[1:] != key_s[:-1])))
     keys_present = key_s[starts].astype(np.int64)
     chunk = max(1, chunk_bytes // (8 * n))
+    units = _units(spec, hs)
     for a in range(0, spec.n_rows, chunk):
         rows = rows_all[a:a + chunk]
-        w = trial_weights(spec, hs, rows)
+        w = trial_weights(spec, hs, rows, units=units)
         out[keys_present, a:a + rows.shape[0]] = np.add.reduceat(w, starts, axis=1,
                                                                  dtype=np.int64).T
     return out.reshape(n_groups, 2, spec.n_rows)
