@@ -130,3 +130,27 @@ def test_pandas_and_notebook_output() -> None:
         explode_targets(res, "fixed")
     rep = _quiet(build_report, df, biometric=BiometricOptions(fmr=(0.01,)))
     assert "FNMR at FMR targets" in rep.biometric._repr_html_()
+
+
+def test_section_renders_in_headless_chromium(tmp_path) -> None:  # noqa: ANN001
+    import subprocess
+
+    from test_plots_report import _chromium
+
+    if _chromium() is None:
+        pytest.skip("no Chromium on this machine (Debian's `chromium` package)")
+    rep = _quiet(build_report, trials(), by="sex", bootstrap=10,
+                 resample=["model", "segment"],
+                 biometric=BiometricOptions(fmr=(1e-2, 0.1), dev="split = 'dev'",
+                                            identification=candidates(),
+                                            demographics=("sex",)))
+    path = write_report(rep, tmp_path / "r.html")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000",
+             "--enable-logging=stderr", "--v=0"]
+    dom = subprocess.run([_chromium(), *flags, "--dump-dom", path.as_uri()],
+                         capture_output=True, text=True, timeout=180)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-rendered="true"' in dom.stdout and 'data-errors="0"' in dom.stdout
+    assert dom.stdout.count("<svg") >= len(rep.charts())

@@ -281,7 +281,6 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         extra["biometric"] = biometric_section(
             source, stats, pl.concat(pieces["det"], how="vertical_relaxed") if pieces["det"]
             else pl.DataFrame(), options=biometric, by=by, where=where, intervals=iv)
-        notes += extra["biometric"].notes
     if compare:
         from scoreframe.results.compare import compare as compare_systems
 
