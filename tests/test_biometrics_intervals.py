@@ -246,3 +246,24 @@ def test_cli_json_and_table_carry_the_bounds(tmp_path, capsys) -> None:  # noqa:
         assert "fnmr_lo" in text and "min_hter_lo" in text
         assert main(["evaluate", str(p), "--fmr", "0.1", "--bootstrap", "10"]) == 0
     assert "fnmr (%) [lo, hi]" in capsys.readouterr().out
+
+
+def test_strict_rule_fixed_threshold_intervals() -> None:
+    """With ``strict=True`` a score equal to the threshold is rejected in every replicate."""
+    df = _trials(300, seed=12)
+    thr = [0.0, 0.5]  # scores are rounded to 0.1: ties at the thresholds
+    res = _quiet(sf.evaluate, df, at_threshold=thr, strict=True, bootstrap=B, seed=4,
+                 resample=["model", "segment"], pooled=False)
+    w = _row_weights(df, ("model", "segment"), 4)
+    s, lab = df["score"].to_numpy(), df["label"].to_numpy()
+    vals = []
+    for r in range(B):
+        fmr, fnmr = fmr_fnmr(np.repeat(s[lab], w[r][lab]), np.repeat(s[~lab], w[r][~lab]), thr,
+                             strict=True)
+        vals.append(np.concatenate((fmr, fnmr)))
+    lo, hi = kb.percentile_interval(np.array(vals), 0.95)
+    items = res["at_threshold"][0]
+    np.testing.assert_array_equal([it["fmr_lo"] for it in items] + [it["fnmr_lo"] for it in items],
+                                  lo)
+    np.testing.assert_array_equal([it["fmr_hi"] for it in items] + [it["fnmr_hi"] for it in items],
+                                  hi)

@@ -79,6 +79,14 @@ def test_section_intervals_with_bootstrap(tmp_path) -> None:  # noqa: ANN001
     assert t["rate_lo"][0] <= t["rate"][0] <= t["rate_hi"][0]
     s = rep.biometric.scalars
     assert s["min_hter_lo"][0] <= s["min_hter"][0] <= s["min_hter_hi"][0]
+    from scoreframe import evaluate
+
+    ev = _quiet(evaluate, df, fmr=[0.05], biometric=True, bootstrap=20,
+                resample=["model", "segment"])
+    for m in ("zero_fmr", "zero_fnmr", "min_hter", "auc_mw"):  # the same replicates
+        assert (s[f"{m}_lo"][0], s[f"{m}_hi"][0]) == (ev[f"{m}_lo"][0], ev[f"{m}_hi"][0])
+    assert (t["rate_lo"][0], t["rate_hi"][0]) == (ev["fnmr_at_fmr"][0][0]["fnmr_lo"],
+                                                  ev["fnmr_at_fmr"][0][0]["fnmr_hi"])
     assert "rate_lo" in rep.biometric.differentials.groups.columns
     out = write_report(rep, tmp_path / "r.html")
     assert "<span class='ci'>" in out.read_text()
