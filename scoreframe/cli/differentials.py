@@ -21,6 +21,7 @@ from scoreframe.cli.options import (
     real_in,
 )
 from scoreframe.errors import UsageError, message
+from scoreframe.metrics import IntervalOptions
 from scoreframe.results._differentials import differentials
 
 __all__ = ["cmd_differentials", "register"]
@@ -43,9 +44,9 @@ def cmd_differentials(a: argparse.Namespace) -> int:
         if given:
             raise UsageError(f"{', '.join(given)} set how intervals are computed, and "
                              "intervals need --bootstrap B (e.g. --bootstrap 1000)")
-    iv = {} if a.bootstrap is None else {
-        "bootstrap": a.bootstrap, "ci": a.ci, "seed": a.seed, "interval": a.interval,
-        "resample": a.resample[0] if list(a.resample) == ["trial"] else list(a.resample)}
+    iv = {} if a.bootstrap is None else {"intervals": IntervalOptions(
+        bootstrap=a.bootstrap, ci=a.ci, seed=a.seed, interval=a.interval,
+        resample=tuple(a.resample))}
     d = differentials(dataset_source(a), by=a.by, fmr=a.fmr, threshold=a.threshold,
                       pair_with=a.pair_with, where=a.where, alpha=a.alpha,
                       garbe_weight=a.garbe_weight, **iv, **engine_kwargs(a))

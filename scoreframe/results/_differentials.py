@@ -20,9 +20,10 @@ groups whose rate is defined:
 Two passes over the data at most: the pooled statistics give the threshold (skipped when it
 is given), the grouped statistics count errors at it; both run on every engine.
 
-Intervals (``bootstrap=B``): the subject-level two-way bootstrap by default (``resample=
-("model", "segment")``: both sides of a comparison are resampled as subjects, each with
-its own Poisson multiplicities, the protocol of :func:`scoreframe.evaluate`'s intervals).
+Intervals (``intervals=B`` or an :class:`~scoreframe.metrics.IntervalOptions`): by default the
+subject-level two-way bootstrap (``resample=("model", "segment")``: both sides of a
+comparison are resampled as subjects, each with its own Poisson multiplicities, the protocol
+of :func:`scoreframe.evaluate`'s intervals).
 The grouped pass carries every replicate's weighted counts at the threshold (integers, the
 same on every engine); each replicate's rates and summaries go through the same code as the
 point values, and percentile (or BCa) bounds follow. The threshold is held at its full-data
@@ -233,12 +234,27 @@ class _Counts:
     n_non: int
 
 
+def _interval_options(intervals: Any) -> Any:
+    """``intervals=`` as :class:`~scoreframe.metrics.IntervalOptions` (``None``: none).
+
+    >>> _interval_options(50).resample
+    ('model', 'segment')
+    """
+    from scoreframe.metrics import IntervalOptions
+
+    if intervals is None or isinstance(intervals, IntervalOptions):
+        return intervals
+    if isinstance(intervals, int | np.integer) and not isinstance(intervals, bool):
+        return IntervalOptions(bootstrap=int(intervals), resample=("model", "segment"))
+    raise ScoreframeError(message(
+        "bad `intervals`", expected="a number of replicates or IntervalOptions(...)",
+        got=repr(intervals)))
+
+
 def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = None,
                   threshold: float | None = None, pair_with: Sequence[str] | str | None = None,
                   where: str | None = None, alpha: float = 0.5, garbe_weight: float = 0.5,
-                  bootstrap: int = 0, ci: float = 0.95,
-                  resample: Sequence[str] | str = ("model", "segment"), seed: int = 0,
-                  interval: str = "percentile", **engine: Any) -> Differentials:
+                  intervals: Any = None, **engine: Any) -> Differentials:
     """FMR and FNMR of each demographic group at one global threshold, and their disparity.
 
     Parameters
@@ -257,12 +273,12 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
         SQL predicate selecting trials first.
     alpha, garbe_weight
         The weight of FMR in FDR and in GARBE.
-    bootstrap, ci, resample, seed, interval
-        With ``bootstrap=B`` replicates, ``rate_lo``/``rate_hi`` on every group and
-        ``value_lo``/``value_hi`` on every summary: the subject-level two-way bootstrap by
-        default (``resample=("model", "segment")``; ``"trial"`` or other id columns can be
-        named), percentile or ``interval="bca"`` bounds at coverage ``ci``; the threshold is
-        held at its full-data value.
+    intervals
+        ``rate_lo``/``rate_hi`` on every group and ``value_lo``/``value_hi`` on every
+        summary: a number of replicates ``B`` (the subject-level two-way bootstrap,
+        resampling ``model`` and ``segment``, 95 % percentile intervals, seed 0), or an
+        :class:`~scoreframe.metrics.IntervalOptions` (other resampling ids, coverage, seed,
+        BCa). The threshold is held at its full-data value.
     **engine
         ``engine``, ``memory_limit``, ``workers``, ``scheduler``, ``validate``,
         ``trial_id``, ``spill_dir``.
@@ -321,14 +337,7 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
         raise ScoreframeError(message("bad `threshold`", expected="a finite number",
                                       got=repr(threshold)))
     thr = float(threshold)
-    opts = None
-    if bootstrap:
-        from scoreframe.metrics import IntervalOptions
-
-        opts = IntervalOptions(bootstrap=bootstrap, ci=ci, seed=seed,
-                               resample=(resample,) if isinstance(resample, str)
-                               else tuple(resample),
-                               interval=interval)  # type: ignore[arg-type]
+    opts = _interval_options(intervals)
     st, _ = group_statistics(data, by=[*by_cols, *pair_cols], where=where, pooled=False,
                              verification=VerificationRequest(thresholds=(thr,)),
                              intervals=opts, **engine)

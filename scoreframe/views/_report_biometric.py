@@ -248,16 +248,15 @@ def biometric_section(source: Any, stats: Any, det: pl.DataFrame, *,
     if options.demographics:
         from scoreframe.results._differentials import differentials
 
-        kw: dict[str, Any] = {}
-        if intervals is not None:
-            kw = {"bootstrap": intervals.bootstrap, "ci": intervals.ci, "seed": intervals.seed,
-                  "interval": intervals.interval,
-                  "resample": intervals.resample if intervals.resample != ("trial",)
-                  else ("model", "segment")}
+        iv = intervals
+        if iv is not None and iv.resample == ("trial",):  # subjects, not trials
+            from dataclasses import replace
+
+            iv = replace(iv, resample=("model", "segment"))
         sec.differentials = differentials(source, by=list(options.demographics),
                                           fmr=options.differentials_target,
                                           pair_with=list(options.pair_with) or None,
-                                          where=where, **kw)
+                                          where=where, intervals=iv)
         sec.notes.append(f"differentials at the global threshold "
                          f"{sec.differentials.threshold:.6g} (global FMR "
                          f"{options.differentials_target:g})")
