@@ -45,7 +45,7 @@ __all__ = ["ENGINE_OPTIONS", "KINDS", "MAX_BOOTSTRAP", "MAX_COST", "MAX_ITER", "
            "operating_point_options", "option_kind", "output_options", "overwrite_option",
            "path_arg", "prior",
            "probability_open", "reading_options", "real_in", "restore_dataset",
-           "scheduler_address", "size_bytes", "text_arg", "where_option"]
+           "scheduler_address", "size_bytes", "TABLE", "text_arg", "where_option"]
 
 #: Largest ``--bootstrap``: 100,000 replicates. Every replicate keeps a value per group, metric
 #: and operating point in memory; beyond this the Monte Carlo error of an interval end is far
@@ -476,6 +476,15 @@ class Distinct(argparse.Action):
 
 
 WHERE = text_arg("an SQL predicate")
+
+
+def _check_table(text: str) -> None:
+    name, eq, path = text.partition("=")
+    if not (eq and name.strip() and path):
+        raise ValueError(text)
+
+
+TABLE = text_arg("NAME=PATH such as models=models.csv", _check_table)
 WHERE_HELP = "SQL predicate selecting trials, e.g. \"gender = 'f'\""
 DATASET_HELP = ("trial table: parquet file or dataset directory, csv, tsv, BOSARIS, NIST or "
                 "Kaldi files")
@@ -496,6 +505,13 @@ def dataset_options(help_text: str = DATASET_HELP) -> argparse.ArgumentParser:
     p.add_argument("--on", action="append", nargs="+", type=column_arg(), metavar="COL",
                    default=[], help="the key columns of the --join before it")
     p.add_argument("--where", type=WHERE, help=WHERE_HELP)
+    p.add_argument("--sql", type=path_arg(), metavar="FILE",
+                   help="the trials are the result of this read-only SQL query over the table "
+                        "`trials` (the Parquet DATASET) and the --table tables; it streams "
+                        "(docs/sql.md)")
+    p.add_argument("--table", action="append", type=TABLE, metavar="NAME=PATH", default=[],
+                   help="with --sql: a table the query sees as NAME (parquet, csv, tsv or any "
+                        "readable format); repeatable")
     return p
 
 
