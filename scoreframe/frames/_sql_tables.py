@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 import duckdb
 import polars as pl
@@ -34,7 +35,7 @@ from scoreframe.errors import FormatError, UsageError, message
 __all__ = ["NamedTable", "TableSource", "named_tables", "relation_frame"]
 
 #: What a named table may be: a path (any registered format) or an in-memory frame.
-TableSource = str | os.PathLike[str] | pl.DataFrame | pa.Table
+TableSource: TypeAlias = "str | os.PathLike[str] | pl.DataFrame | pa.Table"
 
 #: A name DuckDB reads as a plain identifier (and that fits its 63-character display limit).
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")

@@ -30,8 +30,8 @@ import socket
 import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import duckdb
