@@ -13,7 +13,7 @@ from typing import TypedDict
 import polars as pl
 
 from scoreframe import io as sio
-from scoreframe.errors import FormatError, UsageError, message
+from scoreframe.errors import FormatError, ScoreframeError, UsageError, message
 from scoreframe.frames._sql_guard import check_where
 from scoreframe.frames.align import align, join_metadata
 from scoreframe.frames.schema import Kind
@@ -23,7 +23,8 @@ from scoreframe.io.parquet import scan_trials, write_trials
 __all__ = ["ReadingKwargs", "check_output_format", "dataset_label", "dataset_source",
            "guard_outputs", "input_paths", "load_dataset",
            "load_model_kind", "named_paths", "other_system", "parse_columns", "parse_missing",
-           "quality_table", "reading_kwargs", "scored_format", "sql_source", "table_map",
+           "quality_table", "read_sql", "reading_kwargs", "scored_format", "sql_source",
+           "table_map",
            "write_scored"]
 
 
@@ -155,13 +156,35 @@ def table_map(tokens: Sequence[str]) -> dict[str, str]:
     return out
 
 
+#: Largest SQL file read (bytes): a query is text typed by a person, never a data file.
+MAX_SQL_BYTES = 1 << 20
+
+
+def read_sql(path: Path) -> str:
+    """The text of an SQL file: UTF-8, at most :data:`MAX_SQL_BYTES`, else a clear error."""
+    if not path.is_file():
+        raise UsageError(f"no such SQL file `{path}`")
+    size = path.stat().st_size
+    if size > MAX_SQL_BYTES:
+        raise ScoreframeError(message("the SQL file is too large", where=f"`{path}`",
+                                      expected=f"at most {MAX_SQL_BYTES:,} bytes of SQL",
+                                      got=f"{size:,} bytes",
+                                      hint="Give the file with the query, not a data file."))
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScoreframeError(message("the SQL file is not UTF-8 text", where=f"`{path}`",
+                                      got=f"byte 0x{data[exc.start]:02x} at offset "
+                                          f"{exc.start}")) from None
+
+
 def sql_source(a: object) -> pl.LazyFrame:
     """``--sql FILE`` over ``DATASET`` and the ``--table`` tables, as a streaming LazyFrame.
 
     The query is checked (one read-only ``SELECT``, the tables' names and files) before any
     trial is read; see :func:`scoreframe.frames.sql.scan_query`.
     """
-    from scoreframe.cli.query import read_sql
     from scoreframe.frames.sql import scan_query
 
     if getattr(a, "key", None):
