@@ -138,3 +138,40 @@ def test_tandem_reads_the_joined_trials(tmp_path, capsys):
                  str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and models["model"][0] in err[0], err
+
+
+def test_calibrate_and_fuse_join_metadata(world, tmp_path, capsys):
+    """Train on a slice selected by a joined column; apply keeps the joined columns."""
+    root = world["root"]
+    join = ["--join", str(root / "models.csv"), "--on", "model"]
+    model = tmp_path / "cal.json"
+    assert main(["calibrate", "train", str(root / "ds"), "--system", "sys1", *join,
+                 "--where", "age = 'old'", "-o", str(model)]) == 0
+    trials = pl.read_parquet(root / "ds" / "**" / "*.parquet", hive_partitioning=True).join(
+        pl.read_csv(root / "models.csv"), on="model")
+    old = trials.filter((pl.col("age") == "old") & (pl.col("system") == "sys1"))
+    training = json.loads(model.read_text())["training"]
+    assert (training["n_tar"], training["n_non"]) == (old["label"].sum(),
+                                                      old.height - old["label"].sum())
+    out = tmp_path / "cal.parquet"
+    assert main(["calibrate", "apply", str(model), str(root / "ds"), *join, "--where",
+                 "system = 'sys1'", "-o", str(out)]) == 0
+    assert set(pl.read_parquet(out)["age"]) == {"old", "young"}
+    fused = tmp_path / "fuse.json"
+    assert main(["fuse", "train", str(root / "ds"), *join, "--where", "age = 'young'",
+                 "-o", str(fused)]) == 0
+    assert json.loads(fused.read_text())["training"]["n_tar"] == trials.filter(
+        (pl.col("age") == "young") & (pl.col("system") == "sys1"))["label"].sum()
+    out = tmp_path / "fused.parquet"
+    assert main(["fuse", "apply", str(fused), str(root / "ds"), *join, "-o", str(out)]) == 0
+    assert "age" in pl.read_parquet(out).columns
+    capsys.readouterr()
+    bad = ["--join", str(root / "short.csv"), "--on", "model"]
+    for argv in (["calibrate", "train", str(root / "ds"), "--system", "sys1", *bad, "-o",
+                  str(tmp_path / "x.json")],
+                 ["fuse", "apply", str(fused), str(root / "ds"), *bad, "-o",
+                  str(tmp_path / "x.parquet")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and world["first_model"] in err[0] and "short.csv" in err[0], err
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.parquet").exists()

@@ -24,8 +24,7 @@ __all__ = ["ReadingKwargs", "check_output_format", "dataset_label", "dataset_sou
            "guard_outputs", "input_paths", "load_dataset",
            "load_model_kind", "named_paths", "other_system", "parse_columns", "parse_missing",
            "quality_table", "read_sql", "reading_kwargs", "scored_format", "sql_source",
-           "table_map",
-           "write_scored"]
+           "table_map", "with_joins", "write_scored"]
 
 
 def parse_columns(text: str | None) -> dict[str, str] | None:
@@ -128,8 +127,13 @@ def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.Laz
     joins = list(zip(getattr(a, "join", None) or [], getattr(a, "on", None) or [], strict=True))
     if not joins:
         return src
-    lf = scan_trials(src) if isinstance(src, str) else src
-    for table, on in joins:
+    return with_joins(scan_trials(src) if isinstance(src, str) else src, a)
+
+
+def with_joins(lf: pl.LazyFrame, a: object) -> pl.LazyFrame:
+    """``lf`` with each ``--join FILE --on COL ...`` of the command joined to it, in order."""
+    for table, on in zip(getattr(a, "join", None) or [], getattr(a, "on", None) or [],
+                         strict=True):
         lf = join_metadata(lf, table, on=on)
     return lf
 
