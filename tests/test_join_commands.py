@@ -175,3 +175,17 @@ def test_calibrate_and_fuse_join_metadata(world, tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and world["first_model"] in err[0] and "short.csv" in err[0], err
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "x.parquet").exists()
+
+
+def test_identify_reads_candidate_rows_from_a_query(world, tmp_path):
+    root = world["root"]
+    sql = tmp_path / "q.sql"
+    sql.write_text("select t.*, p.age from trials t join probes p using (probe)")
+    out = tmp_path / "i.json"
+    assert main(["identify", str(root / "searches.parquet"), "--sql", str(sql), "--table",
+                 f"probes={root / 'probes.csv'}", "--rank", "1", "--by", "age", "-o",
+                 str(out)]) == 0
+    direct = tmp_path / "d.json"
+    assert main(["identify", str(root / "searches.parquet"), "--join", str(root / "probes.csv"),
+                 "--on", "probe", "--rank", "1", "--by", "age", "-o", str(direct)]) == 0
+    assert json.loads(out.read_text())["groups"] == json.loads(direct.read_text())["groups"]
