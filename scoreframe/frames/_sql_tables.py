@@ -143,11 +143,8 @@ def named_tables(tables: Mapping[str, TableSource] | None, *, at: str,
 
 def _open(name: str, source: object, *, at: str,
           parquet_files: Callable[[Path], tuple[list[Path], bool]]) -> NamedTable:
-    from scoreframe.frames.schema import polars_frame
-
     if isinstance(source, pl.DataFrame | pa.Table):
-        frame = polars_frame(source)
-        assert isinstance(frame, pl.DataFrame)  # noqa: S101 - a DataFrame or a Table in
+        frame = source if isinstance(source, pl.DataFrame) else pl.DataFrame(source)
         return NamedTable(name, f"tables[{name!r}]", arrow=_arrow(frame))
     if not isinstance(source, str | os.PathLike):
         raise UsageError(message(f"table `{name}` must be a path or a polars/pyarrow table",
@@ -227,8 +224,7 @@ def relation_frame(open_relation: Callable[[], tuple[duckdb.DuckDBPyRelation, Ca
             reader = rel.to_arrow_reader(batch_size or STREAM_ROWS)
             left = n_rows
             for batch in reader:
-                df = pl.from_arrow(batch)
-                assert isinstance(df, pl.DataFrame)  # noqa: S101 - a record batch in
+                df = pl.DataFrame(batch)
                 if predicate is not None:
                     df = df.filter(predicate)
                 if left is not None:
