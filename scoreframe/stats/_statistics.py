@@ -53,6 +53,7 @@ class ClassData:
     scores: NDArray[np.float64]
     total: int
     offset: int
+    n_tar: int = 0  # trials of the class labelled target in the range
 
     @property
     def n(self) -> int:
@@ -106,6 +107,24 @@ class RangeData:
         """The data of one class (an empty class when the range or unit has none)."""
         got = self.classes.get(name)
         return got if got is not None else ClassData(np.empty(0), 0, 0)
+
+    def side(self, names: tuple[str, ...] | None, *, target: bool) -> ClassData:
+        """The union of some classes (``names``), or a label class (``None``).
+
+        With ``names=None``, ``target`` picks the targets or the non-targets of the labels;
+        otherwise the classes' sorted scores are merged (a stable merge of sorted runs).
+        """
+        if names is None:
+            if target:
+                return ClassData(self.s.tar, self.ctx.total_tar, self.ctx.offset_tar,
+                                 self.s.n_tar)
+            return ClassData(self.s.non, self.ctx.total_non, self.ctx.offset_non, 0)
+        parts = [self.cls(c) for c in names]
+        if len(parts) == 1:
+            return parts[0]
+        scores = np.sort(np.concatenate([p.scores for p in parts]), kind="stable")
+        return ClassData(scores, sum(p.total for p in parts), sum(p.offset for p in parts),
+                         sum(p.n_tar for p in parts))
 
 
 class Statistic(ABC):

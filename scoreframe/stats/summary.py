@@ -43,6 +43,17 @@ from scoreframe.stats._biometric import (
     merge_verification,
     reduce_verification,
 )
+from scoreframe.stats._families import (
+    SPOOF_CLASSES,
+    ADcf,
+    ClassCounts,
+    ElubCounts,
+    InterpolatedEer,
+    Misleading,
+    PairCount,
+    elub_bounds,
+    interpolated_eer_value,
+)
 from scoreframe.stats._resampling import Replicates
 from scoreframe.stats._statistics import ClassData, Context, RangeData, Statistic, first_found
 
@@ -53,6 +64,9 @@ __all__ = ["ClassData", "Context", "DetCorners", "EqContext", "EqStats", "KaldiE
            "reduce_range", "reduce_sorted"]
 __all__ += ["VerificationRequest", "VerificationStats", "merge_verification",
             "reduce_verification"]  # re-exported from the private biometric statistics
+__all__ += ["SPOOF_CLASSES", "ADcf", "ClassCounts", "ElubCounts", "InterpolatedEer",
+            "Misleading", "PairCount", "elub_bounds",
+            "interpolated_eer_value"]  # re-exported from the private family statistics
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]

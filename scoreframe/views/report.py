@@ -230,9 +230,13 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                                                               "hist")}
 
     grids = cv.CurveGrids(len(p_list), nber=np.linspace(*NBER_GRID), ape=np.linspace(*APE_GRID))
+    if spoof is None:
+        spoof = "trial_type" in lf.collect_schema().names()
+    fams = [f for f, on in (("spoof", spoof), ("forensic", forensic)) if on]
     stats, ops = group_statistics(source, by=by, where=where, p_target=p_list,
                                   thresholds=grids.thresholds, det_resolution=0.03,
-                                  trial_id=trial_id, progress=progress)
+                                  trial_id=trial_id, progress=progress,
+                                  metrics=declared(family=["binary", *fams]))
 
     def on_group(key: dict[str, object], g: GroupStats) -> None:
         pieces["det"].append(cv.det_points(key, g, resolution=0.03, points_per_segment=4))
@@ -240,8 +244,6 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         pieces["nber"].append(cv.nber_points(key, g, grids))
         pieces["ape"].append(cv.ape_points(key, g, grids))
 
-    if spoof is None:
-        spoof = "trial_type" in lf.collect_schema().names()
     families, extras = family_extras(source, stats, where=where, spoof=spoof,
                                      forensic=forensic)
     summary = results_frame(stats, ops, metrics=declared(family=["binary", *families]),

@@ -1,0 +1,353 @@
+"""Mergeable statistics of the anti-spoofing (SASV) and forensic metric families.
+
+numpy only, like :mod:`scoreframe.stats.summary`. Each statistic is a typed declaration
+(:class:`~scoreframe.stats._statistics.Statistic`) with a range kernel and an exact merge, so
+``evaluate(..., spoof=True, forensic=True)`` rides the same one reduction as the binary suite
+on every engine (in memory, out of core, Dask), and pooled rows merge their groups' statistics.
+
+A statistic reads either the label classes (``pos``/``neg`` = ``None``) or classes of the
+request's ``class_column`` (``trial_type``: ``target``, ``nontarget``, ``spoof``): the range
+kernel sees each class's sorted scores in the range, the class's total in the unit and the
+count below the range (:class:`~scoreframe.stats._statistics.ClassData`). Everything is an
+integer count, a minimum with its first argument, a located result or a score copied from the
+data, so results do not depend on how the trials were split into ranges:
+
+* :class:`ClassCounts`: trials per class and label (``n_spoof``, the label checks);
+* :class:`PairCount`: ``2U`` of the Mann-Whitney statistic (``auc``), adding
+  ``2 n_tar(range) n_non(below)`` per range;
+* :class:`Misleading`: misleading llrs (``rmep``, ``rmed``);
+* :class:`ElubCounts`: counts above the ELUB threshold grid (lir 1.3.1's grid depends on the
+  extreme llrs, known only at the end: counts are kept at every candidate grid point, with the
+  few llrs within ``1e-9`` (log10) of a point kept as values so the exact grid threshold can
+  be compared at the end), and the extreme llrs;
+* :class:`ADcf`: the a-DCF's minimum over the per-trial sweep and its first argmin (each
+  range evaluates its own sweep points with the global counts below it);
+* :class:`InterpolatedEer`: the located vertices of the SASV-2022 ROC around the EER crossing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scoreframe.kernels import forensic as kf
+from scoreframe.kernels import spoof as ks
+from scoreframe.stats._statistics import RangeData, Statistic
+
+__all__ = ["ADcf", "ClassCounts", "ElubCounts", "InterpolatedEer", "Misleading", "PairCount",
+           "SPOOF_CLASSES", "elub_bounds", "interpolated_eer_value"]
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+#: The classes of a SASV trial table (values of ``trial_type``).
+SPOOF_CLASSES = ("target", "nontarget", "spoof")
+#: Half-width (log10 units) of the window kept around each candidate ELUB grid point.
+ELUB_WINDOW = 1e-9
+
+
+@dataclass(frozen=True)
+class ClassCounts(Statistic):
+    """Trials per class value, and those labelled target: ``{class: (n, n_labelled_target)}``."""
+
+    def reduce(self, r: RangeData) -> dict[str | None, tuple[int, int]]:
+        """The counts of this range."""
+        return {k: (c.n, c.n_tar) for k, c in r.classes.items() if c.n}
+
+    def merge(self, a: dict[str | None, tuple[int, int]], b: dict[str | None, tuple[int, int]]
+              ) -> dict[str | None, tuple[int, int]]:
+        """Counts add."""
+        out = dict(a)
+        for k, (n, t) in b.items():
+            n0, t0 = out.get(k, (0, 0))
+            out[k] = (n0 + n, t0 + t)
+        return out
+
+    def empty(self) -> dict[str | None, tuple[int, int]]:
+        """No trials."""
+        return {}
+
+
+@dataclass(frozen=True)
+class _TwoSided(Statistic):
+    """A statistic of positives against negatives (label classes, or unions of classes)."""
+
+    pos: tuple[str, ...] | None = None
+    neg: tuple[str, ...] | None = None
+
+    @property
+    def classes(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The class values read (none for label classes)."""
+        return (*(self.pos or ()), *(self.neg or ()))
+
+    def sides(self, r: RangeData) -> tuple[Any, Any]:
+        """Positives and negatives of the range."""
+        return r.side(self.pos, target=True), r.side(self.neg, target=False)
+
+
+@dataclass(frozen=True)
+class PairCount(_TwoSided):
+    """``2 #(pos > neg) + #(pos = neg)`` over all pairs: twice the Mann-Whitney ``U`` (exact).
+
+    Equal scores never straddle two ranges, so a range adds its own pairs plus
+    ``2 n_pos(range) n_neg(below)``.
+    """
+
+    def reduce(self, r: RangeData) -> int:
+        """The pairs of this range's positives."""
+        p, n = self.sides(r)
+        return kf.auc_pair_count(p.scores, n.scores) + 2 * p.n * n.offset
+
+    def merge(self, a: int, b: int) -> int:
+        """Pair counts add."""
+        return a + b
+
+    def empty(self) -> int:
+        """No pairs."""
+        return 0
+
+
+@dataclass(frozen=True)
+class Misleading(_TwoSided):
+    """``(#pos < 0, #neg > 0)``: misleading llrs (0 is not misleading)."""
+
+    def reduce(self, r: RangeData) -> tuple[int, int]:
+        """The misleading llrs of this range."""
+        p, n = self.sides(r)
+        return kf.misleading_counts(p.scores, n.scores)
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        """Counts add."""
+        return a[0] + b[0], a[1] + b[1]
+
+    def empty(self) -> tuple[int, int]:
+        """None."""
+        return 0, 0
+
+
+@dataclass(frozen=True, eq=False)
+class ElubState:
+    """ELUB counts of a range: see :class:`ElubCounts`."""
+
+    lo: float  # lowest clipped log10 llr (NaN: none)
+    hi: float
+    k0: int  # first candidate grid index (multiples of the step)
+    above: I64  # (2, K): positives / negatives above each point's window
+    near_k: I64  # candidate index of each llr near a point
+    near_v: F64  # its 10 ** llr10
+    near_pos: NDArray[np.bool_]  # from the positives
+
+
+@dataclass(frozen=True)
+class ElubCounts(_TwoSided):
+    """What lir 1.3.1's ELUB needs, mergeable (see the module docstring)."""
+
+    step: float = 0.01
+    extremes: tuple[float, float] = (-9.0, 9.0)
+
+    def _k_range(self, n_pos: int, n_neg: int) -> tuple[int, int]:
+        k_lo = min(0, int(np.floor_divide(-np.log10(n_pos + 1), self.step))) - 2
+        k_hi = max(0, int(np.floor_divide(np.log10(n_neg + 1), self.step) + 1)) + 2
+        return k_lo, k_hi
+
+    def reduce(self, r: RangeData) -> ElubState | None:
+        """Counts of this range at every candidate grid point."""
+        p, n = self.sides(r)
+        if not (p.total and n.total):
+            return None
+        k_lo, k_hi = self._k_range(p.total, n.total)
+        ks_ = np.arange(k_lo, k_hi + 1)
+        centre = ks_ * self.step
+        lower = 10 ** (centre - ELUB_WINDOW)
+        upper = 10 ** (centre + ELUB_WINDOW)
+        above = np.zeros((2, ks_.shape[0]), np.int64)
+        nk, nv, npos = [], [], []
+        lo, hi = np.nan, np.nan
+        for i, side in enumerate((p, n)):
+            if not side.n:
+                continue
+            t = np.clip(side.scores / kf.LN10, *self.extremes)
+            lo = _lowest(lo, float(t[0]))
+            hi = -_lowest(-hi, -float(t[-1]))
+            v = 10 ** t
+            above[i] = v.shape[0] - np.searchsorted(v, upper, side="right")
+            a = np.searchsorted(v, lower, side="left")
+            b = np.searchsorted(v, upper, side="right")
+            for j in np.flatnonzero(b > a):  # the few llrs near a grid point
+                nk.append(np.full(b[j] - a[j], j + k_lo, np.int64))
+                nv.append(v[a[j]:b[j]])
+                npos.append(np.full(b[j] - a[j], i == 0))
+        return ElubState(lo, hi, k_lo, above,
+                         np.concatenate(nk) if nk else np.zeros(0, np.int64),
+                         np.concatenate(nv) if nv else np.zeros(0),
+                         np.concatenate(npos) if npos else np.zeros(0, bool))
+
+    def merge(self, a: ElubState | None, b: ElubState | None) -> ElubState | None:
+        """Counts add, near llrs are kept, extremes are the minimum and maximum."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return ElubState(_lowest(a.lo, b.lo), -_lowest(-a.hi, -b.hi), a.k0,
+                         a.above + b.above, np.concatenate((a.near_k, b.near_k)),
+                         np.concatenate((a.near_v, b.near_v)),
+                         np.concatenate((a.near_pos, b.near_pos)))
+
+
+def _lowest(a: float, b: float) -> float:
+    """The lower of two values, NaN meaning none."""
+    if np.isnan(a):
+        return b
+    return a if np.isnan(b) else min(a, b)
+
+
+def elub_bounds(st: ElubState, n_pos: int, n_neg: int, *, step: float = 0.01,
+                add_misleading: int = 1) -> tuple[float, float]:
+    """ELUB bounds (log10) from merged :class:`ElubCounts` statistics.
+
+    Equals :func:`scoreframe.kernels.forensic.elub` on the unit's llrs (the same grid and
+    the same comparisons ``10 ** llr > 10 ** grid``).
+    """
+    grid = kf.elub_grid(st.lo, st.hi, n_pos, n_neg, step)
+    thr = 10 ** grid
+    idx = np.rint(grid / step).astype(np.int64) - st.k0
+    acc = st.above[:, idx].copy()
+    for i in np.flatnonzero(np.isin(idx + st.k0, st.near_k)):  # few points
+        here = st.near_k == idx[i] + st.k0
+        gt = st.near_v > thr[i]
+        acc[0, i] += int(np.count_nonzero(here & gt & st.near_pos))
+        acc[1, i] += int(np.count_nonzero(here & gt & ~st.near_pos))
+    return kf.elub_from_counts(grid, acc[0], acc[1], n_pos, n_neg,
+                               add_misleading=add_misleading, step=step)
+
+
+@dataclass(frozen=True)
+class ADcf(Statistic):
+    """Minimum normalised a-DCF over the per-trial sweep and its threshold (first argmin).
+
+    Each range evaluates the sweep points after each of its trials with the global
+    rejection counts (the counts below the range plus its own), with the same float
+    operations as :func:`scoreframe.kernels.spoof.a_dcf`; the all-accepted point belongs to
+    the lowest range. The value is ``(min_a_dcf, threshold)`` of the range, merged by a
+    strict minimum (ties keep the lower range: the first argmin).
+    """
+
+    p_target: float = 0.9
+    p_nontarget: float = 0.05
+    p_spoof: float = 0.05
+    c_miss: float = 1.0
+    c_fa_nontarget: float = 10.0
+    c_fa_spoof: float = 20.0
+    classes: tuple[str, ...] = SPOOF_CLASSES
+
+    def reduce(self, r: RangeData) -> tuple[float, float] | None:
+        """The range's minimum and its threshold."""
+        cs = [r.cls(c) for c in self.classes]
+        nt, nn, ns = (c.total for c in cs)
+        if not (nt and nn and ns) or not sum(c.n for c in cs):
+            return None
+        sw = ks.per_trial_sweep(*(c.scores for c in cs))
+        first = all(c.offset == 0 for c in cs)
+        rej = sw.rejected + np.array([[c.offset] for c in cs], dtype=np.int64)
+        if not first:
+            rej = rej[:, 1:]
+        p_miss = rej[0] / nt
+        p_fa_non = (nn - rej[1]) / nn
+        p_fa_spf = (ns - rej[2]) / ns
+        cost = ((self.c_miss * self.p_target) * p_miss
+                + (self.c_fa_nontarget * self.p_nontarget) * p_fa_non
+                + (self.c_fa_spoof * self.p_spoof) * p_fa_spf)
+        norm = min(self.c_fa_nontarget * self.p_nontarget + self.c_fa_spoof * self.p_spoof,
+                   self.c_miss * self.p_target)
+        normed = cost / norm
+        k = int(np.argmin(normed))
+        return float(normed[k]), sw.threshold(k if first else k + 1,
+                                              offset=ks.A_DCF_FIRST_OFFSET)
+
+    def merge(self, a: tuple[float, float] | None, b: tuple[float, float] | None
+              ) -> tuple[float, float] | None:
+        """The strict minimum (ties: the lower range)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return b if b[0] < a[0] else a
+
+
+@dataclass(frozen=True, eq=False)
+class EerVertices:
+    """Located ROC vertices of :class:`InterpolatedEer` (``(score, a, b)`` triples)."""
+
+    first: tuple[float, int, int] | None  # the range's lowest score
+    best: tuple[float, int, int] | None  # the highest score with g <= 0
+    above: tuple[float, int, int] | None  # the lowest score above ``best``
+
+
+@dataclass(frozen=True)
+class InterpolatedEer(_TwoSided):
+    """The SASV-2022 interpolated EER of ``pos`` against ``neg`` (located vertices).
+
+    At a score ``v`` used as an accept-if-``>=`` threshold, ``a(v)`` negatives and ``b(v)``
+    positives are accepted; ``g = n_neg n_pos - a n_pos - b n_neg`` is non-decreasing in
+    ``v``. The EER interpolates between the highest score with ``g <= 0`` and the next score
+    (:func:`scoreframe.kernels.spoof.interpolated_eer`); each range locates those among its
+    distinct scores with global counts.
+    """
+
+    def reduce(self, r: RangeData) -> EerVertices | None:
+        """The range's vertices."""
+        p, n = self.sides(r)
+        nt, nn = p.total, n.total
+        if not (nt and nn) or not (p.n or n.n):
+            return None
+        v = np.unique(np.concatenate((p.scores, n.scores)))
+        b = nt - (p.offset + np.searchsorted(p.scores, v, side="left").astype(np.int64))
+        a = nn - (n.offset + np.searchsorted(n.scores, v, side="left").astype(np.int64))
+        g = nn * nt - a * nt - b * nn
+        ok = np.flatnonzero(g <= 0)
+
+        def at(i: int) -> tuple[float, int, int]:
+            return float(v[i]), int(a[i]), int(b[i])
+
+        best = above = None
+        if ok.shape[0]:
+            j = int(ok[-1])
+            best = at(j)
+            above = at(j + 1) if j + 1 < v.shape[0] else None
+        return EerVertices(at(0), best, above)
+
+    def merge(self, a: EerVertices | None, b: EerVertices | None) -> EerVertices | None:
+        """The higher range's crossing when it has one (``g`` is monotone)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if b.best is not None:
+            return EerVertices(a.first, b.best, b.above)
+        return EerVertices(a.first, a.best, a.above if a.above is not None else b.first)
+
+
+def interpolated_eer_value(st: EerVertices, n_pos: int, n_neg: int) -> float:
+    """The EER from merged :class:`InterpolatedEer` vertices (the kernel's float operations)."""
+    nt, nn = n_pos, n_neg
+
+    def g(a: int, b: int) -> int:
+        return nn * nt - a * nt - b * nn
+
+    if st.best is None:  # no score with g <= 0: every trial accepted
+        a_lo, b_lo = nn, nt
+        above = st.first
+    else:
+        _, a_lo, b_lo = st.best
+        above = st.above
+    g_lo = g(a_lo, b_lo)
+    if g_lo == 0:
+        return a_lo / nn
+    a_hi, b_hi = (above[1], above[2]) if above is not None else (0, 0)
+    g_hi = g(a_hi, b_hi)
+    if a_hi == a_lo:
+        return a_lo / nn
+    t = g_hi / (g_hi - g_lo)
+    return (a_hi + t * (a_lo - a_hi)) / nn

@@ -1,0 +1,175 @@
+"""The spoof and forensic families on the statistics layer: one reduction, every engine.
+
+The columns must equal the array API of scoreframe.metrics.spoof / .forensic (itself checked
+against the official implementations in test_spoof.py / test_forensic.py) on each group's
+scores, and be bit-identical in memory, out of core (tiny memory limits: many score ranges),
+on Dask, across worker counts, file splits and row order.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from scoreframe import evaluate
+from scoreframe.kernels.sorted_scores import sort_scores
+from scoreframe.metrics import forensic, spoof
+from scoreframe.stats._families import (
+    ADcf,
+    ElubCounts,
+    InterpolatedEer,
+    elub_bounds,
+    interpolated_eer_value,
+)
+from scoreframe.stats._statistics import ClassData, Context, RangeData
+from scoreframe.stats.summary import Request, empty_stats, merge, reduce_sorted
+
+FAMILY_COLS = ["a_dcf", "a_dcf_threshold", "sasv_eer", "sv_eer", "spf_eer", "n_spoof", "auc",
+               "rmep", "rmed", "elub_lower_log10", "elub_upper_log10"]
+
+
+def sasv_table(seed: int, n: int = 6000) -> pl.DataFrame:
+    """Synthetic SASV trials with ties (scores rounded) and infinite llrs, 3 conditions."""
+    rng = np.random.default_rng(seed)
+    kind = rng.choice(np.array(["target", "nontarget", "spoof"]), size=n, p=[0.3, 0.5, 0.2])
+    mean = np.where(kind == "target", 2.0, np.where(kind == "nontarget", -1.5, 0.5))
+    score = np.round(rng.normal(mean, 1.5), 1)
+    score[rng.choice(n, 3, replace=False)] = np.inf
+    score[rng.choice(n, 3, replace=False)] = -np.inf
+    return pl.DataFrame({"model": [f"m{i % 97}" for i in range(n)],
+                         "segment": [f"s{i}" for i in range(n)],
+                         "score": score, "label": kind == "target", "trial_type": kind,
+                         "condition": rng.choice(np.array(["a", "b", "c"]), size=n)})
+
+
+def reference_row(part: pl.DataFrame) -> dict[str, object]:
+    t, n, s = (part.filter(pl.col("trial_type") == c)["score"].to_numpy()
+               for c in ("target", "nontarget", "spoof"))
+    a = spoof.a_dcf(t, n, s)
+    e = spoof.sasv_eer(t, n, s)
+    non = np.concatenate((n, s))
+    m = forensic.misleading_evidence(t, non)
+    el = forensic.elub(t, non)
+    return {"a_dcf": a["min_a_dcf"], "a_dcf_threshold": a["threshold"], **e,
+            "n_spoof": s.size, "auc": forensic.auc(t, non), "rmep": m["rmep"],
+            "rmed": m["rmed"], "elub_lower_log10": el["lower_log10"],
+            "elub_upper_log10": el["upper_log10"]}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_columns_equal_the_array_api_in_memory_and_out_of_core(seed):
+    df = sasv_table(seed)
+    mem = evaluate(df, by="condition", spoof=True, forensic=True)
+    ooc = evaluate(df, by="condition", spoof=True, forensic=True, memory_limit="64KB")
+    for res in (mem, ooc):
+        for cond in ("a", "b", "c", "all"):
+            part = df if cond == "all" else df.filter(pl.col("condition") == cond)
+            row = res.filter(pl.col("condition") == cond).row(0, named=True)
+            ref = reference_row(part)
+            assert {c: row[c] for c in FAMILY_COLS} == ref, cond
+    assert_frame_equal(mem, ooc)
+
+
+def test_bit_identical_across_engines_workers_splits_and_row_order(tmp_path):
+    df = sasv_table(7, 9000)
+    kw = {"by": "condition", "spoof": True, "forensic": True, "p_target": [0.01, 0.3]}
+    base = evaluate(df, **kw)
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    for i, part in enumerate(shuffled.iter_slices(2500)):
+        part.write_parquet(ds / f"part{i}.parquet")
+    for other in (evaluate(shuffled, **kw),
+                  evaluate(df, memory_limit="48KB", workers=1, **kw),
+                  evaluate(shuffled, memory_limit="96KB", workers=3, **kw),
+                  evaluate(str(ds), memory_limit="48KB", workers=2, **kw)):
+        assert_frame_equal(base, other)
+    if importlib.util.find_spec("dask.distributed") is not None:
+        on_dask = evaluate(str(ds), engine="dask", workers=2, memory_limit="64KB", **kw)
+        assert_frame_equal(base, on_dask)
+
+
+def test_equalized_rows_unchanged_by_the_class_split():
+    df = sasv_table(4).with_columns(half=(pl.col("segment").str.slice(1).cast(pl.Int64) % 2)
+                                    .cast(pl.String))
+    plain = evaluate(df, by="condition", equalize_by="half")
+    both = evaluate(df, by="condition", equalize_by="half", spoof=True, forensic=True)
+    ooc = evaluate(df, by="condition", equalize_by="half", spoof=True, forensic=True,
+                   memory_limit="64KB")
+    assert_frame_equal(plain, both.select(plain.columns))
+    assert_frame_equal(both, ooc)
+
+
+def test_cm_labels_and_degenerate_groups():
+    df = sasv_table(5)
+    cm = df.with_columns(label=pl.col("trial_type") != "spoof")  # bona fide is the positive
+    res = evaluate(cm, spoof=True)
+    ref = reference_row(cm)
+    assert res.row(0, named=True)["a_dcf"] == ref["a_dcf"]
+    no_spoof = df.filter((pl.col("trial_type") != "spoof") | (pl.col("condition") != "a"))
+    with pytest.warns(Warning, match="spoof"):
+        out = evaluate(no_spoof, by="condition", spoof=True)
+    row = out.filter(pl.col("condition") == "a").row(0, named=True)
+    assert row["a_dcf"] is None and row["n_spoof"] == 0 and row["eer"] is not None
+
+
+# --- the range kernels against the whole-group kernels, over random range splits ----------
+
+
+def split_reduce(classes: dict[str, np.ndarray], cuts: np.ndarray, request: Request):
+    """Reduce each score range with its context and classes, then merge (lowest first)."""
+    label = {"target": True, "nontarget": False, "spoof": False}
+    edges = np.concatenate(([-np.inf], cuts, [np.inf]))
+    totals = {c: x.size for c, x in classes.items()}
+    tot_t = sum(x.size for c, x in classes.items() if label[c])
+    tot_n = sum(x.size for c, x in classes.items() if not label[c])
+    off = dict.fromkeys(classes, 0)
+    out = empty_stats(request)
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        part = {c: np.sort(x[(x >= lo) & ((x < hi) | (hi == np.inf))])
+                for c, x in classes.items()}
+        tar = np.sort(np.concatenate([x for c, x in part.items() if label[c]]))
+        non = np.sort(np.concatenate([x for c, x in part.items() if not label[c]]))
+        ctx = Context(tot_t, tot_n, sum(off[c] for c in part if label[c]),
+                      sum(off[c] for c in part if not label[c]))
+        cd = {c: ClassData(x, totals[c], off[c], x.size if label[c] else 0)
+              for c, x in part.items()}
+        out = merge(out, reduce_sorted(sort_scores(tar, non), request, ctx, classes=cd))
+        for c, x in part.items():
+            off[c] += x.size
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_range_kernels_merge_to_the_whole_group_values(seed):
+    rng = np.random.default_rng(seed)
+    classes = {c: np.round(rng.normal(m, 1.0, int(rng.integers(5, 80))), int(rng.integers(0, 2)))
+               for c, m in (("target", 1.5), ("nontarget", -1.0), ("spoof", 0.5))}
+    stats = (ADcf(), InterpolatedEer(("target",), ("nontarget", "spoof")),
+             InterpolatedEer(("target",), ("spoof",)), ElubCounts())
+    request = Request(statistics=stats)
+    allv = np.unique(np.concatenate(list(classes.values())))
+    cuts = np.sort(rng.choice(allv, size=min(allv.size, int(rng.integers(1, 8))),
+                              replace=False))
+    st = split_reduce(classes, cuts, request)
+    t, n, s = (np.sort(classes[c]) for c in ("target", "nontarget", "spoof"))
+    a = spoof.a_dcf(t, n, s)
+    assert st.get(stats[0]) == (a["min_a_dcf"], a["threshold"])
+    e = spoof.sasv_eer(t, n, s)
+    assert interpolated_eer_value(st.get(stats[1]), t.size, n.size + s.size) == e["sasv_eer"]
+    assert interpolated_eer_value(st.get(stats[2]), t.size, s.size) == e["spf_eer"]
+    el = forensic.elub(t, np.concatenate((n, s)))
+    assert elub_bounds(st.get(stats[3]), t.size, n.size + s.size) == (
+        el["lower_log10"], el["upper_log10"])
+
+
+def test_range_data_sides_merge_classes():
+    r = RangeData(sort_scores([1.0], [0.0, 2.0]), Context(1, 2), empty_stats(Request()).blocks,
+                  {"a": ClassData(np.array([0.0]), 3, 1), "b": ClassData(np.array([2.0]), 2, 0)})
+    both = r.side(("a", "b"), target=False)
+    assert both.scores.tolist() == [0.0, 2.0] and (both.total, both.offset) == (5, 1)
+    assert r.side(None, target=True).scores.tolist() == [1.0]
