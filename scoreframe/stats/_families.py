@@ -22,7 +22,8 @@ data, so results do not depend on how the trials were split into ranges:
   be compared at the end), and the extreme llrs;
 * :class:`ADcf`: the a-DCF's minimum over the per-trial sweep and its first argmin (each
   range evaluates its own sweep points with the global counts below it);
-* :class:`InterpolatedEer`: the located vertices of the SASV-2022 ROC around the EER crossing.
+* :class:`InterpolatedEer`: the located vertices of the SASV-2022 ROC around the EER crossing;
+* :class:`EceSums`: exact sums of the ECE's log terms over a prior grid (the ECE plot).
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ from numpy.typing import NDArray
 
 from scoreframe.kernels import forensic as kf
 from scoreframe.kernels import spoof as ks
+from scoreframe.kernels.elementary import exact_sum, exact_to_float, softplus
 from scoreframe.stats._statistics import RangeData, Statistic
 
-__all__ = ["ADcf", "ClassCounts", "ElubCounts", "InterpolatedEer", "Misleading", "PairCount",
-           "SPOOF_CLASSES", "elub_bounds", "interpolated_eer_value"]
+__all__ = ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "InterpolatedEer",
+           "Misleading", "PairCount", "ece_values", "elub_bounds", "interpolated_eer_value"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -160,8 +162,6 @@ class ElubCounts(_TwoSided):
         k_lo, k_hi = self._k_range(p.total, n.total)
         ks_ = np.arange(k_lo, k_hi + 1)
         centre = ks_ * self.step
-        lower = 10 ** (centre - ELUB_WINDOW)
-        upper = 10 ** (centre + ELUB_WINDOW)
         above = np.zeros((2, ks_.shape[0]), np.int64)
         nk, nv, npos = [], [], []
         lo, hi = np.nan, np.nan
@@ -171,13 +171,13 @@ class ElubCounts(_TwoSided):
             t = np.clip(side.scores / kf.LN10, *self.extremes)
             lo = _lowest(lo, float(t[0]))
             hi = -_lowest(-hi, -float(t[-1]))
-            v = 10 ** t
-            above[i] = v.shape[0] - np.searchsorted(v, upper, side="right")
-            a = np.searchsorted(v, lower, side="left")
-            b = np.searchsorted(v, upper, side="right")
+            # far from a grid point, t > point decides 10**t > 10**point: no pow needed
+            above[i] = t.shape[0] - np.searchsorted(t, centre + 2 * ELUB_WINDOW, side="right")
+            a = np.searchsorted(t, centre - 2 * ELUB_WINDOW, side="left")
+            b = np.searchsorted(t, centre + 2 * ELUB_WINDOW, side="right")
             for j in np.flatnonzero(b > a):  # the few llrs near a grid point
                 nk.append(np.full(b[j] - a[j], j + k_lo, np.int64))
-                nv.append(v[a[j]:b[j]])
+                nv.append(10 ** t[a[j]:b[j]])
                 npos.append(np.full(b[j] - a[j], i == 0))
         return ElubState(lo, hi, k_lo, above,
                          np.concatenate(nk) if nk else np.zeros(0, np.int64),
@@ -296,27 +296,49 @@ class InterpolatedEer(_TwoSided):
     distinct scores with global counts.
     """
 
+    def _arrays(self, r: RangeData, names: tuple[str, ...] | None, *, target: bool
+                ) -> tuple[list[F64], int, int]:
+        if names is None:
+            c = r.side(None, target=target)
+            return [c.scores], c.total, c.offset
+        cs = [r.cls(c) for c in names]
+        return [c.scores for c in cs], sum(c.total for c in cs), sum(c.offset for c in cs)
+
     def reduce(self, r: RangeData) -> EerVertices | None:
-        """The range's vertices."""
-        p, n = self.sides(r)
-        nt, nn = p.total, n.total
-        if not (nt and nn) or not (p.n or n.n):
+        """The range's vertices, by bisection over each sorted class (no pass over trials)."""
+        pos, nt, off_p = self._arrays(r, self.pos, target=True)
+        neg, nn, off_n = self._arrays(r, self.neg, target=False)
+        arrays = [x for x in (*pos, *neg) if x.shape[0]]
+        if not (nt and nn) or not arrays:
             return None
-        v = np.unique(np.concatenate((p.scores, n.scores)))
-        b = nt - (p.offset + np.searchsorted(p.scores, v, side="left").astype(np.int64))
-        a = nn - (n.offset + np.searchsorted(n.scores, v, side="left").astype(np.int64))
-        g = nn * nt - a * nt - b * nn
-        ok = np.flatnonzero(g <= 0)
 
-        def at(i: int) -> tuple[float, int, int]:
-            return float(v[i]), int(a[i]), int(b[i])
+        def at(v: float) -> tuple[float, int, int]:  # accepted negatives / positives at v
+            b = nt - off_p - sum(int(np.searchsorted(x, v, side="left")) for x in pos)
+            a = nn - off_n - sum(int(np.searchsorted(x, v, side="left")) for x in neg)
+            return v, a, b
 
-        best = above = None
-        if ok.shape[0]:
-            j = int(ok[-1])
-            best = at(j)
-            above = at(j + 1) if j + 1 < v.shape[0] else None
-        return EerVertices(at(0), best, above)
+        def g(v: float) -> int:
+            _, a, b = at(v)
+            return nn * nt - a * nt - b * nn
+
+        best = -np.inf
+        found = False
+        for x in arrays:  # g is non-decreasing: the largest score with g <= 0, per class
+            lo, hi = -1, x.shape[0]
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if g(float(x[mid])) <= 0:
+                    lo = mid
+                else:
+                    hi = mid
+            if lo >= 0 and (not found or float(x[lo]) > best):
+                best, found = float(x[lo]), True
+        first = at(min(float(x[0]) for x in arrays))
+        if not found:
+            return EerVertices(first, None, None)
+        nxt = [x[np.searchsorted(x, best, side="right")] for x in arrays
+               if np.searchsorted(x, best, side="right") < x.shape[0]]
+        return EerVertices(first, at(best), at(float(min(nxt))) if nxt else None)
 
     def merge(self, a: EerVertices | None, b: EerVertices | None) -> EerVertices | None:
         """The higher range's crossing when it has one (``g`` is monotone)."""
@@ -351,3 +373,53 @@ def interpolated_eer_value(st: EerVertices, n_pos: int, n_neg: int) -> float:
         return a_lo / nn
     t = g_hi / (g_hi - g_lo)
     return (a_hi + t * (a_lo - a_hi)) / nn
+
+
+@dataclass(frozen=True)
+class EceSums(_TwoSided):
+    """Exact sums of the ECE's log terms at each prior log odds (natural log).
+
+    Per prior ``tau``: ``sum softplus(-(l + tau))`` over the positives and
+    ``sum softplus(l + tau)`` over the negatives, each an exact integer
+    (:func:`~scoreframe.kernels.elementary.exact_sum`: the sum does not depend on how the
+    trials were split), and the number of infinite terms (a misleading infinite llr).
+    """
+
+    prior_log_odds: tuple[float, ...] = ()
+
+    def reduce(self, r: RangeData) -> tuple[list[int], list[int], int, int]:
+        """The range's sums."""
+        p, n = self.sides(r)
+        inf_p = int(np.searchsorted(p.scores, -np.inf, side="right"))
+        inf_n = n.n - int(np.searchsorted(n.scores, np.inf, side="left"))
+        tp, tn = p.scores[inf_p:][::-1], n.scores[:n.n - inf_n]
+        sp, sn = [], []
+        for tau in self.prior_log_odds:  # a loop over the prior grid, vectorised over trials
+            sp.append(exact_sum(softplus(-(tp + tau)), ascending=True) if tp.shape[0] else 0)
+            sn.append(exact_sum(softplus(tn + tau), ascending=True) if tn.shape[0] else 0)
+        return sp, sn, inf_p, inf_n
+
+    def merge(self, a: tuple[list[int], list[int], int, int] | None,
+              b: tuple[list[int], list[int], int, int] | None
+              ) -> tuple[list[int], list[int], int, int] | None:
+        """Sums and counts add."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return ([x + y for x, y in zip(a[0], b[0], strict=True)],
+                [x + y for x, y in zip(a[1], b[1], strict=True)], a[2] + b[2], a[3] + b[3])
+
+
+def ece_values(st: tuple[list[int], list[int], int, int], prior_log_odds: F64, n_pos: int,
+               n_neg: int) -> F64:
+    """ECE in bits at each prior from merged :class:`EceSums` (``inf``: a misleading ``inf``)."""
+    from scipy.special import expit
+
+    sp = np.array([exact_to_float(v) for v in st[0]]) if st[0] else np.zeros(0)
+    sn = np.array([exact_to_float(v) for v in st[1]]) if st[1] else np.zeros(0)
+    prior = expit(np.asarray(prior_log_odds, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        t = np.where(st[2] > 0, np.inf, sp / n_pos)
+        n = np.where(st[3] > 0, np.inf, sn / n_neg)
+        return (prior * t + (1.0 - prior) * n) / kf.LN2
