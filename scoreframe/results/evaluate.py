@@ -34,7 +34,7 @@ from scoreframe.metrics.registry import (
 )
 from scoreframe.stats.engine import Statistics, compute_statistics
 from scoreframe.stats.groups import POOLED
-from scoreframe.stats.summary import EqStats, ScoreStats, VerificationRequest
+from scoreframe.stats.summary import EqStats, ScoreStats, Statistic, VerificationRequest
 
 __all__ = ["DegenerateGroupWarning", "OperatingPoints", "attach_intervals", "evaluate",
            "explode_dcf", "family_extras", "group_columns", "group_statistics",
@@ -62,21 +62,23 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
                      spill_dir: str | None = None, metrics: Sequence[Metric] | None = None,
                      progress: Callable[[int, int], None] | None = None,
                      verification: VerificationRequest | None = None,
-                     intervals: IntervalOptions | None = None
+                     intervals: IntervalOptions | None = None,
+                     statistics: Sequence[Statistic] = ()
                      ) -> tuple[Statistics, OperatingPoints]:
     """The one reduction behind :func:`evaluate`, the curves and the report.
 
     Extra ``thresholds`` (e.g. the Bayes thresholds of a curve's prior grid), DET corners
     (``det_resolution``) and bootstrap replicates (``intervals``: every unit's statistics
     then carry its replicates) are computed in the same pass. See :func:`evaluate` for the
-    rest.
+    rest. ``statistics`` are further typed statistics for the caller's views (curves).
     """
     check_choice(eer_method, name="eer_method", choices=EER_METHODS)
     ops = OperatingPoints(tuple(np.atleast_1d(np.asarray(p_target, dtype=float)).tolist()),
                           c_miss, c_fa)
     request = request_for(list(metrics) if metrics is not None else declared(), ops,
                           eer_method=eer_method, extra_thresholds=thresholds,
-                          det_resolution=det_resolution, verification=verification)
+                          det_resolution=det_resolution, verification=verification,
+                          statistics=statistics)
     if intervals is not None:
         from dataclasses import replace
 

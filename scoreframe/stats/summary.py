@@ -47,10 +47,12 @@ from scoreframe.stats._families import (
     SPOOF_CLASSES,
     ADcf,
     ClassCounts,
+    EceSums,
     ElubCounts,
     InterpolatedEer,
     Misleading,
     PairCount,
+    ece_values,
     elub_bounds,
     interpolated_eer_value,
 )
@@ -64,8 +66,8 @@ __all__ = ["ClassData", "Context", "DetCorners", "EqContext", "EqStats", "KaldiE
            "reduce_range", "reduce_sorted"]
 __all__ += ["VerificationRequest", "VerificationStats", "merge_verification",
             "reduce_verification"]  # re-exported from the private biometric statistics
-__all__ += ["SPOOF_CLASSES", "ADcf", "ClassCounts", "ElubCounts", "InterpolatedEer",
-            "Misleading", "PairCount", "elub_bounds",
+__all__ += ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "InterpolatedEer",
+            "Misleading", "PairCount", "ece_values", "elub_bounds",
             "interpolated_eer_value"]  # re-exported from the private family statistics
 
 F64 = NDArray[np.float64]
