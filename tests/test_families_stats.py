@@ -173,3 +173,85 @@ def test_range_data_sides_merge_classes():
     both = r.side(("a", "b"), target=False)
     assert both.scores.tolist() == [0.0, 2.0] and (both.total, both.offset) == (5, 1)
     assert r.side(None, target=True).scores.tolist() == [1.0]
+
+
+# --- the report: one reduction, curves from the statistics ----------------------------------
+
+
+def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the plan of every Polars query run (collect, collect_batches, collect_all)."""
+    seen: list[str] = []
+    collect, batches, collect_all = (pl.LazyFrame.collect, pl.LazyFrame.collect_batches,
+                                     pl.collect_all)
+
+    def c(self, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen.append(self.explain())
+        return collect(self, *a, **k)
+
+    def b(self, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen.append(self.explain())
+        return batches(self, *a, **k)
+
+    def al(frames, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen.extend(f.explain() for f in frames)
+        return collect_all(frames, *a, **k)
+
+    monkeypatch.setattr(pl.LazyFrame, "collect", c)
+    monkeypatch.setattr(pl.LazyFrame, "collect_batches", b)
+    monkeypatch.setattr(pl, "collect_all", al)
+    return seen
+
+
+def test_report_with_every_family_and_intervals_reads_the_data_once(monkeypatch):
+    from scoreframe.views.report import build_report
+
+    df = sasv_table(11, 3000).drop("model", "segment")  # no id columns: no duplicate check
+    seen = count_passes(monkeypatch)
+    rep = build_report(df, by="condition", p_target=[0.01, 0.1], bootstrap=20, forensic=True,
+                       spoof=True)
+    # a query that projects no column (the row count the engine choice reads) reads no data
+    passes = [q for q in seen if " 0/" not in q.split("PROJECT", 1)[-1][:40]]
+    assert len(passes) == 1, passes
+    assert rep.summary["a_dcf"].null_count() == 0 and "eer_lo" in rep.summary.columns
+    assert rep.tippett is not None and rep.tippett.height and rep.ece is not None
+    assert rep.histograms.height and rep.intervals is not None
+
+
+def test_report_curves_equal_the_array_api_on_every_engine():
+    from scoreframe.results.curves import ForensicCurves, histogram_points
+    from scoreframe.results.evaluate import group_statistics
+    from scoreframe.stats.summary import ScoreHistogram
+
+    df = sasv_table(12, 4000)
+    fc = ForensicCurves(1)
+    h = ScoreHistogram()
+    frames = []
+    for kw in ({}, {"memory_limit": "48KB"}):
+        stats, ops = group_statistics(df, by="condition", thresholds=fc.thresholds,
+                                      statistics=(fc.ece, h), **kw)
+        out = []
+        for us in stats.units:
+            from scoreframe.metrics.registry import GroupStats
+
+            g = GroupStats(us.stats, ops)
+            out.append((fc.tippett(us.unit.key, g), fc.ece_curve(us.unit.key, g),
+                        histogram_points(us.unit.key, g, h, bins=30)))
+        frames.append(out)
+    for (t1, e1, h1), (t2, e2, h2) in zip(*frames, strict=True):  # bit-identical
+        assert_frame_equal(t1, t2)
+        assert_frame_equal(e1, e2)
+        assert_frame_equal(h1, h2)
+    pooled = frames[0][-1]
+    tar = df.filter(pl.col("label"))["score"].to_numpy()
+    non = df.filter(~pl.col("label"))["score"].to_numpy()
+    ref = forensic.tippett(tar, non, thresholds=pooled[0]["threshold"].to_numpy())
+    assert np.array_equal(ref["p_tar_ge"].to_numpy(), pooled[0]["p_tar_ge"].to_numpy())
+    assert np.array_equal(ref["p_non_ge"].to_numpy(), pooled[0]["p_non_ge"].to_numpy())
+    ece = forensic.ece(tar, non, prior_log_odds=fc.prior_log_odds)
+    for col in ("ece", "ece_min", "ece_ref"):  # ece: exact sums vs float dot products
+        np.testing.assert_allclose(pooled[1][col].to_numpy(), ece[col], rtol=1e-12)
+    hist = pooled[2]
+    fin = np.isfinite(tar)
+    t_mass = hist.filter(pl.col("class") == "target").select(
+        (pl.col("density") * (pl.col("hi") - pl.col("lo"))).sum()).item()
+    assert t_mass == pytest.approx(1.0) and fin.sum() < tar.size  # infinite scores left out

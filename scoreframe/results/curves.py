@@ -27,6 +27,7 @@ from scoreframe.results.evaluate import group_statistics
 
 __all__ = ["APE_GRID", "ECE_GRID", "NBER_GRID", "TIPPETT_GRID", "CurveGrids", "ForensicCurves",
            "ape_curve", "ape_points", "dcf_points", "det_curve", "det_points", "histogram_frame",
+           "histogram_points",
            "nber_curve", "nber_points", "operating_points"]
 
 Data = pl.DataFrame | pl.LazyFrame | str | Path
@@ -122,6 +123,41 @@ class ForensicCurves:
                              "ece": ece_values(g.stats.get(self.ece), plo, g.n_tar, g.n_non),
                              "ece_min": ece_min, "ece_ref": kf.ece_ref(plo)}).with_columns(
             [pl.lit(v).alias(c) for c, v in key.items()])
+
+
+def histogram_points(key: dict[str, object], g: GroupStats, statistic: Any, *,
+                     bins: int = 50) -> pl.DataFrame:
+    """Class-conditional score histogram of a group from its statistics (no trial arrays).
+
+    ``statistic`` is the request's :class:`~scoreframe.stats.summary.ScoreHistogram`; the
+    frame has the columns of :func:`histogram_frame` (``class``, ``lo``, ``hi``,
+    ``density``) with the group's key. Each bin counts the scores of the float-grid buckets
+    whose lower edge it holds (a relative resolution of ``2**-10``), the same on every engine.
+
+    >>> from scoreframe.kernels import sort_scores
+    >>> from scoreframe.metrics.registry import OperatingPoints
+    >>> from scoreframe.stats.summary import Request, ScoreHistogram, reduce_sorted
+    >>> h = ScoreHistogram()
+    >>> st = reduce_sorted(sort_scores([1.0, 2.0], [0.0]), Request(statistics=(h,)))
+    >>> df = histogram_points({}, GroupStats(st, OperatingPoints((0.5,))), h, bins=2)
+    >>> df.select("class", "lo", "density").rows()
+    [('target', 0.0, 0.0), ('target', 1.0, 1.0), ('non-target', 0.0, 1.0), ('non-target', 1.0, 0.0)]
+    """
+    from scoreframe.stats.summary import histogram_bins
+
+    st = g.stats.get(statistic)
+    got = None if st is None else histogram_bins(st, bins)
+    if got is None:
+        return pl.DataFrame()
+    edges, ct, cn = got
+    width = edges[1] - edges[0]
+    parts = []
+    for cls, n in (("target", ct), ("non-target", cn)):
+        dens = n / (n.sum() * width) if n.sum() else n.astype(np.float64)
+        parts.append(pl.DataFrame({**{c: [v] * bins for c, v in key.items()},
+                                   "class": [cls] * bins, "lo": edges[:-1], "hi": edges[1:],
+                                   "density": dens.astype(np.float64)}))
+    return pl.concat(parts)
 
 
 def _frame(parts: list[pl.DataFrame], by: Sequence[str]) -> pl.DataFrame:

@@ -23,7 +23,8 @@ data, so results do not depend on how the trials were split into ranges:
 * :class:`ADcf`: the a-DCF's minimum over the per-trial sweep and its first argmin (each
   range evaluates its own sweep points with the global counts below it);
 * :class:`InterpolatedEer`: the located vertices of the SASV-2022 ROC around the EER crossing;
-* :class:`EceSums`: exact sums of the ECE's log terms over a prior grid (the ECE plot).
+* :class:`EceSums`: exact sums of the ECE's log terms over a prior grid (the ECE plot);
+* :class:`ScoreHistogram`: counts per bucket of a fixed float grid (the score histograms).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from scoreframe.kernels.elementary import exact_sum, exact_to_float, softplus
 from scoreframe.stats._statistics import RangeData, Statistic
 
 __all__ = ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "InterpolatedEer",
-           "Misleading", "PairCount", "ece_values", "elub_bounds", "interpolated_eer_value"]
+           "Misleading", "PairCount", "ScoreHistogram", "ece_values", "elub_bounds",
+           "histogram_bins", "interpolated_eer_value"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -423,3 +425,93 @@ def ece_values(st: tuple[list[int], list[int], int, int], prior_log_odds: F64, n
         t = np.where(st[2] > 0, np.inf, sp / n_pos)
         n = np.where(st[3] > 0, np.inf, sn / n_neg)
         return (prior * t + (1.0 - prior) * n) / kf.LN2
+
+
+#: Mantissa bits kept by :class:`ScoreHistogram`'s buckets (a relative width of 2**-10).
+HISTOGRAM_BITS = 10
+
+
+def score_buckets(x: F64) -> NDArray[np.uint64]:
+    """Monotone bucket of each finite score: the top ``12 + HISTOGRAM_BITS`` bits of its key.
+
+    The key maps float64 order to unsigned integer order (sign flipped for positives, all
+    bits flipped for negatives), so the buckets of sorted scores are non-decreasing.
+    """
+    u = (np.asarray(x, dtype=np.float64) + 0.0).view(np.uint64)  # -0.0 becomes 0.0
+    sign = np.uint64(1 << 63)
+    key = np.where(u & sign, ~u, u | sign)
+    return key >> np.uint64(64 - 12 - HISTOGRAM_BITS)
+
+
+def bucket_edges(b: NDArray[np.uint64]) -> F64:
+    """The lowest float of each bucket (the inverse of :func:`score_buckets` on its first key)."""
+    key = np.asarray(b, dtype=np.uint64) << np.uint64(64 - 12 - HISTOGRAM_BITS)
+    sign = np.uint64(1 << 63)
+    u = np.where(key & sign, key ^ sign, ~key)
+    return u.view(np.float64)
+
+
+@dataclass(frozen=True)
+class ScoreHistogram(Statistic):
+    """Counts of finite target and non-target scores per bucket of a fixed float grid.
+
+    The buckets tile the float line (``2**HISTOGRAM_BITS`` per binade), so the counts of
+    disjoint ranges add and a histogram on any bins drawn at the end is the same on every
+    engine (its bin edges snapped to the buckets). The value is the sorted non-empty buckets
+    with their target and non-target counts.
+    """
+
+    def reduce(self, r: RangeData) -> tuple[NDArray[np.uint64], I64, I64]:
+        """The range's non-empty buckets (its scores are sorted: runs, no sort)."""
+        out = []
+        for x in (r.s.tar, r.s.non):
+            f = x[np.isfinite(x)]
+            b = score_buckets(f)
+            if b.shape[0]:
+                start = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+                out.append((b[start], np.diff(np.r_[start, b.shape[0]]).astype(np.int64)))
+            else:
+                out.append((np.zeros(0, np.uint64), np.zeros(0, np.int64)))
+        keys = np.union1d(out[0][0], out[1][0])
+        counts = []
+        for k, c in out:
+            full = np.zeros(keys.shape[0], np.int64)
+            full[np.searchsorted(keys, k)] = c
+            counts.append(full)
+        return keys, counts[0], counts[1]
+
+    def merge(self, a: tuple[NDArray[np.uint64], I64, I64] | None,
+              b: tuple[NDArray[np.uint64], I64, I64] | None
+              ) -> tuple[NDArray[np.uint64], I64, I64] | None:
+        """Counts add per bucket (adjacent ranges share at most one bucket)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        keys = np.union1d(a[0], b[0])
+        out = [np.zeros(keys.shape[0], np.int64) for _ in range(2)]
+        for part in (a, b):
+            at = np.searchsorted(keys, part[0])
+            out[0][at] += part[1]
+            out[1][at] += part[2]
+        return keys, out[0], out[1]
+
+
+def histogram_bins(st: tuple[NDArray[np.uint64], I64, I64], bins: int
+                   ) -> tuple[F64, I64, I64] | None:
+    """``(edges, targets, non-targets)`` on ``bins`` bins over the scores' range.
+
+    Nominal edges ``linspace(lo, hi, bins + 1)`` between the lowest and the highest bucket's
+    lower edge; each bucket is counted in the bin holding its lower edge. ``None`` without
+    finite scores.
+    """
+    keys, ct, cn = st
+    if keys.shape[0] == 0:
+        return None
+    low = bucket_edges(keys)
+    lo, hi = float(low[0]), float(low[-1])
+    hi = hi if hi > lo else lo + 1.0
+    width = (hi - lo) / bins
+    b = np.clip(np.floor((low - lo) / width), 0, bins - 1).astype(np.int64)
+    return (np.linspace(lo, hi, bins + 1), np.bincount(b, weights=ct, minlength=bins)
+            .astype(np.int64), np.bincount(b, weights=cn, minlength=bins).astype(np.int64))

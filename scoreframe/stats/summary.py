@@ -52,8 +52,10 @@ from scoreframe.stats._families import (
     InterpolatedEer,
     Misleading,
     PairCount,
+    ScoreHistogram,
     ece_values,
     elub_bounds,
+    histogram_bins,
     interpolated_eer_value,
 )
 from scoreframe.stats._resampling import Replicates
@@ -67,7 +69,8 @@ __all__ = ["ClassData", "Context", "DetCorners", "EqContext", "EqStats", "KaldiE
 __all__ += ["VerificationRequest", "VerificationStats", "merge_verification",
             "reduce_verification"]  # re-exported from the private biometric statistics
 __all__ += ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "InterpolatedEer",
-            "Misleading", "PairCount", "ece_values", "elub_bounds",
+            "Misleading", "PairCount", "ScoreHistogram", "ece_values", "elub_bounds",
+            "histogram_bins",
             "interpolated_eer_value"]  # re-exported from the private family statistics
 
 F64 = NDArray[np.float64]

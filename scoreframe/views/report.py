@@ -37,7 +37,7 @@ from scoreframe.results.evaluate import (
     group_statistics,
     results_frame,
 )
-from scoreframe.stats.groups import POOLED
+from scoreframe.stats.summary import ScoreHistogram
 from scoreframe.views import plots
 from scoreframe.views.plots.save import javascript_bundle
 from scoreframe.views.plots.style import SeriesStyle, series_labels, series_scale
@@ -48,6 +48,8 @@ __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", 
 Progress = Callable[[int, int], None]
 
 NBER_GRID = (-10.0, 0.0, 251)
+#: The score histograms' statistic (counts per bucket of a fixed float grid).
+HISTOGRAM = ScoreHistogram()
 APE_GRID = (-10.0, 10.0, 201)
 
 
@@ -247,13 +249,14 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         else np.concatenate((grids.thresholds, curves.thresholds)),
         det_resolution=0.03, trial_id=trial_id, progress=progress,
         metrics=[*declared(family=["binary", *fams]), *(AT_MIN if opts else ())],
-        statistics=() if curves is None else (curves.ece,), intervals=opts)
+        statistics=(HISTOGRAM, *(() if curves is None else (curves.ece,))), intervals=opts)
 
     def on_group(key: dict[str, object], g: GroupStats) -> None:
         pieces["det"].append(cv.det_points(key, g, resolution=0.03, points_per_segment=4))
         pieces["points"].append(cv.operating_points(key, g))
         pieces["nber"].append(cv.nber_points(key, g, grids))
         pieces["ape"].append(cv.ape_points(key, g, grids))
+        pieces["hist"].append(cv.histogram_points(key, g, HISTOGRAM, bins=50))
         if curves is not None:
             pieces["tippett"].append(curves.tippett(key, g))
             pieces["ece"].append(curves.ece_curve(key, g))
@@ -266,7 +269,6 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         return pl.concat(pieces[name], how="vertical_relaxed") if pieces[name] else \
             pl.DataFrame()
 
-    pieces["hist"] += _histograms(source, summary, where=where)
     extra: dict[str, Any] = {}
     if opts is not None:
         from scoreframe.results.bootstrap import bootstrap_metrics, trials_needed
@@ -304,27 +306,6 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     return Report(title=title or "scoreframe report", summary=summary, p_target=p_list,
                   det=cat("det"), points=cat("points"), nber=cat("nber"), ape=cat("ape"),
                   histograms=cat("hist"), calibration=cal_frame, notes=notes, **extra)
-
-
-def _histograms(source: Any, summary: pl.DataFrame, *, where: str | None
-                ) -> list[pl.DataFrame]:
-    """Score histograms of every summary row: one per group, and one per pooled ``all`` row.
-
-    The pooled rows' histograms are taken over all the trials of their system (the groups
-    together), on their own bins, and get ``all`` in the condition columns. Labels are read
-    in any accepted spelling (``target``/``nontarget``, 1/0, booleans).
-    """
-    from scoreframe.stats.reduce import label_columns
-
-    lf = as_lazy(source, where=where)
-    lf = lf.with_columns(label_columns(lf.collect_schema())[0])  # text labels as booleans
-    cond = [c for c in group_columns(summary) if c != "system"]
-    out = [cv.histogram_frame(lf, by=cond, bins=50)]
-    if cond and summary.filter(pl.all_horizontal([pl.col(c) == POOLED for c in cond])).height:
-        pooled = cv.histogram_frame(lf, by=None, bins=50)
-        out.append(pooled.with_columns([pl.lit(POOLED).alias(c) for c in cond])
-                   .select(out[0].columns))
-    return out
 
 
 def _fmt(v: object, digits: int = 4) -> str:
