@@ -255,3 +255,16 @@ def test_report_curves_equal_the_array_api_on_every_engine():
     t_mass = hist.filter(pl.col("class") == "target").select(
         (pl.col("density") * (pl.col("hi") - pl.col("lo"))).sum()).item()
     assert t_mass == pytest.approx(1.0) and fin.sum() < tar.size  # infinite scores left out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_dcf_in_small_pieces_equals_the_whole_sweep(seed, monkeypatch):
+    import scoreframe.stats._families as fam
+
+    monkeypatch.setattr(fam, "SWEEP_PIECE", 7)  # many pieces, ties at their edges
+    rng = np.random.default_rng(seed)
+    classes = {c: np.sort(np.round(rng.normal(m, 1.0, int(rng.integers(5, 90))), 1))
+               for c, m in (("target", 1.0), ("nontarget", -1.0), ("spoof", 0.3))}
+    st = split_reduce(classes, np.array([0.0]), Request(statistics=(fam.ADcf(),)))
+    a = spoof.a_dcf(classes["target"], classes["nontarget"], classes["spoof"])
+    assert st.get(fam.ADcf()) == (a["min_a_dcf"], a["threshold"])

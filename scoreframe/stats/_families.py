@@ -48,6 +48,8 @@ F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 #: The classes of a SASV trial table (values of ``trial_type``).
 SPOOF_CLASSES = ("target", "nontarget", "spoof")
+#: Trials per piece of the a-DCF sweep (bounds its temporaries, ~80 bytes per trial).
+SWEEP_PIECE = 1 << 18
 #: Half-width (log10 units) of the window kept around each candidate ELUB grid point.
 ELUB_WINDOW = 1e-9
 
@@ -245,14 +247,34 @@ class ADcf(Statistic):
     classes: tuple[str, ...] = SPOOF_CLASSES
 
     def reduce(self, r: RangeData) -> tuple[float, float] | None:
-        """The range's minimum and its threshold."""
+        """The range's minimum and its threshold (in pieces of at most ``SWEEP_PIECE``)."""
         cs = [r.cls(c) for c in self.classes]
-        nt, nn, ns = (c.total for c in cs)
-        if not (nt and nn and ns) or not sum(c.n for c in cs):
+        totals = [c.total for c in cs]
+        if not all(totals) or not sum(c.n for c in cs):
             return None
-        sw = ks.per_trial_sweep(*(c.scores for c in cs))
-        first = all(c.offset == 0 for c in cs)
-        rej = sw.rejected + np.array([[c.offset] for c in cs], dtype=np.int64)
+        arrays = [c.scores for c in cs]
+        n = sum(x.shape[0] for x in arrays)
+        big = max(arrays, key=lambda x: x.shape[0])
+        k = -(-n // SWEEP_PIECE)
+        pivots = np.unique(big[[big.shape[0] * i // k for i in range(1, k)]]) if k > 1 \
+            else np.zeros(0)
+        cuts = [np.concatenate(([0], np.searchsorted(x, pivots, side="left"), [x.shape[0]]))
+                for x in arrays]  # equal scores stay in one piece
+        offsets = [c.offset for c in cs]
+        out: tuple[float, float] | None = None
+        for j in range(pivots.shape[0] + 1):
+            piece = [x[c[j]:c[j + 1]] for x, c in zip(arrays, cuts, strict=True)]
+            if sum(x.shape[0] for x in piece):
+                out = self.merge(out, self._piece(piece, offsets, totals))
+            offsets = [o + x.shape[0] for o, x in zip(offsets, piece, strict=True)]
+        return out
+
+    def _piece(self, arrays: list[F64], offsets: list[int], totals: list[int]
+               ) -> tuple[float, float]:
+        nt, nn, ns = totals
+        sw = ks.per_trial_sweep(*arrays)
+        first = all(o == 0 for o in offsets)
+        rej = sw.rejected + np.array([[o] for o in offsets], dtype=np.int64)
         if not first:
             rej = rej[:, 1:]
         p_miss = rej[0] / nt
