@@ -268,3 +268,38 @@ def test_a_dcf_in_small_pieces_equals_the_whole_sweep(seed, monkeypatch):
     st = split_reduce(classes, np.array([0.0]), Request(statistics=(fam.ADcf(),)))
     a = spoof.a_dcf(classes["target"], classes["nontarget"], classes["spoof"])
     assert st.get(fam.ADcf()) == (a["min_a_dcf"], a["threshold"])
+
+
+def test_a_new_statistic_is_one_declaration_and_one_kernel(monkeypatch):
+    """The worked example of docs/architecture.md: a statistic and a metric on every engine."""
+    from dataclasses import dataclass
+
+    from scoreframe.metrics import registry
+    from scoreframe.stats.summary import Statistic
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    @dataclass(frozen=True)
+    class CountAbove(Statistic):
+        threshold: float = 0.0
+
+        def reduce(self, r):  # noqa: ANN001, ANN202
+            return (r.s.n_tar - int(np.searchsorted(r.s.tar, self.threshold)),
+                    r.s.n_non - int(np.searchsorted(r.s.non, self.threshold)))
+
+        def merge(self, a, b):  # noqa: ANN001, ANN202
+            return (a[0] + b[0], a[1] + b[1]) if a and b else a or b
+
+    above = CountAbove(3.0)
+    registry.declare(registry.Metric("tar_above_3", "targets >= 3", "%",
+                                     lambda g: g.stats.get(above)[0] / g.n_tar,
+                                     needs=(above,), scale=100.0))
+    df = sasv_table(13)
+    mem = evaluate(df, by="condition")
+    ooc = evaluate(df, by="condition", memory_limit="48KB")
+    assert_frame_equal(mem, ooc)
+    for cond in ("a", "all"):
+        part = df if cond == "all" else df.filter(pl.col("condition") == cond)
+        tar = part.filter(pl.col("label"))["score"].to_numpy()
+        assert mem.filter(pl.col("condition") == cond)["tar_above_3"][0] == \
+            np.count_nonzero(tar >= 3.0) / tar.size
