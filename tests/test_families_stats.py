@@ -303,3 +303,24 @@ def test_a_new_statistic_is_one_declaration_and_one_kernel(monkeypatch):
         tar = part.filter(pl.col("label"))["score"].to_numpy()
         assert mem.filter(pl.col("condition") == cond)["tar_above_3"][0] == \
             np.count_nonzero(tar >= 3.0) / tar.size
+
+
+@pytest.mark.parametrize("limit", [None, "48KB"])
+def test_trial_type_and_label_checks_from_the_class_counts(limit):
+    from scoreframe.errors import ValidationError
+
+    df = sasv_table(14, 3000)
+    bad_spoof = df.with_columns(label=pl.when(pl.col("segment") == "s5")
+                                .then(pl.lit(value=True)).otherwise(pl.col("label")))
+    kind = df.filter(pl.col("segment") == "s5")["trial_type"][0]
+    mixed = df.with_columns(label=pl.col("label") | ((pl.col("trial_type") == "nontarget")
+                                                      & (pl.col("condition") == "a")))
+    bad_value = df.with_columns(trial_type=pl.when(pl.col("segment") == "s7")
+                                .then(pl.lit("bonafide")).otherwise(pl.col("trial_type")))
+    cases = [(mixed, "labelled one way"), (bad_value, "bonafide")]
+    if kind != "target":
+        cases.append((bad_spoof, "contradicts") if kind == "spoof" else (bad_spoof, "one way"))
+    for data, match in cases:
+        with pytest.raises(ValidationError, match=match):
+            evaluate(data, by="condition", spoof=True, memory_limit=limit)
+    assert evaluate(df, by="condition", spoof=True, memory_limit=limit).height == 4
