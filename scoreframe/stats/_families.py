@@ -101,6 +101,8 @@ class PairCount(_TwoSided):
     ``2 n_pos(range) n_neg(below)``.
     """
 
+    bytes_per_trial = 8  # temporaries per trial of the range
+
     def reduce(self, r: RangeData) -> int:
         """The pairs of this range's positives."""
         p, n = self.sides(r)
@@ -149,6 +151,8 @@ class ElubState:
 @dataclass(frozen=True)
 class ElubCounts(_TwoSided):
     """What lir 1.3.1's ELUB needs, mergeable (see the module docstring)."""
+
+    bytes_per_trial = 16  # temporaries per trial of the range
 
     step: float = 0.01
     extremes: tuple[float, float] = (-9.0, 9.0)
@@ -237,6 +241,8 @@ class ADcf(Statistic):
     the lowest range. The value is ``(min_a_dcf, threshold)`` of the range, merged by a
     strict minimum (ties keep the lower range: the first argmin).
     """
+
+    bytes_per_trial = 8  # temporaries per trial of the range
 
     p_target: float = 0.9
     p_nontarget: float = 0.05
@@ -408,6 +414,8 @@ class EceSums(_TwoSided):
     (:func:`~scoreframe.kernels.elementary.exact_sum`: the sum does not depend on how the
     trials were split), and the number of infinite terms (a misleading infinite llr).
     """
+
+    bytes_per_trial = 16  # temporaries per trial of the range
 
     prior_log_odds: tuple[float, ...] = ()
 

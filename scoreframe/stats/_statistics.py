@@ -138,6 +138,9 @@ class Statistic(ABC):
 
     #: Class values the kernel reads (empty: it reads only targets and non-targets).
     classes: tuple[str, ...] = ()
+    #: Bytes per trial of a range the kernel holds besides the range's scores (its
+    #: temporaries): added to the engines' memory estimates, so ``memory_limit`` still holds.
+    bytes_per_trial: int = 0
 
     @abstractmethod
     def reduce(self, r: RangeData) -> Any:

@@ -175,7 +175,7 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
         ids = []  # one of model/segment alone does not identify a trial
     id_cols = [*system_cols, *ids] if ids else []
     check_dups = validate and bool(id_cols) and not _validated_on_write(data)
-    per_trial = BYTES_PER_TRIAL
+    per_trial = BYTES_PER_TRIAL + request.bytes_per_trial
     if request.replicates is not None:
         per_trial += REPLICATE_BYTES_PER_COLUMN * len(request.replicates.columns) + 24
     if engine == "dask" or _row_estimate(data, lf) * per_trial > limit:

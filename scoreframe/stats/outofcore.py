@@ -636,7 +636,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         else:
             executor = LocalExecutor(workers=workers)
         n_rows = int(lf.select(pl.len()).collect(engine="streaming").item())
-        per_trial = RANGE_BYTES_PER_TRIAL + (
+        per_trial = RANGE_BYTES_PER_TRIAL + request.bytes_per_trial + (
             0 if request.replicates is None
             else RANGE_BYTES_PER_UNIT_COLUMN * len(request.replicates.columns))
         range_trials = max(1024, memory_limit // (per_trial * executor.workers))

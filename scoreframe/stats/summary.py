@@ -108,6 +108,12 @@ class Request:
     def __post_init__(self) -> None:
         object.__setattr__(self, "statistics", tuple(dict.fromkeys(self.statistics)))
 
+    @property
+    def bytes_per_trial(self) -> int:
+        """Extra bytes per trial of a range the statistics hold (the class split: 16)."""
+        return sum(st.bytes_per_trial for st in self.statistics) + \
+            (16 if self.class_column is not None else 0)
+
 
 @dataclass(frozen=True, eq=False)
 class ScoreStats:
