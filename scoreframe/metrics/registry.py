@@ -166,6 +166,9 @@ class Metric:
         (the default) means on for float metrics of the ``binary`` family, which read only
         mergeable statistics; a declaration whose ``compute`` reads ``GroupStats.extras`` or
         located results must leave it off.
+    class_column
+        The column whose values split each group into classes for the statistics in
+        ``needs`` that read classes (``trial_type`` for the anti-spoofing metrics).
     """
 
     name: str
