@@ -29,6 +29,7 @@ from scoreframe.metrics.registry import GroupStats, OperatingPoints
 from scoreframe.results.evaluate import group_statistics
 from scoreframe.stats import Context, Request, merge_all, parse_memory, reduce_sorted
 from scoreframe.stats.outofcore import SPILL_PREFIX, clean_stale_spills
+from scoreframe.stats.summary import DetCorners, KaldiEer, NistEer
 
 
 def tied_data(rng: np.random.Generator, n: int, *, inf: bool = True) -> tuple[np.ndarray, ...]:
@@ -86,7 +87,7 @@ def corners(s) -> np.ndarray:
 def test_merge_of_range_splits_equals_unsplit(seed):
     rng = np.random.default_rng(seed)
     sc, lab = tied_data(rng, int(rng.integers(8, 300)))
-    request = Request(np.array([-1.0, 0.0, 0.3, 2.0]), nist=True, kaldi=True, det_resolution=0.0)
+    request = Request(np.array([-1.0, 0.0, 0.3, 2.0]), (NistEer(), KaldiEer(), DetCorners(0.0)))
     whole = reduce_sorted(sort_scores(sc[lab], sc[~lab]), request)
     finite = np.unique(sc[np.isfinite(sc)])
     cuts = np.sort(rng.choice(finite, size=min(finite.size, int(rng.integers(1, 6))),
@@ -97,7 +98,7 @@ def test_merge_of_range_splits_equals_unsplit(seed):
 def test_merge_is_associative():
     rng = np.random.default_rng(3)
     sc, lab = tied_data(rng, 400)
-    request = Request(np.array([0.0]), nist=True)
+    request = Request(np.array([0.0]), (NistEer(),))
     cuts = np.array([-1.0, 0.0, 0.5, 1.0, 2.0])
     edges = np.concatenate(([-np.inf], cuts, [np.inf]))
     parts = []

@@ -13,10 +13,10 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from scoreframe.kernels.elementary import softplus
-from scoreframe.kernels.sorted_scores import SortedScores, pav_blocks
+from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_blocks
 
-__all__ = ["LN10", "auc", "auc_pair_count", "ece", "ece_min", "ece_ref", "elub", "elub_from_counts",
-           "elub_grid", "misleading_counts", "tippett"]
+__all__ = ["LN10", "auc", "auc_pair_count", "ece", "ece_min", "ece_min_blocks", "ece_ref", "elub",
+           "elub_from_counts", "elub_grid", "misleading_counts", "tippett"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -81,12 +81,21 @@ def ece(tar: F64, non: F64, plo: F64) -> F64:
 
 def ece_min(tar: F64, non: F64, plo: F64) -> F64:
     """ECE of the exact PAV llrs (no Laplace, no ramp), summed per PAV block."""
-    b = pav_blocks(SortedScores(tar, non))
+    return ece_min_blocks(pav_blocks(SortedScores(tar, non)), plo)
+
+
+def ece_min_blocks(b: Blocks, plo: F64) -> F64:
+    """:func:`ece_min` from a group's PAV blocks (e.g. merged statistics of its ranges).
+
+    >>> b = pav_blocks(SortedScores(np.array([1.0, 2.0]), np.array([-1.0])))
+    >>> float(ece_min_blocks(b, np.array([0.0]))[0])
+    0.0
+    """
     llr = b.llr()
     ht = b.n_tar > 0
     hn = b.n_non > 0
     return _ece_terms(b.n_tar[ht].astype(np.float64), llr[ht], b.n_non[hn].astype(np.float64),
-                      llr[hn], plo, float(tar.shape[0]), float(non.shape[0]))
+                      llr[hn], plo, float(b.n_tar.sum()), float(b.n_non.sum()))
 
 
 def ece_ref(plo: F64) -> F64:

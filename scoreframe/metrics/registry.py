@@ -21,7 +21,15 @@ from numpy.typing import NDArray
 
 from scoreframe.checks import check_choice, check_p_targets, check_positive
 from scoreframe.kernels.elementary import effective_prior, operating_points
-from scoreframe.stats.summary import Request, ScoreStats, VerificationRequest
+from scoreframe.stats.summary import (
+    KaldiEer,
+    NistEer,
+    Request,
+    ScoreStats,
+    Statistic,
+    Verification,
+    VerificationRequest,
+)
 
 __all__ = ["EER_METHODS", "GroupStats", "Metric", "OperatingPoints", "declare", "declared",
            "display_columns", "lookup", "request_for", "table_metrics"]
@@ -30,6 +38,8 @@ F64 = NDArray[np.float64]
 
 #: EER conventions that ``evaluate`` computes from the statistics layer.
 EER_METHODS = ("rocch", "nist", "kaldi", "asvspoof")
+#: The located statistic each EER convention needs beyond the PAV blocks.
+EER_STATISTICS: dict[str, Statistic] = {"nist": NistEer(), "kaldi": KaldiEer()}
 
 
 @dataclass(frozen=True)
@@ -138,8 +148,12 @@ class Metric:
     per_operating_point
         The metric has one value per operating point (it goes into the ``dcf`` structs).
     needs
-        Statistics beyond blocks, sums and the operating points' threshold counts
-        (``"nist"``, ``"kaldi"``): used to build the reduction's :class:`Request`.
+        Typed statistic declarations beyond blocks, sums and the operating points'
+        threshold counts (:class:`~scoreframe.stats.summary.Statistic` instances, e.g.
+        ``DetCorners(0.03)``): the reduction's :class:`Request` computes them, and
+        ``compute`` reads their values with ``group_stats.stats.get(statistic)``. A metric
+        that reads classes (``Statistic.classes``) names the column that splits them in
+        ``class_column``.
     dtype
         ``"float"``, ``"int"`` or ``"bool"``.
     family
@@ -152,6 +166,9 @@ class Metric:
         (the default) means on for float metrics of the ``binary`` family, which read only
         mergeable statistics; a declaration whose ``compute`` reads ``GroupStats.extras`` or
         located results must leave it off.
+    class_column
+        The column whose values split each group into classes for the statistics in
+        ``needs`` that read classes (``trial_type`` for the anti-spoofing metrics).
     """
 
     name: str
@@ -159,13 +176,14 @@ class Metric:
     unit: str
     compute: Callable[[GroupStats], Any]
     per_operating_point: bool = False
-    needs: frozenset[str] = field(default_factory=frozenset)
+    needs: tuple[Statistic, ...] = ()
     scale: float = 1.0
     dtype: str = "float"
     family: str = "binary"
     table: bool = True
     description: str = ""
     intervals: bool | None = None
+    class_column: str | None = None
 
     @property
     def has_intervals(self) -> bool:
@@ -215,21 +233,38 @@ def lookup(name: str) -> Metric:
 
 def request_for(metrics: Sequence[Metric], ops: OperatingPoints, *, eer_method: str = "rocch",
                 extra_thresholds: F64 | None = None, det_resolution: float | None = None,
-                verification: VerificationRequest | None = None) -> Request:
+                verification: VerificationRequest | None = None,
+                statistics: Sequence[Statistic] = ()) -> Request:
     """The reduction request that computes ``metrics`` at ``ops`` (plus curve thresholds).
 
-    ``verification`` adds the biometric verification statistics (FNMR at FMR targets...).
+    The metrics' ``needs``, the EER convention's statistic, DET corners at
+    ``det_resolution``, the biometric verification statistics of ``verification`` (FNMR at
+    FMR targets...) and any further ``statistics`` (e.g. a view's curves), in one request.
+
+    >>> req = request_for([lookup("eer")], OperatingPoints((0.01,)), eer_method="nist")
+    >>> req.statistics
+    (NistEer(),)
     """
+    from scoreframe.stats.summary import DetCorners
+
     check_choice(eer_method, name="eer_method", choices=EER_METHODS)
-    needs: set[str] = set()
+    needs: list[Statistic] = []
     for m in metrics:
-        needs |= m.needs
-    if any(m.name == "eer" for m in metrics):
-        needs.add(eer_method)
+        needs += m.needs
+    if any(m.name == "eer" for m in metrics) and eer_method in EER_STATISTICS:
+        needs.append(EER_STATISTICS[eer_method])
+    if det_resolution is not None:
+        needs.append(DetCorners(det_resolution))
+    if verification is not None:
+        needs.append(Verification(verification))
+    needs += statistics
+    columns = {m.class_column for m in metrics if m.class_column is not None}
+    if len(columns) > 1:
+        raise ValueError(f"metrics split classes by different columns: {sorted(columns)}")
     thr = ops.threshold if extra_thresholds is None else np.concatenate(
         (ops.threshold, np.asarray(extra_thresholds, dtype=np.float64)))
-    return Request(thresholds=thr, nist="nist" in needs, kaldi="kaldi" in needs,
-                   det_resolution=det_resolution, verification=verification)
+    return Request(thresholds=thr, statistics=tuple(needs),
+                   class_column=next(iter(columns), None))
 
 
 def display_columns(columns: Sequence[str]) -> list[tuple[str, Metric]]:

@@ -127,12 +127,20 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa, pooled=pooled,
         engine=engine, memory_limit=memory_limit, workers=workers, scheduler=scheduler,
         validate=validate, trial_id=trial_id, spill_dir=spill_dir, intervals=opts)
-    # the group-level dr30_ok summary is left out: the dcf structs unnest beside the group
+    return results_frame(stats, ops, metrics=bootstrap_metrics(), intervals=opts,
+                         n_replicates=True)
+
+
+def bootstrap_metrics() -> list[Metric]:
+    """The metrics of a :func:`bootstrap_evaluate` frame: the binary suite and the rates at min.
+
+    The group-level ``dr30_ok`` summary is left out (the ``dcf`` structs unnest beside the
+    group).
+    """
     per_point = {m.name for m in declared(family="binary", per_operating_point=True)}
     metrics = [m for m in declared(family="binary")
                if m.per_operating_point or m.name not in per_point]
-    return results_frame(stats, ops, metrics=[*metrics, *AT_MIN], intervals=opts,
-                         n_replicates=True)
+    return [*metrics, *AT_MIN]
 
 
 def interval_long(results: pl.DataFrame) -> pl.DataFrame:

@@ -25,9 +25,10 @@ from scoreframe.kernels.elementary import probit
 from scoreframe.metrics.registry import GroupStats
 from scoreframe.results.evaluate import group_statistics
 
-__all__ = ["APE_GRID", "NBER_GRID", "CurveGrids", "ape_curve", "ape_points", "dcf_points",
-           "det_curve", "det_points", "histogram_frame", "nber_curve", "nber_points",
-           "operating_points"]
+__all__ = ["APE_GRID", "ECE_GRID", "NBER_GRID", "TIPPETT_GRID", "CurveGrids", "ForensicCurves",
+           "ape_curve", "ape_points", "dcf_points", "det_curve", "det_points", "histogram_frame",
+           "histogram_points",
+           "nber_curve", "nber_points", "operating_points"]
 
 Data = pl.DataFrame | pl.LazyFrame | str | Path
 NBER_GRID = (-10.0, 0.0, 1001)  # BOSARIS Norm_DCF_Plot default axes
@@ -53,6 +54,110 @@ class CurveGrids:
     def thresholds(self) -> np.ndarray:
         """Bayes thresholds of both grids, NBER first."""
         return -np.concatenate((self.nber, self.ape))
+
+
+#: Tippett thresholds (natural-log llrs) and ECE prior log odds of the report's forensic curves.
+TIPPETT_GRID = (-25.0, 25.0, 501)
+ECE_GRID = (-7.0, 7.0, 57)
+
+
+class ForensicCurves:
+    """Tippett and ECE curves of every group from its statistics (no trial arrays).
+
+    Tippett: the fractions of target and non-target llrs ``>= t`` are the statistics' integer
+    counts at the thresholds of a fixed llr grid (``offset``: where those counts sit among the
+    request's thresholds); the flat ends are trimmed to one point each. ECE: the exact sums of
+    :class:`~scoreframe.stats.summary.EceSums` at each prior log odds, and the ECE of the PAV
+    llrs from the group's PAV blocks (:func:`scoreframe.metrics.forensic.ece` conventions;
+    labels are the classes, so spoofs count as non-targets).
+
+    >>> import numpy as np
+    >>> from scoreframe.metrics.registry import GroupStats, OperatingPoints
+    >>> from scoreframe.kernels import sort_scores
+    >>> from scoreframe.stats.summary import Request, reduce_sorted
+    >>> fc = ForensicCurves(0)
+    >>> st = reduce_sorted(sort_scores([1.0, 2.0], [-1.0]),
+    ...                    Request(fc.thresholds, statistics=(fc.ece,)))
+    >>> g = GroupStats(st, OperatingPoints((0.5,)))
+    >>> fc.tippett({}, g).filter(pl.col("threshold") == 0.0).rows()
+    [(0.0, 1.0, 0.0)]
+    """
+
+    def __init__(self, offset: int, *, tippett: Sequence[float] | np.ndarray | None = None,
+                 prior_log_odds: Sequence[float] | np.ndarray | None = None) -> None:
+        from scoreframe.stats.summary import EceSums
+
+        self.tippett_grid = np.linspace(*TIPPETT_GRID) if tippett is None \
+            else np.asarray(tippett, float)
+        self.prior_log_odds = np.linspace(*ECE_GRID) if prior_log_odds is None \
+            else np.asarray(prior_log_odds, float)
+        self.slice = slice(offset, offset + self.tippett_grid.shape[0])
+        self.ece = EceSums(prior_log_odds=tuple(self.prior_log_odds.tolist()))
+
+    @property
+    def thresholds(self) -> np.ndarray:
+        """The Tippett thresholds (appended to the request's thresholds at ``offset``)."""
+        return self.tippett_grid
+
+    def tippett(self, key: dict[str, object], g: GroupStats) -> pl.DataFrame:
+        """The group's Tippett frame (``threshold``, ``p_tar_ge``, ``p_non_ge``)."""
+        s = g.stats
+        p_tar = (s.n_tar - s.n_miss[self.slice]) / s.n_tar
+        p_non = s.n_fa[self.slice] / s.n_non
+        top = np.flatnonzero((p_tar < 1) | (p_non < 1))
+        low = np.flatnonzero((p_tar > 0) | (p_non > 0))
+        a = max(int(top[0]) - 1, 0) if top.size else 0
+        b = min(int(low[-1]) + 2, p_tar.shape[0]) if low.size else p_tar.shape[0]
+        return pl.DataFrame({"threshold": self.tippett_grid[a:b], "p_tar_ge": p_tar[a:b],
+                             "p_non_ge": p_non[a:b]}).with_columns(
+            [pl.lit(v).alias(c) for c, v in key.items()])
+
+    def ece_curve(self, key: dict[str, object], g: GroupStats) -> pl.DataFrame:
+        """The group's ECE frame (``prior_log_odds``, ``ece``, ``ece_min``, ``ece_ref``)."""
+        from scoreframe.kernels import forensic as kf
+        from scoreframe.stats.summary import ece_values
+
+        plo = self.prior_log_odds
+        ece_min = kf.ece_min_blocks(g.stats.blocks, plo)
+        return pl.DataFrame({"prior_log_odds": plo,
+                             "ece": ece_values(g.stats.get(self.ece), plo, g.n_tar, g.n_non),
+                             "ece_min": ece_min, "ece_ref": kf.ece_ref(plo)}).with_columns(
+            [pl.lit(v).alias(c) for c, v in key.items()])
+
+
+def histogram_points(key: dict[str, object], g: GroupStats, statistic: Any, *,
+                     bins: int = 50) -> pl.DataFrame:
+    """Class-conditional score histogram of a group from its statistics (no trial arrays).
+
+    ``statistic`` is the request's :class:`~scoreframe.stats.summary.ScoreHistogram`; the
+    frame has the columns of :func:`histogram_frame` (``class``, ``lo``, ``hi``,
+    ``density``) with the group's key. Each bin counts the scores of the float-grid buckets
+    whose lower edge it holds (a relative resolution of ``2**-10``), the same on every engine.
+
+    >>> from scoreframe.kernels import sort_scores
+    >>> from scoreframe.metrics.registry import OperatingPoints
+    >>> from scoreframe.stats.summary import Request, ScoreHistogram, reduce_sorted
+    >>> h = ScoreHistogram()
+    >>> st = reduce_sorted(sort_scores([1.0, 2.0], [0.0]), Request(statistics=(h,)))
+    >>> df = histogram_points({}, GroupStats(st, OperatingPoints((0.5,))), h, bins=2)
+    >>> df.select("class", "lo", "density").rows()
+    [('target', 0.0, 0.0), ('target', 1.0, 1.0), ('non-target', 0.0, 1.0), ('non-target', 1.0, 0.0)]
+    """
+    from scoreframe.stats.summary import histogram_bins
+
+    st = g.stats.get(statistic)
+    got = None if st is None else histogram_bins(st, bins)
+    if got is None:
+        return pl.DataFrame()
+    edges, ct, cn = got
+    width = edges[1] - edges[0]
+    parts = []
+    for cls, n in (("target", ct), ("non-target", cn)):
+        dens = n / (n.sum() * width) if n.sum() else n.astype(np.float64)
+        parts.append(pl.DataFrame({**{c: [v] * bins for c, v in key.items()},
+                                   "class": [cls] * bins, "lo": edges[:-1], "hi": edges[1:],
+                                   "density": dens.astype(np.float64)}))
+    return pl.concat(parts)
 
 
 def _frame(parts: list[pl.DataFrame], by: Sequence[str]) -> pl.DataFrame:

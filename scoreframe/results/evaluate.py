@@ -34,7 +34,7 @@ from scoreframe.metrics.registry import (
 )
 from scoreframe.stats.engine import Statistics, compute_statistics
 from scoreframe.stats.groups import POOLED
-from scoreframe.stats.summary import EqStats, ScoreStats, VerificationRequest
+from scoreframe.stats.summary import EqStats, ScoreStats, Statistic, VerificationRequest
 
 __all__ = ["DegenerateGroupWarning", "OperatingPoints", "attach_intervals", "evaluate",
            "explode_dcf", "family_extras", "group_columns", "group_statistics",
@@ -62,21 +62,23 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
                      spill_dir: str | None = None, metrics: Sequence[Metric] | None = None,
                      progress: Callable[[int, int], None] | None = None,
                      verification: VerificationRequest | None = None,
-                     intervals: IntervalOptions | None = None
+                     intervals: IntervalOptions | None = None,
+                     statistics: Sequence[Statistic] = ()
                      ) -> tuple[Statistics, OperatingPoints]:
     """The one reduction behind :func:`evaluate`, the curves and the report.
 
     Extra ``thresholds`` (e.g. the Bayes thresholds of a curve's prior grid), DET corners
     (``det_resolution``) and bootstrap replicates (``intervals``: every unit's statistics
     then carry its replicates) are computed in the same pass. See :func:`evaluate` for the
-    rest.
+    rest. ``statistics`` are further typed statistics for the caller's views (curves).
     """
     check_choice(eer_method, name="eer_method", choices=EER_METHODS)
     ops = OperatingPoints(tuple(np.atleast_1d(np.asarray(p_target, dtype=float)).tolist()),
                           c_miss, c_fa)
     request = request_for(list(metrics) if metrics is not None else declared(), ops,
                           eer_method=eer_method, extra_thresholds=thresholds,
-                          det_resolution=det_resolution, verification=verification)
+                          det_resolution=det_resolution, verification=verification,
+                          statistics=statistics)
     if intervals is not None:
         from dataclasses import replace
 
@@ -365,8 +367,10 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                                   vreq.strict)  # type: ignore[union-attr]
     opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
                            seed=seed, interval=interval) if bootstrap else None  # type: ignore[arg-type]
+    fams = [f for f, on in (("spoof", spoof), ("forensic", forensic)) if on]
     stats, ops = group_statistics(
-        data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa,
+        data, metrics=declared(family=["binary", *fams]), by=by, where=where,
+        p_target=p_target, c_miss=c_miss, c_fa=c_fa,
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
         memory_limit=memory_limit, workers=workers, scheduler=scheduler, validate=validate,
         trial_id=trial_id, spill_dir=spill_dir, progress=progress, verification=req,
@@ -425,21 +429,29 @@ def family_extras(data: Data, stats: Statistics, *, where: str | None = None,
                   ) -> tuple[list[str], list[dict[str, object]] | None]:
     """The optional metric families of an evaluation and their per-unit values.
 
-    Returns the families (for :func:`~scoreframe.metrics.registry.declared`) and, per unit of
-    ``stats``, the values :func:`results_frame` reads (``None`` when no family is asked).
+    ``stats`` come from a request with the families' metrics (their statistics are part of
+    the one reduction; the spoof classes are checked here from its counts). Returns the
+    families (for :func:`~scoreframe.metrics.registry.declared`) and, per unit of ``stats``,
+    the extra values :func:`results_frame` reads: only ``eer_method="asvspoof"`` has some
+    (``None`` otherwise).
     """
-    families = [f for f, on in (("spoof", spoof), ("forensic", forensic),
-                                ("asvspoof_eer", eer_method == "asvspoof")) if on]
-    if not families:
-        return [], None
     from scoreframe.frames.lazy import scan_raw
-    from scoreframe.metrics.families import family_values
     from scoreframe.stats.engine import source_name
+
+    families = [f for f, on in (("spoof", spoof), ("forensic", forensic)) if on]
+    if spoof:
+        from scoreframe.metrics.families import check_spoof_classes
+
+        check_spoof_classes(stats.units, scan_raw(data, where=where), where=source_name(data))
+    if eer_method != "asvspoof":
+        return families, None
+    from scoreframe.metrics.families import family_values
 
     system = [c for c in stats.row_cols if c == "system"]
     extras = family_values(scan_raw(data, where=where), [u.unit for u in stats.units],
-                           stats.row_cols, system, families=families, where=source_name(data))
-    return [f for f in families if f != "asvspoof_eer"], extras
+                           stats.row_cols, system, families=["asvspoof_eer"],
+                           where=source_name(data))
+    return families, extras
 
 
 def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: bool = True

@@ -38,10 +38,9 @@ from numpy.typing import NDArray
 
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs
-from scoreframe.stats._biometric import VerificationRequest
 from scoreframe.stats._replicate_biometric import ReplicateContext, replicate_verification
 from scoreframe.stats._resampling import Replicates, SortedUnits
-from scoreframe.stats.summary import ScoreStats
+from scoreframe.stats.summary import ScoreStats, Verification
 
 __all__ = ["CHUNK_BYTES", "merge_units", "replicate_stats", "with_replicates"]
 
@@ -197,7 +196,7 @@ def _blocks(w: I64, lab: NDArray[np.bool_], lo: F64, hi: F64) -> Blocks:
 
 
 def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thresholds: F64,
-                    *, rows: I64 | None = None, verification: VerificationRequest | None = None,
+                    *, rows: I64 | None = None, verification: Verification | None = None,
                     context: ReplicateContext | None = None) -> tuple[ScoreStats, ...]:
     """The statistics of every replicate of one range (see the module docstring).
 
@@ -240,7 +239,7 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         seg_n, sum_n, inf_n = _sums(cn, w_n) if cn.n else \
             (np.zeros((rb.shape[0], 0), np.int64), [0] * rb.shape[0],
              np.zeros(rb.shape[0], np.int64))
-        ver = replicate_verification(s, w_t, w_n, verification,
+        ver = replicate_verification(s, w_t, w_n, verification.request,
                                      None if context is None else context.rows(rb)) \
             if verification is not None else [None] * rb.shape[0]
         cum_t = np.concatenate((np.zeros((rb.shape[0], 1), np.int64),
@@ -255,7 +254,8 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
             out.append(ScoreStats(int(n_tar[r]), int(n_non[r]),
                                   _blocks(merged[r], lab, lo, hi), sum_t[r], sum_n[r],
                                   int(inf_t[r] + inf_n[r]), miss[r].copy(), fa[r].copy(),
-                                  verification=ver[r]))
+                                  extra={} if verification is None
+                                  else {verification: ver[r]}))
     return tuple(out)
 
 
@@ -277,7 +277,7 @@ def merge_units(parts: Sequence[tuple[SortedScores, SortedUnits]]
 
 def with_replicates(stats: ScoreStats, s: SortedScores, units: SortedUnits | None,
                     spec: Replicates | None, thresholds: F64, *, workers: int = 1,
-                    verification: VerificationRequest | None = None,
+                    verification: Verification | None = None,
                     context: ReplicateContext | None = None) -> ScoreStats:
     """``stats`` with the replicates of its range attached (unchanged without ``spec``).
 

@@ -25,7 +25,7 @@ import polars as pl
 from scoreframe.checks import check_choice
 from scoreframe.errors import FormatError, ScoreframeError, ValidationError, message
 from scoreframe.frames.lazy import as_lazy, is_frame_like, scan_raw
-from scoreframe.stats.groups import plan_units
+from scoreframe.stats.groups import class_plan, plan_units
 from scoreframe.stats.reduce import (
     Statistics,
     check_counts,
@@ -148,6 +148,15 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
     row_cols = [*system_cols, *by_cols]
     eq_cols = [c for c in dict.fromkeys(equalize_by) if c not in row_cols]
     group_cols = [*row_cols, *eq_cols]
+    class_col = request.class_column
+    if class_col is not None:  # units split by class: the last grouping column
+        if class_col not in names:
+            raise ValidationError(message(
+                f"column `{class_col}` not found", where=where_name,
+                expected="a class column for the requested metrics (trial_type with values "
+                         "target / nontarget / spoof for the anti-spoofing metrics)",
+                got="columns " + ", ".join(names)))
+        group_cols = [c for c in group_cols if c != class_col] + [class_col]
     if "score" in names and not (lf.collect_schema()["score"].is_numeric()):
         raise ValidationError(message("column `score` must be numeric", where=where_name,
                                       got=str(lf.collect_schema()["score"])))
@@ -166,7 +175,7 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
         ids = []  # one of model/segment alone does not identify a trial
     id_cols = [*system_cols, *ids] if ids else []
     check_dups = validate and bool(id_cols) and not _validated_on_write(data)
-    per_trial = BYTES_PER_TRIAL
+    per_trial = BYTES_PER_TRIAL + request.bytes_per_trial
     if request.replicates is not None:
         per_trial += REPLICATE_BYTES_PER_COLUMN * len(request.replicates.columns) + 24
     if engine == "dask" or _row_estimate(data, lf) * per_trial > limit:
@@ -178,14 +187,17 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
             engine=engine, memory_limit=limit,
             workers=workers if engine == "dask" else (workers or os.cpu_count() or 1),
             scheduler=scheduler, id_cols=id_cols if check_dups else [], where=where,
-            where_name=where_name, progress=progress, spill_root=spill_dir)
+            where_name=where_name, progress=progress, spill_root=spill_dir,
+            class_col=class_col)
     keys, base, base_units, checks = sorted_unit_groups(lf, group_cols, request.replicates)
     check_counts(checks, where=where_name, source=data, where_sql=where)
     if check_dups:
         check_duplicates(lf, id_cols, where=where_name)
     units = plan_units(keys, row_cols=row_cols, system_cols=system_cols, pooled=pooled)
+    classes_of, partition_of = class_plan(keys, class_col)
     stats = unit_statistics(units, base, request, equalize=bool(equalize_by), p=p, q=q,
                             progress=progress, base_units=base_units,
-                            workers=workers or min(2, os.cpu_count() or 1))
+                            workers=workers or min(2, os.cpu_count() or 1),
+                            classes_of=classes_of, partition_of=partition_of)
     return Statistics(tuple(row_cols), stats, checks, "memory")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["POOLED", "GroupPlan", "Unit", "plan_units"]
+__all__ = ["POOLED", "GroupPlan", "Unit", "class_plan", "plan_units"]
 
 #: Value of the condition columns in a pooled row.
 POOLED = "all"
@@ -61,3 +61,18 @@ def plan_units(keys: Sequence[dict[str, str | None]], *, row_cols: Sequence[str]
             key = dict(zip(system_cols, sk, strict=True)) | dict.fromkeys(cond, POOLED)
             units.append(Unit({c: key[c] for c in row_cols}, tuple(ix), pooled=True))
     return units
+
+
+def class_plan(keys: Sequence[dict[str, str | None]], class_col: str | None
+               ) -> tuple[list[str | None] | None, list[int] | None]:
+    """Each base group's class value, and its partition (its key without the class column).
+
+    >>> class_plan([{"c": "a", "t": "x"}, {"c": "a", "t": "y"}, {"c": "b", "t": "x"}], "t")
+    (['x', 'y', 'x'], [0, 0, 1])
+    """
+    if class_col is None:
+        return None, None
+    seen: dict[tuple, int] = {}
+    part = [seen.setdefault(tuple((c, v) for c, v in k.items() if c != class_col), len(seen))
+            for k in keys]
+    return [k.get(class_col) for k in keys], part

@@ -48,8 +48,9 @@ from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.stats._replicate_biometric import ReplicateContext, weighted_counts
 from scoreframe.stats._replicates import merge_units, with_replicates
 from scoreframe.stats._resampling import Replicates, SortedUnits
+from scoreframe.stats._statistics import ClassData
 from scoreframe.stats.executors import Executor, LocalExecutor
-from scoreframe.stats.groups import Unit, plan_units
+from scoreframe.stats.groups import Unit, class_plan, plan_units
 from scoreframe.stats.reduce import (
     POSITION,
     UNIT_COLUMN,
@@ -58,8 +59,10 @@ from scoreframe.stats.reduce import (
     UnitStats,
     check_counts,
     check_duplicates,
+    class_data,
     label_columns,
     merge_sorted,
+    partitions,
     require_columns,
     unit_columns,
 )
@@ -74,6 +77,7 @@ from scoreframe.stats.summary import (
     merge_equalized,
     reduce_equalized,
     reduce_sorted,
+    verification_of,
 )
 
 __all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task", "plan_task",
@@ -159,6 +163,8 @@ class ReduceSpec:
     equalize: bool
     p: np.ndarray
     q: np.ndarray
+    classes_of: tuple[str | None, ...] | None = None  # per group code: its class value
+    partition_of: tuple[int, ...] | None = None  # per group code: its equalized partition
     # replicates' weighted counts [group, label, row]: totals and below this range (for the
     # replicates' verification statistics; None: the range is the whole of every unit)
     rep_totals: np.ndarray | None = None
@@ -463,9 +469,15 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
 
     cache: dict[int, ScoreStats] = {}
 
+    def classes(members: Sequence[int]) -> dict[str | None, ClassData] | None:
+        if spec.classes_of is None:
+            return None
+        return class_data(members, spec.classes_of, base, spec.totals.sum(axis=1),
+                          spec.offsets.sum(axis=1))
+
     def base_stats(g: int) -> ScoreStats:
         if g not in cache:
-            cache[g] = reduce_sorted(base[g], spec.request, ctx([g]))
+            cache[g] = reduce_sorted(base[g], spec.request, ctx([g]), classes=classes([g]))
         return cache[g]
 
     stats, eqs, members = [], [], []
@@ -473,18 +485,31 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
         if spec_r is not None:
             s, su = merge_units([(base[g], base_units[g]) for g in u.members])
             st = base_stats(u.members[0]) if len(u.members) == 1 else \
-                reduce_sorted(s, spec.request, ctx(u.members))
+                reduce_sorted(s, spec.request, ctx(u.members), classes=classes(u.members))
             stats.append(with_replicates(st, s, su, spec_r, spec.request.thresholds,
-                                         verification=spec.request.verification,
+                                         verification=verification_of(spec.request),
                                          context=rep_ctx(u.members)))
         elif len(u.members) == 1:
             stats.append(base_stats(u.members[0]))
         else:
             stats.append(reduce_sorted(merge_sorted([base[g] for g in u.members]),
-                                       spec.request, ctx(u.members)))
+                                       spec.request, ctx(u.members),
+                                       classes=classes(u.members)))
         eq = None
         mem: list[ScoreStats] = []
-        if spec.equalize:
+        if spec.equalize and spec.partition_of is not None:  # partitions split by class
+            groups = partitions(u.members, spec.partition_of)
+            parts = [merge_sorted([base[g] for g in gs]) for gs in groups]
+            tt = np.array([spec.totals[gs, 1].sum() for gs in groups], np.int64)
+            nn = np.array([spec.totals[gs, 0].sum() for gs in groups], np.int64)
+            if tt.sum() and nn.sum():
+                eq = reduce_equalized(parts, EqContext(
+                    tt, nn, np.array([spec.offsets[gs, 1].sum() for gs in groups], np.int64),
+                    np.array([spec.offsets[gs, 0].sum() for gs in groups], np.int64)),
+                    spec.p, spec.q)
+            mem = [reduce_sorted(s, spec.request, ctx(gs)) for s, gs in zip(parts, groups,
+                                                                          strict=True)]
+        elif spec.equalize:
             m = list(u.members)
             tt, nn = spec.totals[m, 1], spec.totals[m, 0]
             if tt.sum() and nn.sum():
@@ -608,7 +633,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             workers: int | None, scheduler: str | None, id_cols: Sequence[str],
             where: str | None,
             where_name: str, progress: Callable[[int, int], None] | None = None,
-            spill_root: str | None = None) -> Any:
+            spill_root: str | None = None, class_col: str | None = None) -> Any:
     """Run the out-of-core engine (see the module docstring); returns ``Statistics``."""
     t0 = time.perf_counter()
     schema = lf.collect_schema()
@@ -643,7 +668,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         else:
             executor = LocalExecutor(workers=workers)
         n_rows = int(lf.select(pl.len()).collect(engine="streaming").item())
-        per_trial = RANGE_BYTES_PER_TRIAL + (
+        per_trial = RANGE_BYTES_PER_TRIAL + request.bytes_per_trial + (
             0 if request.replicates is None
             else RANGE_BYTES_PER_UNIT_COLUMN * len(request.replicates.columns))
         range_trials = max(1024, memory_limit // (per_trial * executor.workers))
@@ -709,20 +734,27 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         full_tot = np.zeros((max(len(codes), 1), 2), np.int64)
         full_tot[idx] = totals
         rep_w: list[np.ndarray] | None = None
-        if (request.replicates is not None and request.verification is not None
+        if (request.replicates is not None and verification_of(request) is not None
                 and counts.shape[0] > 1):  # replicates locate FNMR at FMR: weighted offsets
             rep_w = executor.map(weighted_counts_task,
                                  [(spill, r, max(len(codes), 1), request.replicates)
                                   for r in range(counts.shape[0])])
         rep_tot = None if rep_w is None else np.sum(rep_w, axis=0)
+        full_keys: list[dict[str, str | None]] = [{}] * max(len(codes), 1)
+        for k, c in zip(keys, code_of, strict=True):
+            full_keys[c] = k
+        cls_of, part_of = class_plan(full_keys, class_col) if class_col is not None \
+            else (None, None)
         specs = []
         rep_below = None if rep_w is None else np.zeros_like(rep_w[0])
         for r in range(counts.shape[0]):
             off = np.zeros_like(full_tot)
             off[idx] = below[r]
             specs.append(ReduceSpec(spill, r, spill_units, max(len(codes), 1), request,
-                                    full_tot, off, equalize, p, q, rep_tot,
-                                    None if rep_below is None else rep_below.copy()))
+                                    full_tot, off, equalize, p, q,
+                                    None if cls_of is None else tuple(cls_of),
+                                    None if part_of is None else tuple(part_of),
+                                    rep_tot, None if rep_below is None else rep_below.copy()))
             if rep_w is not None and rep_below is not None:
                 rep_below += rep_w[r]
         results: list[RangeResult] = []
@@ -736,7 +768,8 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         for i, u in enumerate(units):
             st = empty_stats(request)
             eq: EqStats | None = None
-            mem: list[ScoreStats] = [empty_stats(request) for _ in u.members] if equalize \
+            n_mem = len(u.members) if part_of is None else len(partitions(u.members, part_of))
+            mem: list[ScoreStats] = [empty_stats(request) for _ in range(n_mem)] if equalize \
                 else []
             for res in results:
                 st = merge(st, res.stats[i])

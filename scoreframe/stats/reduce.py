@@ -28,6 +28,7 @@ from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.stats._replicates import merge_units, with_replicates
 from scoreframe.stats._resampling import Replicates, SortedUnits
+from scoreframe.stats._statistics import ClassData
 from scoreframe.stats.groups import Unit
 from scoreframe.stats.summary import (
     EqContext,
@@ -36,12 +37,13 @@ from scoreframe.stats.summary import (
     ScoreStats,
     reduce_equalized,
     reduce_sorted,
+    verification_of,
 )
 
 __all__ = ["POSITION", "Checks", "Statistics", "UnitStats", "check_counts", "check_duplicates",
            "check_trials", "label_columns", "merge_sorted", "require_columns",
            "sorted_groups", "sorted_unit_groups", "string_hashes", "unit_columns",
-           "unit_statistics"]
+           "unit_statistics", "class_data", "partitions"]
 
 #: Column holding a trial's row position when trials are resampled without id columns.
 POSITION = "__position"
@@ -334,6 +336,38 @@ def sorted_unit_groups(lf: pl.LazyFrame, group_cols: Sequence[str],
     return key_rows, groups, units, checks
 
 
+def partitions(members: Sequence[int], partition_of: Sequence[int]) -> list[list[int]]:
+    """The members of a unit grouped by partition (first appearance order)."""
+    out: dict[int, list[int]] = {}
+    for i in members:
+        out.setdefault(partition_of[i], []).append(i)
+    return list(out.values())
+
+
+def class_data(members: Sequence[int], classes_of: Sequence[str | None],
+               base: Sequence[SortedScores], totals: np.ndarray | None = None,
+               offsets: np.ndarray | None = None) -> dict[str | None, ClassData]:
+    """Per class value, the sorted scores of a unit's members of that class in one range.
+
+    ``totals``/``offsets`` (``[group, label]``) place the range in the unit (out of core);
+    without them the range is the whole unit.
+    """
+    by: dict[str | None, list[int]] = {}
+    for g in members:
+        by.setdefault(classes_of[g], []).append(g)
+    out: dict[str | None, ClassData] = {}
+    for c, gs in by.items():
+        runs = [x for g in gs for x in (base[g].tar, base[g].non) if x.shape[0]]
+        scores = runs[0] if len(runs) == 1 else (
+            np.sort(np.concatenate(runs), kind="stable") if runs else np.empty(0))
+        n_tar = sum(base[g].n_tar for g in gs)
+        total = int(totals[gs].sum()) if totals is not None else \
+            sum(base[g].n_tar + base[g].n_non for g in gs)
+        offset = int(offsets[gs].sum()) if offsets is not None else 0
+        out[c] = ClassData(scores, total, offset, n_tar)
+    return out
+
+
 def merge_sorted(parts: Sequence[SortedScores]) -> SortedScores:
     """The sorted scores of a union of groups: a merge of their sorted runs, not a re-sort."""
     if len(parts) == 1:
@@ -398,27 +432,40 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
                     q: np.ndarray | None = None,
                     progress: Callable[[int, int], None] | None = None,
                     base_units: Sequence[SortedUnits] | None = None,
-                    workers: int = 1) -> list[UnitStats]:
+                    workers: int = 1, classes_of: Sequence[str | None] | None = None,
+                    partition_of: Sequence[int] | None = None) -> list[UnitStats]:
     """Statistics of every unit from the base groups' sorted scores (in memory, one range).
 
     With ``request.replicates`` and the base groups' unit hashes (``base_units``), every
     unit's statistics carry its replicates (members of equalized units do not), computed in
     chunks of replicates on ``workers`` threads (exact integer statistics: the same on any
     number of threads).
+
+    With ``request.class_column``, ``classes_of`` gives each base group's class value (the
+    class column is then the last grouping column) and ``partition_of`` the equalized
+    partition each base group belongs to (its key without the class column).
     """
     cache: dict[int, ScoreStats] = {}
+
+    def classes(members: Sequence[int]) -> dict[str | None, ClassData] | None:
+        return None if classes_of is None else class_data(members, classes_of, base)
+
+    def reduce_members(members: Sequence[int]) -> ScoreStats:
+        s = base[members[0]] if len(members) == 1 else merge_sorted([base[i] for i in members])
+        return reduce_sorted(s, request, classes=classes(members))
+
     spec = request.replicates if base_units is not None else None
     # the base groups' statistics first, one group per thread (numpy releases the GIL)
     needed = sorted({i for u in units for i in u.members if len(u.members) == 1 or equalize})
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if len(needed) > 1 and (cores or 1) > 1:
         with ThreadPoolExecutor(min(int(cores or 1), 8)) as pool:
-            cache.update(zip(needed, pool.map(lambda i: reduce_sorted(base[i], request),
-                                              needed), strict=True))
+            cache.update(zip(needed, pool.map(lambda i: reduce_members([i]), needed),
+                             strict=True))
 
     def base_stats(i: int) -> ScoreStats:
         if i not in cache:
-            cache[i] = reduce_sorted(base[i], request)
+            cache[i] = reduce_members([i])
         return cache[i]
 
     out: list[UnitStats] = []
@@ -426,16 +473,26 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
         if spec is not None:
             assert base_units is not None
             s, su = merge_units([(base[i], base_units[i]) for i in u.members])
-            st = base_stats(u.members[0]) if len(u.members) == 1 else reduce_sorted(s, request)
+            st = base_stats(u.members[0]) if len(u.members) == 1 else \
+                reduce_sorted(s, request, classes=classes(u.members))
             st = with_replicates(st, s, su, spec, request.thresholds, workers=workers,
-                                 verification=request.verification)
+                                 verification=verification_of(request))
         elif len(u.members) == 1:
             st = base_stats(u.members[0])
         else:
-            st = reduce_sorted(merge_sorted([base[i] for i in u.members]), request)
+            st = reduce_members(u.members)
         eq = None
         members: tuple[ScoreStats, ...] = ()
-        if equalize:
+        if equalize and partition_of is not None:  # partitions split by class: join them
+            groups = partitions(u.members, partition_of)
+            parts = [merge_sorted([base[i] for i in g]) for g in groups]
+            tt = np.array([s.n_tar for s in parts], np.int64)
+            nn = np.array([s.n_non for s in parts], np.int64)
+            z = np.zeros(len(parts), np.int64)
+            if tt.sum() and nn.sum():
+                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]
+            members = tuple(reduce_sorted(s, request) for s in parts)
+        elif equalize:
             parts = [base[i] for i in u.members]
             tt = np.array([s.n_tar for s in parts], np.int64)
             nn = np.array([s.n_non for s in parts], np.int64)

@@ -23,7 +23,9 @@ two conditions of the same scores) do not merge as blocks: they merge as sorted 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,7 +35,6 @@ from scoreframe.kernels.sorted_scores import (
     Blocks,
     SortedScores,
     concat_blocks,
-    label_runs,
     pav_blocks,
 )
 from scoreframe.stats._biometric import (
@@ -42,13 +43,36 @@ from scoreframe.stats._biometric import (
     merge_verification,
     reduce_verification,
 )
+from scoreframe.stats._families import (
+    SPOOF_CLASSES,
+    ADcf,
+    ClassCounts,
+    EceSums,
+    ElubCounts,
+    InterpolatedEer,
+    Misleading,
+    PairCount,
+    ScoreHistogram,
+    ece_values,
+    elub_bounds,
+    histogram_bins,
+    interpolated_eer_value,
+)
 from scoreframe.stats._resampling import Replicates
+from scoreframe.stats._statistics import ClassData, Context, RangeData, Statistic, first_found
 
-__all__ = ["Context", "EqContext", "EqStats", "Request", "ScoreStats", "empty_stats", "merge",
+__all__ = ["ClassData", "Context", "DetCorners", "EqContext", "EqStats", "KaldiEer", "NistEer",
+           "RangeData", "Request", "ScoreStats", "Statistic", "Verification", "empty_stats",
+           "verification_of",
+           "merge",
            "merge_all", "merge_equalized", "reduce_equalized",
            "reduce_range", "reduce_sorted"]
 __all__ += ["VerificationRequest", "VerificationStats", "merge_verification",
             "reduce_verification"]  # re-exported from the private biometric statistics
+__all__ += ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "InterpolatedEer",
+            "Misleading", "PairCount", "ScoreHistogram", "ece_values", "elub_bounds",
+            "histogram_bins",
+            "interpolated_eer_value"]  # re-exported from the private family statistics
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -64,35 +88,32 @@ class Request:
         Score thresholds at which to count misses (targets ``< t``) and false alarms
         (non-targets ``>= t``): the Bayes thresholds of the operating points, then of any
         curve grid.
-    nist, kaldi
-        Locate the NIST steppy-ROC EER crossing / Kaldi's ``compute-eer`` stopping index.
-    det_resolution
-        Keep the corners of the steppy DET curve, decimated to about one point per cell of
-        this size in probit units (0: every corner; ``None``: no DET corners).
-    verification
-        The biometric verification statistics to compute (FNMR at FMR targets and the
-        like, :class:`~scoreframe.stats._biometric.VerificationRequest`); ``None``: none.
+    statistics
+        Typed statistic declarations (:class:`~scoreframe.stats._statistics.Statistic`:
+        :class:`NistEer`, :class:`KaldiEer`, :class:`DetCorners`, :class:`Verification`,
+        the spoof and forensic statistics...), each computed per range by its kernel and
+        merged exactly; duplicates are computed once.
     replicates
         Bootstrap (and jackknife) replicates to compute besides the point statistics (see
         :mod:`scoreframe.stats._replicates`); the reduction then reads each trial's unit ids.
+    class_column
+        A column whose values split every unit into classes for the statistics that read
+        classes (``trial_type`` for the anti-spoofing metrics); ``None``: no split.
     """
 
     thresholds: F64 = field(default_factory=lambda: np.empty(0))
-    nist: bool = False
-    kaldi: bool = False
-    det_resolution: float | None = None
-    verification: VerificationRequest | None = None
+    statistics: tuple[Statistic, ...] = ()
     replicates: Replicates | None = None
+    class_column: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "statistics", tuple(dict.fromkeys(self.statistics)))
 
-@dataclass(frozen=True)
-class Context:
-    """Where a range sits in its group: the group's totals and the counts below the range."""
-
-    total_tar: int
-    total_non: int
-    offset_tar: int = 0
-    offset_non: int = 0
+    @property
+    def bytes_per_trial(self) -> int:
+        """Extra bytes per trial of a range the statistics hold (the class split: 16)."""
+        return sum(st.bytes_per_trial for st in self.statistics) + \
+            (16 if self.class_column is not None else 0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,14 +135,10 @@ class ScoreStats:
         Trials with an infinite cost (targets at ``-inf``, non-targets at ``+inf``).
     n_miss, n_fa
         Integer counts at ``Request.thresholds``: targets below, non-targets at or above.
-    nist
-        The NIST EER when the crossing lies in this range, else ``None``.
-    kaldi
-        The first global target index where Kaldi's walk stops, if in this range.
-    det_miss, det_fa
-        Cumulative (global) miss and false-alarm counts at the kept steppy DET corners.
-    verification
-        Biometric verification statistics when the request asked for them.
+    extra
+        The value of every statistic of :attr:`Request.statistics`, keyed by its declaration
+        (:meth:`get`); the properties ``nist``, ``kaldi``, ``det_miss``/``det_fa`` and
+        ``verification`` read the built-in ones.
     replicates
         The statistics of every replicate of :attr:`Request.replicates` in this range (the
         same fields with weighted integer counts and exact weighted sums, no located
@@ -136,11 +153,7 @@ class ScoreStats:
     cllr_inf: int
     n_miss: I64
     n_fa: I64
-    nist: float | None = None
-    kaldi: int | None = None
-    det_miss: I64 | None = None
-    det_fa: I64 | None = None
-    verification: VerificationStats | None = None
+    extra: Mapping[Statistic, Any] = field(default_factory=dict)
     replicates: tuple[ScoreStats, ...] = ()
 
     @property
@@ -148,17 +161,60 @@ class ScoreStats:
         """Trials in the range."""
         return self.n_tar + self.n_non
 
+    def get(self, statistic: Statistic) -> Any:
+        """The value of one requested statistic (``None`` when it was not requested)."""
+        return self.extra.get(statistic)
+
+    def _of_type(self, kind: type[Statistic]) -> Any:
+        for k, v in self.extra.items():
+            if isinstance(k, kind):
+                return v
+        return None
+
+    @property
+    def nist(self) -> float | None:
+        """The NIST EER when the crossing lies in these statistics' range (:class:`NistEer`)."""
+        return self._of_type(NistEer)  # type: ignore[no-any-return]
+
+    @property
+    def kaldi(self) -> int | None:
+        """The first global target index where Kaldi's walk stops, if here (:class:`KaldiEer`)."""
+        return self._of_type(KaldiEer)  # type: ignore[no-any-return]
+
+    @property
+    def det_miss(self) -> I64 | None:
+        """Cumulative (global) misses at the kept steppy DET corners (:class:`DetCorners`)."""
+        v = self._of_type(DetCorners)
+        return None if v is None else v[0]  # type: ignore[no-any-return]
+
+    @property
+    def det_fa(self) -> I64 | None:
+        """Cumulative (global) false alarms at the kept DET corners (:class:`DetCorners`)."""
+        v = self._of_type(DetCorners)
+        return None if v is None else v[1]  # type: ignore[no-any-return]
+
+    @property
+    def verification(self) -> VerificationStats | None:
+        """Biometric verification statistics when requested (:class:`Verification`)."""
+        return self._of_type(Verification)  # type: ignore[no-any-return]
+
+
+def verification_of(request: Request) -> Verification | None:
+    """The :class:`Verification` declaration among ``request``'s statistics, if any."""
+    for st in request.statistics:
+        if isinstance(st, Verification):
+            return st
+    return None
+
 
 def empty_stats(request: Request) -> ScoreStats:
     """Statistics of an empty range (the identity of :func:`merge`)."""
     z = np.zeros(0, dtype=np.int64)
     f = np.zeros(0)
     k = request.thresholds.shape[0]
-    det = (z, z) if request.det_resolution is not None else (None, None)
     return ScoreStats(0, 0, Blocks(z, z, z, f, f, f, f), 0, 0, 0,
-                      np.zeros(k, np.int64), np.zeros(k, np.int64), None, None, *det)
-
-
+                      np.zeros(k, np.int64), np.zeros(k, np.int64),
+                      {st: st.empty() for st in request.statistics})
 
 
 def _nist_crossing(cum_tar: I64, cum_non: I64, ctx: Context) -> float | None:
@@ -230,7 +286,91 @@ def _det_corners(cum_tar: I64, cum_non: I64, ctx: Context, resolution: float,
     return cum_tar[keep], cum_non[keep]
 
 
-def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None) -> ScoreStats:
+@dataclass(frozen=True)
+class NistEer(Statistic):
+    """The NIST steppy-ROC EER crossing (located: the range holding it computes it)."""
+
+    def reduce(self, r: RangeData) -> float | None:
+        """The EER if the crossing lies in this range."""
+        if not (r.ctx.total_tar and r.ctx.total_non):
+            return None
+        return _nist_crossing(*r.corners, r.ctx)
+
+    def merge(self, a: float | None, b: float | None) -> float | None:
+        """The lower range's crossing when it holds one."""
+        return first_found(a, b)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class KaldiEer(Statistic):
+    """Kaldi ``compute-eer``'s stopping index (located)."""
+
+    def reduce(self, r: RangeData) -> int | None:
+        """The first global target index where the walk stops, if in this range."""
+        if not (r.s.n_tar and r.ctx.total_tar and r.ctx.total_non):
+            return None
+        return _kaldi_stop(r.s, r.ctx)
+
+    def merge(self, a: int | None, b: int | None) -> int | None:
+        """The lower range's index when it holds one."""
+        return first_found(a, b)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class DetCorners(Statistic):
+    """Corners of the steppy DET, decimated to about one per ``resolution`` probit cell.
+
+    ``resolution`` 0 keeps every corner. The value is ``(miss, fa)``: cumulative global
+    counts at the kept corners (``None`` for a group without targets or non-targets).
+    """
+
+    resolution: float = 0.0
+
+    def reduce(self, r: RangeData) -> tuple[I64, I64] | None:
+        """The kept corners of this range."""
+        if not (r.ctx.total_tar and r.ctx.total_non):
+            return None
+        cum_tar, cum_non = r.corners
+        hull = r.ctx.offset_tar + np.cumsum(r.blocks.n_tar)
+        return _det_corners(cum_tar[1:], cum_non[1:], r.ctx, self.resolution, hull)
+
+    def merge(self, a: tuple[I64, I64] | None, b: tuple[I64, I64] | None
+              ) -> tuple[I64, I64] | None:
+        """The corners of both ranges, in order."""
+        if a is None or b is None:
+            return None
+        return np.concatenate((a[0], b[0])), np.concatenate((a[1], b[1]))
+
+    def empty(self) -> tuple[I64, I64]:
+        """No corners."""
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+
+
+@dataclass(frozen=True)
+class Verification(Statistic):
+    """The biometric verification statistics of a :class:`VerificationRequest`."""
+
+    request: VerificationRequest
+
+    def reduce(self, r: RangeData) -> VerificationStats:
+        """Counts at fixed thresholds, located FNMR at FMR (and back), the AUC's 2U."""
+        return reduce_verification(r.s, self.request, total_tar=r.ctx.total_tar,
+                                   total_non=r.ctx.total_non, offset_tar=r.ctx.offset_tar,
+                                   offset_non=r.ctx.offset_non)
+
+    def merge(self, a: VerificationStats | None, b: VerificationStats | None
+              ) -> VerificationStats | None:
+        """Exact (:func:`merge_verification`)."""
+        return merge_verification(a, b)
+
+    def empty(self) -> VerificationStats | None:
+        """Nothing yet."""
+        return None
+
+
+def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None, *,
+                  classes: Mapping[str | None, ClassData] | None = None) -> ScoreStats:
     """Statistics of one range from its sorted target and non-target scores (one group).
 
     Parameters
@@ -242,6 +382,9 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None)
     ctx
         The group's totals and the counts below this range; ``None`` when ``s`` holds the
         whole group (offsets 0, totals from ``s``).
+    classes
+        Per class of ``request.class_column``, the class's scores in the range with its
+        total and offset (for the statistics that read classes).
 
     Examples
     --------
@@ -256,34 +399,15 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None)
     n_miss = np.searchsorted(s.tar, thr, side="left").astype(np.int64)
     n_fa = s.n_non - np.searchsorted(s.non, thr, side="left").astype(np.int64)
     blocks = pav_blocks(s) if s.n_tar + s.n_non else empty_stats(request).blocks
-    nist = kaldi = None
-    det_miss = det_fa = None
-    if (request.nist or request.det_resolution is not None) and s.n_tar + s.n_non:
-        run_len, run_lab = label_runs(s)
-        cum_tar = ctx.offset_tar + np.concatenate(
-            ([0], np.cumsum(np.where(run_lab, run_len, 0)))).astype(np.int64)
-        cum_non = ctx.offset_non + np.concatenate(
-            ([0], np.cumsum(np.where(run_lab, 0, run_len)))).astype(np.int64)
-        if request.nist and ctx.total_tar and ctx.total_non:
-            nist = _nist_crossing(cum_tar, cum_non, ctx)
-        if request.det_resolution is not None and ctx.total_tar and ctx.total_non:
-            hull = ctx.offset_tar + np.cumsum(blocks.n_tar)
-            det_miss, det_fa = _det_corners(cum_tar[1:], cum_non[1:], ctx,
-                                            request.det_resolution, hull)
-    elif request.det_resolution is not None:
-        det_miss = det_fa = np.zeros(0, dtype=np.int64)
-    if request.kaldi and s.n_tar and ctx.total_tar and ctx.total_non:
-        kaldi = _kaldi_stop(s, ctx)
+    data = RangeData(s, ctx, blocks, classes or {})
+    extra = {st: st.reduce(data) if data.n else st.empty() for st in request.statistics}
     inf_t = int(np.searchsorted(s.tar, -np.inf, side="right"))  # cost softplus(inf)
     inf_n = s.n_non - int(np.searchsorted(s.non, np.inf, side="left"))
-    ver = None if request.verification is None else reduce_verification(
-        s, request.verification, total_tar=ctx.total_tar, total_non=ctx.total_non,
-        offset_tar=ctx.offset_tar, offset_non=ctx.offset_non)
     return ScoreStats(
         s.n_tar, s.n_non, blocks,
         exact_sum(softplus(-s.tar[inf_t:])[::-1], ascending=True),
         exact_sum(softplus(s.non[:s.n_non - inf_n]), ascending=True),
-        inf_t + inf_n, n_miss, n_fa, nist, kaldi, det_miss, det_fa, ver)
+        inf_t + inf_n, n_miss, n_fa, extra)
 
 
 def reduce_range(tar: F64, non: F64, request: Request, ctx: Context | None = None
@@ -298,17 +422,13 @@ def merge(a: ScoreStats, b: ScoreStats) -> ScoreStats:
     Associative: ``merge(merge(a, b), c)`` equals ``merge(a, merge(b, c))`` (counts and blocks
     exactly, sums up to float addition order).
     """
-    def cat(x: I64 | None, y: I64 | None) -> I64 | None:
-        return None if x is None or y is None else np.concatenate((x, y))
-
+    keys = list(dict.fromkeys([*a.extra, *b.extra]))
+    extra = {st: st.merge(a.extra[st] if st in a.extra else st.empty(),
+                          b.extra[st] if st in b.extra else st.empty()) for st in keys}
     return ScoreStats(
         a.n_tar + b.n_tar, a.n_non + b.n_non, concat_blocks(a.blocks, b.blocks),
         a.cllr_tar + b.cllr_tar, a.cllr_non + b.cllr_non, a.cllr_inf + b.cllr_inf,
-        a.n_miss + b.n_miss, a.n_fa + b.n_fa,
-        a.nist if a.nist is not None else b.nist,
-        a.kaldi if a.kaldi is not None else b.kaldi,
-        cat(a.det_miss, b.det_miss), cat(a.det_fa, b.det_fa),
-        merge_verification(a.verification, b.verification),
+        a.n_miss + b.n_miss, a.n_fa + b.n_fa, extra,
         _merge_replicates(a.replicates, b.replicates))
 
 

@@ -37,7 +37,7 @@ from scoreframe.results.evaluate import (
     group_statistics,
     results_frame,
 )
-from scoreframe.stats.groups import POOLED
+from scoreframe.stats.summary import ScoreHistogram
 from scoreframe.views import plots
 from scoreframe.views._report_biometric import section_html as biometric_html
 from scoreframe.views.plots.save import javascript_bundle
@@ -49,6 +49,8 @@ __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", 
 Progress = Callable[[int, int], None]
 
 NBER_GRID = (-10.0, 0.0, 251)
+#: The score histograms' statistic (counts per bucket of a fixed float grid).
+HISTOGRAM = ScoreHistogram()
 APE_GRID = (-10.0, 10.0, 201)
 
 
@@ -235,38 +237,53 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         source, where = calibration.transform(lf), None
         notes.append(f"scores calibrated with a {calibration.method} model before evaluation")
     pieces: dict[str, list[pl.DataFrame]] = {k: [] for k in ("det", "points", "nber", "ape",
-                                                              "hist")}
+                                                              "hist", "tippett", "ece")}
 
     grids = cv.CurveGrids(len(p_list), nber=np.linspace(*NBER_GRID), ape=np.linspace(*APE_GRID))
-    stats, ops = group_statistics(source, by=by, where=where, p_target=p_list,
-                                  thresholds=grids.thresholds, det_resolution=0.03,
-                                  trial_id=trial_id, progress=progress,
-                                  verification=None if biometric is None
-                                  else biometric.request())
+    if spoof is None:
+        spoof = "trial_type" in lf.collect_schema().names()
+    fams = [f for f, on in (("spoof", spoof), ("forensic", forensic)) if on]
+    opts = None
+    if bootstrap:
+        from scoreframe.metrics import IntervalOptions
+        from scoreframe.results.bootstrap import AT_MIN
+
+        opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
+                               seed=seed, interval=interval)  # type: ignore[arg-type]
+    curves = cv.ForensicCurves(len(grids.thresholds) + len(p_list)) if forensic else None
+    stats, ops = group_statistics(  # the one reduction: every number the report shows
+        source, by=by, where=where, p_target=p_list,
+        thresholds=grids.thresholds if curves is None
+        else np.concatenate((grids.thresholds, curves.thresholds)),
+        det_resolution=0.03, trial_id=trial_id, progress=progress,
+        metrics=[*declared(family=["binary", *fams]), *(AT_MIN if opts else ())],
+        statistics=(HISTOGRAM, *(() if curves is None else (curves.ece,))), intervals=opts,
+        verification=None if biometric is None else biometric.request())
 
     def on_group(key: dict[str, object], g: GroupStats) -> None:
         pieces["det"].append(cv.det_points(key, g, resolution=0.03, points_per_segment=4))
         pieces["points"].append(cv.operating_points(key, g))
         pieces["nber"].append(cv.nber_points(key, g, grids))
         pieces["ape"].append(cv.ape_points(key, g, grids))
+        pieces["hist"].append(cv.histogram_points(key, g, HISTOGRAM, bins=50))
+        if curves is not None:
+            pieces["tippett"].append(curves.tippett(key, g))
+            pieces["ece"].append(curves.ece_curve(key, g))
 
-    if spoof is None:
-        spoof = "trial_type" in lf.collect_schema().names()
     families, extras = family_extras(source, stats, where=where, spoof=spoof,
                                      forensic=forensic)
     summary = results_frame(stats, ops, metrics=declared(family=["binary", *families]),
                             extras=extras, on_group=on_group)
-    pieces["hist"] += _histograms(source, summary, where=where)
-    extra: dict[str, Any] = {}
-    if bootstrap:
-        from scoreframe.results.bootstrap import bootstrap_evaluate, trials_needed
+    def cat(name: str) -> pl.DataFrame:
+        return pl.concat(pieces[name], how="vertical_relaxed") if pieces[name] else \
+            pl.DataFrame()
 
-        ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else None)
-        intervals = bootstrap_evaluate(source, by=by, where=where, p_target=p_list,
-                                       bootstrap=bootstrap, ci=ci, resample=resample,
-                                       seed=seed, interval=interval,  # type: ignore[arg-type]
-                                       trial_id=ids, validate=False  # checked above
-                                       ).with_columns(ci=pl.lit(ci))
+    extra: dict[str, Any] = {}
+    if opts is not None:
+        from scoreframe.results.bootstrap import bootstrap_metrics, trials_needed
+
+        intervals = results_frame(stats, ops, metrics=bootstrap_metrics(), intervals=opts,
+                                  n_replicates=True).with_columns(ci=pl.lit(ci))
         summary = attach_intervals(summary, intervals)
         extra["intervals"] = intervals
         extra["guidance"] = trials_needed(intervals, rel_width=rel_width)
@@ -290,7 +307,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
             bootstrap=bootstrap or 1000, ci=ci, resample=resample, seed=seed,
             interval=interval, trial_id=ids)  # type: ignore[arg-type]
     if forensic:
-        extra["tippett"], extra["ece"] = forensic_frames(source, by=by, where=where)
+        extra["tippett"], extra["ece"] = cat("tippett"), cat("ece")
     if tandem:
         from scoreframe.metrics.spoof import t_dcf_curve
         from scoreframe.results.tandem import tandem_arrays
@@ -304,63 +321,9 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                      f"{best['t_dcf']:.4f} at CM threshold {best['cm_threshold']:.4g} "
                      f"({n} trials)")
 
-    def cat(name: str) -> pl.DataFrame:
-        return pl.concat(pieces[name], how="vertical_relaxed") if pieces[name] else \
-            pl.DataFrame()
-
     return Report(title=title or "scoreframe report", summary=summary, p_target=p_list,
                   det=cat("det"), points=cat("points"), nber=cat("nber"), ape=cat("ape"),
                   histograms=cat("hist"), calibration=cal_frame, notes=notes, **extra)
-
-
-def _histograms(source: Any, summary: pl.DataFrame, *, where: str | None
-                ) -> list[pl.DataFrame]:
-    """Score histograms of every summary row: one per group, and one per pooled ``all`` row.
-
-    The pooled rows' histograms are taken over all the trials of their system (the groups
-    together), on their own bins, and get ``all`` in the condition columns. Labels are read
-    in any accepted spelling (``target``/``nontarget``, 1/0, booleans).
-    """
-    from scoreframe.stats.reduce import label_columns
-
-    lf = as_lazy(source, where=where)
-    lf = lf.with_columns(label_columns(lf.collect_schema())[0])  # text labels as booleans
-    cond = [c for c in group_columns(summary) if c != "system"]
-    out = [cv.histogram_frame(lf, by=cond, bins=50)]
-    if cond and summary.filter(pl.all_horizontal([pl.col(c) == POOLED for c in cond])).height:
-        pooled = cv.histogram_frame(lf, by=None, bins=50)
-        out.append(pooled.with_columns([pl.lit(POOLED).alias(c) for c in cond])
-                   .select(out[0].columns))
-    return out
-
-
-def forensic_frames(data: Any, *, by: Sequence[str] | str | None = None,
-                    where: str | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Tippett and ECE frames per group (scores read as natural-log llrs).
-
-    Spoofs count as non-targets. A group's scores are held in memory (forensic sets are small).
-    """
-    from scoreframe.metrics.forensic import ece_curve, tippett
-
-    lf = as_lazy(data, where=where)
-    by_cols = [c for c in by.split(",") if c] if isinstance(by, str) else list(by or [])
-    if "system" in lf.collect_schema().names() and "system" not in by_cols:
-        by_cols = ["system", *by_cols]
-    df = lf.select(*[pl.col(c).cast(pl.String) for c in by_cols],
-                   pl.col("score").cast(pl.Float64), pl.col("label")).collect()
-    tip, ece = [], []
-    parts = df.partition_by(by_cols, as_dict=True, maintain_order=True) if by_cols \
-        else {(): df}
-    for key, part in parts.items():
-        tar = part.filter(pl.col("label"))["score"].to_numpy()
-        non = part.filter(~pl.col("label"))["score"].to_numpy()
-        if not (tar.size and non.size):
-            continue
-        lit = [pl.lit(v).alias(c) for c, v in zip(by_cols, key, strict=True)]
-        tip.append(tippett(tar, non).with_columns(lit))
-        ece.append(ece_curve(tar, non).with_columns(lit))
-    return (pl.concat(tip, how="vertical_relaxed") if tip else pl.DataFrame(),
-            pl.concat(ece, how="vertical_relaxed") if ece else pl.DataFrame())
 
 
 def _fmt(v: object, digits: int = 4) -> str:

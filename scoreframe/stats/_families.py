@@ -1,0 +1,547 @@
+"""Mergeable statistics of the anti-spoofing (SASV) and forensic metric families.
+
+numpy only, like :mod:`scoreframe.stats.summary`. Each statistic is a typed declaration
+(:class:`~scoreframe.stats._statistics.Statistic`) with a range kernel and an exact merge, so
+``evaluate(..., spoof=True, forensic=True)`` rides the same one reduction as the binary suite
+on every engine (in memory, out of core, Dask), and pooled rows merge their groups' statistics.
+
+A statistic reads either the label classes (``pos``/``neg`` = ``None``) or classes of the
+request's ``class_column`` (``trial_type``: ``target``, ``nontarget``, ``spoof``): the range
+kernel sees each class's sorted scores in the range, the class's total in the unit and the
+count below the range (:class:`~scoreframe.stats._statistics.ClassData`). Everything is an
+integer count, a minimum with its first argument, a located result or a score copied from the
+data, so results do not depend on how the trials were split into ranges:
+
+* :class:`ClassCounts`: trials per class and label (``n_spoof``, the label checks);
+* :class:`PairCount`: ``2U`` of the Mann-Whitney statistic (``auc``), adding
+  ``2 n_tar(range) n_non(below)`` per range;
+* :class:`Misleading`: misleading llrs (``rmep``, ``rmed``);
+* :class:`ElubCounts`: counts above the ELUB threshold grid (lir 1.3.1's grid depends on the
+  extreme llrs, known only at the end: counts are kept at every candidate grid point, with the
+  few llrs within ``1e-9`` (log10) of a point kept as values so the exact grid threshold can
+  be compared at the end), and the extreme llrs;
+* :class:`ADcf`: the a-DCF's minimum over the per-trial sweep and its first argmin (each
+  range evaluates its own sweep points with the global counts below it);
+* :class:`InterpolatedEer`: the located vertices of the SASV-2022 ROC around the EER crossing;
+* :class:`EceSums`: exact sums of the ECE's log terms over a prior grid (the ECE plot);
+* :class:`ScoreHistogram`: counts per bucket of a fixed float grid (the score histograms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scoreframe.kernels import forensic as kf
+from scoreframe.kernels import spoof as ks
+from scoreframe.kernels.elementary import exact_sum, exact_to_float, softplus
+from scoreframe.stats._statistics import RangeData, Statistic
+
+__all__ = ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "InterpolatedEer",
+           "Misleading", "PairCount", "ScoreHistogram", "ece_values", "elub_bounds",
+           "histogram_bins", "interpolated_eer_value"]
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+#: The classes of a SASV trial table (values of ``trial_type``).
+SPOOF_CLASSES = ("target", "nontarget", "spoof")
+#: Trials per piece of the a-DCF sweep (bounds its temporaries, ~80 bytes per trial).
+SWEEP_PIECE = 1 << 18
+#: Half-width (log10 units) of the window kept around each candidate ELUB grid point.
+ELUB_WINDOW = 1e-9
+
+
+@dataclass(frozen=True)
+class ClassCounts(Statistic):
+    """Trials per class value, and those labelled target: ``{class: (n, n_labelled_target)}``."""
+
+    def reduce(self, r: RangeData) -> dict[str | None, tuple[int, int]]:
+        """The counts of this range."""
+        return {k: (c.n, c.n_tar) for k, c in r.classes.items() if c.n}
+
+    def merge(self, a: dict[str | None, tuple[int, int]], b: dict[str | None, tuple[int, int]]
+              ) -> dict[str | None, tuple[int, int]]:
+        """Counts add."""
+        out = dict(a)
+        for k, (n, t) in b.items():
+            n0, t0 = out.get(k, (0, 0))
+            out[k] = (n0 + n, t0 + t)
+        return out
+
+    def empty(self) -> dict[str | None, tuple[int, int]]:
+        """No trials."""
+        return {}
+
+
+@dataclass(frozen=True)
+class _TwoSided(Statistic):
+    """A statistic of positives against negatives (label classes, or unions of classes)."""
+
+    pos: tuple[str, ...] | None = None
+    neg: tuple[str, ...] | None = None
+
+    @property
+    def classes(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The class values read (none for label classes)."""
+        return (*(self.pos or ()), *(self.neg or ()))
+
+    def sides(self, r: RangeData) -> tuple[Any, Any]:
+        """Positives and negatives of the range."""
+        return r.side(self.pos, target=True), r.side(self.neg, target=False)
+
+
+@dataclass(frozen=True)
+class PairCount(_TwoSided):
+    """``2 #(pos > neg) + #(pos = neg)`` over all pairs: twice the Mann-Whitney ``U`` (exact).
+
+    Equal scores never straddle two ranges, so a range adds its own pairs plus
+    ``2 n_pos(range) n_neg(below)``.
+    """
+
+    bytes_per_trial = 8  # temporaries per trial of the range
+
+    def reduce(self, r: RangeData) -> int:
+        """The pairs of this range's positives."""
+        p, n = self.sides(r)
+        return kf.auc_pair_count(p.scores, n.scores) + 2 * p.n * n.offset
+
+    def merge(self, a: int, b: int) -> int:
+        """Pair counts add."""
+        return a + b
+
+    def empty(self) -> int:
+        """No pairs."""
+        return 0
+
+
+@dataclass(frozen=True)
+class Misleading(_TwoSided):
+    """``(#pos < 0, #neg > 0)``: misleading llrs (0 is not misleading)."""
+
+    def reduce(self, r: RangeData) -> tuple[int, int]:
+        """The misleading llrs of this range."""
+        p, n = self.sides(r)
+        return kf.misleading_counts(p.scores, n.scores)
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        """Counts add."""
+        return a[0] + b[0], a[1] + b[1]
+
+    def empty(self) -> tuple[int, int]:
+        """None."""
+        return 0, 0
+
+
+@dataclass(frozen=True, eq=False)
+class ElubState:
+    """ELUB counts of a range: see :class:`ElubCounts`."""
+
+    lo: float  # lowest clipped log10 llr (NaN: none)
+    hi: float
+    k0: int  # first candidate grid index (multiples of the step)
+    above: I64  # (2, K): positives / negatives above each point's window
+    near_k: I64  # candidate index of each llr near a point
+    near_v: F64  # its 10 ** llr10
+    near_pos: NDArray[np.bool_]  # from the positives
+
+
+@dataclass(frozen=True)
+class ElubCounts(_TwoSided):
+    """What lir 1.3.1's ELUB needs, mergeable (see the module docstring)."""
+
+    bytes_per_trial = 16  # temporaries per trial of the range
+
+    step: float = 0.01
+    extremes: tuple[float, float] = (-9.0, 9.0)
+
+    def _k_range(self, n_pos: int, n_neg: int) -> tuple[int, int]:
+        k_lo = min(0, int(np.floor_divide(-np.log10(n_pos + 1), self.step))) - 2
+        k_hi = max(0, int(np.floor_divide(np.log10(n_neg + 1), self.step) + 1)) + 2
+        return k_lo, k_hi
+
+    def reduce(self, r: RangeData) -> ElubState | None:
+        """Counts of this range at every candidate grid point."""
+        p, n = self.sides(r)
+        if not (p.total and n.total):
+            return None
+        k_lo, k_hi = self._k_range(p.total, n.total)
+        ks_ = np.arange(k_lo, k_hi + 1)
+        centre = ks_ * self.step
+        above = np.zeros((2, ks_.shape[0]), np.int64)
+        nk, nv, npos = [], [], []
+        lo, hi = np.nan, np.nan
+        for i, side in enumerate((p, n)):
+            if not side.n:
+                continue
+            t = np.clip(side.scores / kf.LN10, *self.extremes)
+            lo = _lowest(lo, float(t[0]))
+            hi = -_lowest(-hi, -float(t[-1]))
+            # far from a grid point, t > point decides 10**t > 10**point: no pow needed
+            above[i] = t.shape[0] - np.searchsorted(t, centre + 2 * ELUB_WINDOW, side="right")
+            a = np.searchsorted(t, centre - 2 * ELUB_WINDOW, side="left")
+            b = np.searchsorted(t, centre + 2 * ELUB_WINDOW, side="right")
+            for j in np.flatnonzero(b > a):  # the few llrs near a grid point
+                nk.append(np.full(b[j] - a[j], j + k_lo, np.int64))
+                nv.append(10 ** t[a[j]:b[j]])
+                npos.append(np.full(b[j] - a[j], i == 0))
+        return ElubState(lo, hi, k_lo, above,
+                         np.concatenate(nk) if nk else np.zeros(0, np.int64),
+                         np.concatenate(nv) if nv else np.zeros(0),
+                         np.concatenate(npos) if npos else np.zeros(0, bool))
+
+    def merge(self, a: ElubState | None, b: ElubState | None) -> ElubState | None:
+        """Counts add, near llrs are kept, extremes are the minimum and maximum."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return ElubState(_lowest(a.lo, b.lo), -_lowest(-a.hi, -b.hi), a.k0,
+                         a.above + b.above, np.concatenate((a.near_k, b.near_k)),
+                         np.concatenate((a.near_v, b.near_v)),
+                         np.concatenate((a.near_pos, b.near_pos)))
+
+
+def _lowest(a: float, b: float) -> float:
+    """The lower of two values, NaN meaning none."""
+    if np.isnan(a):
+        return b
+    return a if np.isnan(b) else min(a, b)
+
+
+def elub_bounds(st: ElubState, n_pos: int, n_neg: int, *, step: float = 0.01,
+                add_misleading: int = 1) -> tuple[float, float]:
+    """ELUB bounds (log10) from merged :class:`ElubCounts` statistics.
+
+    Equals :func:`scoreframe.kernels.forensic.elub` on the unit's llrs (the same grid and
+    the same comparisons ``10 ** llr > 10 ** grid``).
+    """
+    grid = kf.elub_grid(st.lo, st.hi, n_pos, n_neg, step)
+    thr = 10 ** grid
+    idx = np.rint(grid / step).astype(np.int64) - st.k0
+    acc = st.above[:, idx].copy()
+    for i in np.flatnonzero(np.isin(idx + st.k0, st.near_k)):  # few points
+        here = st.near_k == idx[i] + st.k0
+        gt = st.near_v > thr[i]
+        acc[0, i] += int(np.count_nonzero(here & gt & st.near_pos))
+        acc[1, i] += int(np.count_nonzero(here & gt & ~st.near_pos))
+    return kf.elub_from_counts(grid, acc[0], acc[1], n_pos, n_neg,
+                               add_misleading=add_misleading, step=step)
+
+
+@dataclass(frozen=True)
+class ADcf(Statistic):
+    """Minimum normalised a-DCF over the per-trial sweep and its threshold (first argmin).
+
+    Each range evaluates the sweep points after each of its trials with the global
+    rejection counts (the counts below the range plus its own), with the same float
+    operations as :func:`scoreframe.kernels.spoof.a_dcf`; the all-accepted point belongs to
+    the lowest range. The value is ``(min_a_dcf, threshold)`` of the range, merged by a
+    strict minimum (ties keep the lower range: the first argmin).
+    """
+
+    bytes_per_trial = 8  # temporaries per trial of the range
+
+    p_target: float = 0.9
+    p_nontarget: float = 0.05
+    p_spoof: float = 0.05
+    c_miss: float = 1.0
+    c_fa_nontarget: float = 10.0
+    c_fa_spoof: float = 20.0
+    classes: tuple[str, ...] = SPOOF_CLASSES
+
+    def reduce(self, r: RangeData) -> tuple[float, float] | None:
+        """The range's minimum and its threshold (in pieces of at most ``SWEEP_PIECE``)."""
+        cs = [r.cls(c) for c in self.classes]
+        totals = [c.total for c in cs]
+        if not all(totals) or not sum(c.n for c in cs):
+            return None
+        arrays = [c.scores for c in cs]
+        n = sum(x.shape[0] for x in arrays)
+        big = max(arrays, key=lambda x: x.shape[0])
+        k = -(-n // SWEEP_PIECE)
+        pivots = np.unique(big[[big.shape[0] * i // k for i in range(1, k)]]) if k > 1 \
+            else np.zeros(0)
+        cuts = [np.concatenate(([0], np.searchsorted(x, pivots, side="left"), [x.shape[0]]))
+                for x in arrays]  # equal scores stay in one piece
+        offsets = [c.offset for c in cs]
+        out: tuple[float, float] | None = None
+        for j in range(pivots.shape[0] + 1):
+            piece = [x[c[j]:c[j + 1]] for x, c in zip(arrays, cuts, strict=True)]
+            if sum(x.shape[0] for x in piece):
+                out = self.merge(out, self._piece(piece, offsets, totals))
+            offsets = [o + x.shape[0] for o, x in zip(offsets, piece, strict=True)]
+        return out
+
+    def _piece(self, arrays: list[F64], offsets: list[int], totals: list[int]
+               ) -> tuple[float, float]:
+        nt, nn, ns = totals
+        sw = ks.per_trial_sweep(*arrays)
+        first = all(o == 0 for o in offsets)
+        rej = sw.rejected + np.array([[o] for o in offsets], dtype=np.int64)
+        if not first:
+            rej = rej[:, 1:]
+        p_miss = rej[0] / nt
+        p_fa_non = (nn - rej[1]) / nn
+        p_fa_spf = (ns - rej[2]) / ns
+        cost = ((self.c_miss * self.p_target) * p_miss
+                + (self.c_fa_nontarget * self.p_nontarget) * p_fa_non
+                + (self.c_fa_spoof * self.p_spoof) * p_fa_spf)
+        norm = min(self.c_fa_nontarget * self.p_nontarget + self.c_fa_spoof * self.p_spoof,
+                   self.c_miss * self.p_target)
+        normed = cost / norm
+        k = int(np.argmin(normed))
+        return float(normed[k]), sw.threshold(k if first else k + 1,
+                                              offset=ks.A_DCF_FIRST_OFFSET)
+
+    def merge(self, a: tuple[float, float] | None, b: tuple[float, float] | None
+              ) -> tuple[float, float] | None:
+        """The strict minimum (ties: the lower range)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return b if b[0] < a[0] else a
+
+
+@dataclass(frozen=True, eq=False)
+class EerVertices:
+    """Located ROC vertices of :class:`InterpolatedEer` (``(score, a, b)`` triples)."""
+
+    first: tuple[float, int, int] | None  # the range's lowest score
+    best: tuple[float, int, int] | None  # the highest score with g <= 0
+    above: tuple[float, int, int] | None  # the lowest score above ``best``
+
+
+@dataclass(frozen=True)
+class InterpolatedEer(_TwoSided):
+    """The SASV-2022 interpolated EER of ``pos`` against ``neg`` (located vertices).
+
+    At a score ``v`` used as an accept-if-``>=`` threshold, ``a(v)`` negatives and ``b(v)``
+    positives are accepted; ``g = n_neg n_pos - a n_pos - b n_neg`` is non-decreasing in
+    ``v``. The EER interpolates between the highest score with ``g <= 0`` and the next score
+    (:func:`scoreframe.kernels.spoof.interpolated_eer`); each range locates those among its
+    distinct scores with global counts.
+    """
+
+    def _arrays(self, r: RangeData, names: tuple[str, ...] | None, *, target: bool
+                ) -> tuple[list[F64], int, int]:
+        if names is None:
+            c = r.side(None, target=target)
+            return [c.scores], c.total, c.offset
+        cs = [r.cls(c) for c in names]
+        return [c.scores for c in cs], sum(c.total for c in cs), sum(c.offset for c in cs)
+
+    def reduce(self, r: RangeData) -> EerVertices | None:
+        """The range's vertices, by bisection over each sorted class (no pass over trials)."""
+        pos, nt, off_p = self._arrays(r, self.pos, target=True)
+        neg, nn, off_n = self._arrays(r, self.neg, target=False)
+        arrays = [x for x in (*pos, *neg) if x.shape[0]]
+        if not (nt and nn) or not arrays:
+            return None
+
+        def at(v: float) -> tuple[float, int, int]:  # accepted negatives / positives at v
+            b = nt - off_p - sum(int(np.searchsorted(x, v, side="left")) for x in pos)
+            a = nn - off_n - sum(int(np.searchsorted(x, v, side="left")) for x in neg)
+            return v, a, b
+
+        def g(v: float) -> int:
+            _, a, b = at(v)
+            return nn * nt - a * nt - b * nn
+
+        best = -np.inf
+        found = False
+        for x in arrays:  # g is non-decreasing: the largest score with g <= 0, per class
+            lo, hi = -1, x.shape[0]
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if g(float(x[mid])) <= 0:
+                    lo = mid
+                else:
+                    hi = mid
+            if lo >= 0 and (not found or float(x[lo]) > best):
+                best, found = float(x[lo]), True
+        first = at(min(float(x[0]) for x in arrays))
+        if not found:
+            return EerVertices(first, None, None)
+        nxt = [x[np.searchsorted(x, best, side="right")] for x in arrays
+               if np.searchsorted(x, best, side="right") < x.shape[0]]
+        return EerVertices(first, at(best), at(float(min(nxt))) if nxt else None)
+
+    def merge(self, a: EerVertices | None, b: EerVertices | None) -> EerVertices | None:
+        """The higher range's crossing when it has one (``g`` is monotone)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if b.best is not None:
+            return EerVertices(a.first, b.best, b.above)
+        return EerVertices(a.first, a.best, a.above if a.above is not None else b.first)
+
+
+def interpolated_eer_value(st: EerVertices, n_pos: int, n_neg: int) -> float:
+    """The EER from merged :class:`InterpolatedEer` vertices (the kernel's float operations)."""
+    nt, nn = n_pos, n_neg
+
+    def g(a: int, b: int) -> int:
+        return nn * nt - a * nt - b * nn
+
+    if st.best is None:  # no score with g <= 0: every trial accepted
+        a_lo, b_lo = nn, nt
+        above = st.first
+    else:
+        _, a_lo, b_lo = st.best
+        above = st.above
+    g_lo = g(a_lo, b_lo)
+    if g_lo == 0:
+        return a_lo / nn
+    a_hi, b_hi = (above[1], above[2]) if above is not None else (0, 0)
+    g_hi = g(a_hi, b_hi)
+    if a_hi == a_lo:
+        return a_lo / nn
+    t = g_hi / (g_hi - g_lo)
+    return (a_hi + t * (a_lo - a_hi)) / nn
+
+
+@dataclass(frozen=True)
+class EceSums(_TwoSided):
+    """Exact sums of the ECE's log terms at each prior log odds (natural log).
+
+    Per prior ``tau``: ``sum softplus(-(l + tau))`` over the positives and
+    ``sum softplus(l + tau)`` over the negatives, each an exact integer
+    (:func:`~scoreframe.kernels.elementary.exact_sum`: the sum does not depend on how the
+    trials were split), and the number of infinite terms (a misleading infinite llr).
+    """
+
+    bytes_per_trial = 16  # temporaries per trial of the range
+
+    prior_log_odds: tuple[float, ...] = ()
+
+    def reduce(self, r: RangeData) -> tuple[list[int], list[int], int, int]:
+        """The range's sums."""
+        p, n = self.sides(r)
+        inf_p = int(np.searchsorted(p.scores, -np.inf, side="right"))
+        inf_n = n.n - int(np.searchsorted(n.scores, np.inf, side="left"))
+        tp, tn = p.scores[inf_p:][::-1], n.scores[:n.n - inf_n]
+        sp, sn = [], []
+        for tau in self.prior_log_odds:  # a loop over the prior grid, vectorised over trials
+            sp.append(exact_sum(softplus(-(tp + tau)), ascending=True) if tp.shape[0] else 0)
+            sn.append(exact_sum(softplus(tn + tau), ascending=True) if tn.shape[0] else 0)
+        return sp, sn, inf_p, inf_n
+
+    def merge(self, a: tuple[list[int], list[int], int, int] | None,
+              b: tuple[list[int], list[int], int, int] | None
+              ) -> tuple[list[int], list[int], int, int] | None:
+        """Sums and counts add."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return ([x + y for x, y in zip(a[0], b[0], strict=True)],
+                [x + y for x, y in zip(a[1], b[1], strict=True)], a[2] + b[2], a[3] + b[3])
+
+
+def ece_values(st: tuple[list[int], list[int], int, int], prior_log_odds: F64, n_pos: int,
+               n_neg: int) -> F64:
+    """ECE in bits at each prior from merged :class:`EceSums` (``inf``: a misleading ``inf``)."""
+    from scipy.special import expit
+
+    sp = np.array([exact_to_float(v) for v in st[0]]) if st[0] else np.zeros(0)
+    sn = np.array([exact_to_float(v) for v in st[1]]) if st[1] else np.zeros(0)
+    prior = expit(np.asarray(prior_log_odds, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        t = np.where(st[2] > 0, np.inf, sp / n_pos)
+        n = np.where(st[3] > 0, np.inf, sn / n_neg)
+        return (prior * t + (1.0 - prior) * n) / kf.LN2
+
+
+#: Mantissa bits kept by :class:`ScoreHistogram`'s buckets (a relative width of 2**-10).
+HISTOGRAM_BITS = 10
+
+
+def score_buckets(x: F64) -> NDArray[np.uint64]:
+    """Monotone bucket of each finite score: the top ``12 + HISTOGRAM_BITS`` bits of its key.
+
+    The key maps float64 order to unsigned integer order (sign flipped for positives, all
+    bits flipped for negatives), so the buckets of sorted scores are non-decreasing.
+    """
+    u = (np.asarray(x, dtype=np.float64) + 0.0).view(np.uint64)  # -0.0 becomes 0.0
+    sign = np.uint64(1 << 63)
+    key = np.where(u & sign, ~u, u | sign)
+    return key >> np.uint64(64 - 12 - HISTOGRAM_BITS)
+
+
+def bucket_edges(b: NDArray[np.uint64]) -> F64:
+    """The lowest float of each bucket (the inverse of :func:`score_buckets` on its first key)."""
+    key = np.asarray(b, dtype=np.uint64) << np.uint64(64 - 12 - HISTOGRAM_BITS)
+    sign = np.uint64(1 << 63)
+    u = np.where(key & sign, key ^ sign, ~key)
+    return u.view(np.float64)
+
+
+@dataclass(frozen=True)
+class ScoreHistogram(Statistic):
+    """Counts of finite target and non-target scores per bucket of a fixed float grid.
+
+    The buckets tile the float line (``2**HISTOGRAM_BITS`` per binade), so the counts of
+    disjoint ranges add and a histogram on any bins drawn at the end is the same on every
+    engine (its bin edges snapped to the buckets). The value is the sorted non-empty buckets
+    with their target and non-target counts.
+    """
+
+    def reduce(self, r: RangeData) -> tuple[NDArray[np.uint64], I64, I64]:
+        """The range's non-empty buckets (its scores are sorted: runs, no sort)."""
+        out = []
+        for x in (r.s.tar, r.s.non):
+            f = x[np.isfinite(x)]
+            b = score_buckets(f)
+            if b.shape[0]:
+                start = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+                out.append((b[start], np.diff(np.r_[start, b.shape[0]]).astype(np.int64)))
+            else:
+                out.append((np.zeros(0, np.uint64), np.zeros(0, np.int64)))
+        keys = np.union1d(out[0][0], out[1][0])
+        counts = []
+        for k, c in out:
+            full = np.zeros(keys.shape[0], np.int64)
+            full[np.searchsorted(keys, k)] = c
+            counts.append(full)
+        return keys, counts[0], counts[1]
+
+    def merge(self, a: tuple[NDArray[np.uint64], I64, I64] | None,
+              b: tuple[NDArray[np.uint64], I64, I64] | None
+              ) -> tuple[NDArray[np.uint64], I64, I64] | None:
+        """Counts add per bucket (adjacent ranges share at most one bucket)."""
+        if a is None:
+            return b
+        if b is None:
+            return a
+        keys = np.union1d(a[0], b[0])
+        out = [np.zeros(keys.shape[0], np.int64) for _ in range(2)]
+        for part in (a, b):
+            at = np.searchsorted(keys, part[0])
+            out[0][at] += part[1]
+            out[1][at] += part[2]
+        return keys, out[0], out[1]
+
+
+def histogram_bins(st: tuple[NDArray[np.uint64], I64, I64], bins: int
+                   ) -> tuple[F64, I64, I64] | None:
+    """``(edges, targets, non-targets)`` on ``bins`` bins over the scores' range.
+
+    Nominal edges ``linspace(lo, hi, bins + 1)`` between the lowest and the highest bucket's
+    lower edge; each bucket is counted in the bin holding its lower edge. ``None`` without
+    finite scores.
+    """
+    keys, ct, cn = st
+    if keys.shape[0] == 0:
+        return None
+    low = bucket_edges(keys)
+    lo, hi = float(low[0]), float(low[-1])
+    hi = hi if hi > lo else lo + 1.0
+    width = (hi - lo) / bins
+    b = np.clip(np.floor((low - lo) / width), 0, bins - 1).astype(np.int64)
+    return (np.linspace(lo, hi, bins + 1), np.bincount(b, weights=ct, minlength=bins)
+            .astype(np.int64), np.bincount(b, weights=cn, minlength=bins).astype(np.int64))
