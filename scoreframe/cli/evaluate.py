@@ -188,7 +188,7 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``evaluate`` to the command line."""
     e = add_command(sub, "evaluate", func=cmd_evaluate, first="DATASET",
                     help_text="EER, Cllr, minCllr, PRBEP, act/min DCF per condition",

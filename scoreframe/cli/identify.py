@@ -97,7 +97,7 @@ def cmd_identify(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``identify`` to the command line."""
     p = add_command(sub, "identify", func=cmd_identify, first="DATASET",
                     help_text="1:N identification: CMC ranks and FNIR at FPIR targets per "

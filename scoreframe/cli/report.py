@@ -101,7 +101,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``report`` to the command line."""
     r = add_command(sub, "report", func=cmd_report, first="DATASET",
                     help_text="one offline HTML report: summary table, DET/NBER/APE",

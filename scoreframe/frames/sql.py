@@ -263,7 +263,8 @@ def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.D
     with registered_temp(temp):
         con = _native(dataset, temp)
         try:
-            return con.sql(sql).pl()
+            out: pl.DataFrame = con.sql(sql).pl()
+            return out
         except duckdb.PermissionException as exc:
             raise ScoreframeError(message("the SQL tries to reach outside the dataset",
                                           where=at, got=_first_line(exc),

@@ -29,10 +29,12 @@ import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
 import polars as pl
+from numpy.typing import DTypeLike, NDArray
 
 from scoreframe.errors import FormatError, ScoreframeError, ScoreframeWarning, message
 from scoreframe.frames.schema import Kind, validate_trials
@@ -192,7 +194,9 @@ def _read_long(f: h5py.File, kind: Kind, shape: tuple[int, int],
             values.append(np.asarray(scores_ds[a:b][i, j], dtype=np.float64))
         ii.append(i.astype(np.int64) + a)
         jj.append(j.astype(np.int64))
-    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))  # noqa: E731
+    def cat(xs: list[NDArray[Any]], dt: DTypeLike) -> NDArray[Any]:
+        return np.concatenate(xs) if xs else np.zeros(0, dt)
+
     out = {}
     if kind == "key":
         out["label"] = cat(values, bool)

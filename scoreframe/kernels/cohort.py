@@ -143,7 +143,7 @@ class _Limbs:
         row = self.acc[g]
         if row.shape[0] == 0:
             return 0
-        total = sum(v << (32 * j) for j, v in enumerate(row.tolist()))
+        total: int = sum(v << (32 * j) for j, v in enumerate(row.tolist()))
         return total << (32 * self.lo)
 
 

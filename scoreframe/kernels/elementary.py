@@ -57,7 +57,8 @@ def logit(p: ArrayLike) -> NDArray[np.float64]:
     """
     p = np.asarray(p, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        return np.log(p) - np.log1p(-p)
+        out: NDArray[np.float64] = np.log(p) - np.log1p(-p)
+    return out
 
 
 def probit(p: ArrayLike) -> NDArray[np.float64]:

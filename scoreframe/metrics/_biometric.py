@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -553,7 +553,7 @@ def verification_values(units: Sequence[Any], request: VerificationRequest, *,
     return out
 
 
-def _from_extras(name: str):  # noqa: ANN202 - a small closure factory
+def _from_extras(name: str) -> Callable[[GroupStats], object]:
     def compute(g: GroupStats) -> object:
         return g.extras.get("verification", {}).get(name)
     return compute

@@ -220,7 +220,8 @@ def block_rows(n_cohort: int) -> int:
 
 def trial_scores(left: F64, right: F64) -> F64:
     """Row-wise dot products (cosine scores of normalized vectors)."""
-    return np.einsum("ij,ij->i", left, right)
+    scores: F64 = np.einsum("ij,ij->i", left, right)
+    return scores
 
 
 @dataclass(frozen=True)

@@ -200,8 +200,8 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     thr = float(threshold)
     st, _ = group_statistics(data, by=[*by_cols, *pair_cols], where=where, pooled=False,
                              verification=VerificationRequest(thresholds=(thr,)), **engine)
-    gen: dict[tuple, list[int]] = {}
-    imp: dict[tuple, list[int]] = {}
+    gen: dict[tuple[str | None, ...], list[int]] = {}
+    imp: dict[tuple[str | None, ...], list[int]] = {}
     for us in st.units:
         key = us.unit.key
         s = us.stats

@@ -66,7 +66,7 @@ def _curves(data: Data, by: Sequence[str] | str | None, where: str | None, *,
     stats, ops = group_statistics(
         data, by=by, where=where, pooled=False,
         thresholds=None if grids is None else grids.thresholds,
-        det_resolution=det_resolution, **kw)  # type: ignore[arg-type]
+        det_resolution=det_resolution, **kw)
     out: list[tuple[dict[str, object], GroupStats]] = [
         (dict(u.unit.key), GroupStats(u.stats, ops)) for u in stats.units
         if u.stats.n_tar and u.stats.n_non]

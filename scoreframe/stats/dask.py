@@ -173,7 +173,7 @@ class DaskExecutor:
         twice its timeout.
         """
         async def probe() -> None:
-            from distributed.comm import connect
+            from distributed.comm.core import connect
             from distributed.security import Security
 
             args = Security().get_connection_args("client")

@@ -117,7 +117,7 @@ class PartitionSpec:
 
     spill_dir: str
     group_cols: tuple[str, ...]
-    codes: dict[tuple, int]
+    codes: dict[tuple[str | None, ...], int]
     boundaries: np.ndarray
     schema: dict[str, Any]
     where: str | None
@@ -577,7 +577,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             workers: int | None, scheduler: str | None, id_cols: Sequence[str],
             where: str | None,
             where_name: str, progress: Callable[[int, int], None] | None = None,
-            spill_root: str | None = None) -> Any:
+            spill_root: str | None = None) -> Statistics:
     """Run the out-of-core engine (see the module docstring); returns ``Statistics``."""
     t0 = time.perf_counter()
     schema = lf.collect_schema()

@@ -223,7 +223,8 @@ def string_hashes(values: pl.Series) -> np.ndarray:
     if uniq.len() == s.len():
         order = s.to_frame("v").join(uniq.to_frame("v").with_row_index("i"), on="v",
                                      how="left", maintain_order="left")["i"].to_numpy()
-        return h.to_numpy()[order]
+        keyed: np.ndarray = h.to_numpy()[order]
+        return keyed
     return s.replace_strict(uniq, h, return_dtype=pl.UInt64).to_numpy()
 
 

@@ -191,5 +191,6 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
                  alt.Tooltip("value:Q", format=".4f"),
                  alt.Tooltip("cllr:Q", format=".4f")],
     ).properties(width=max(120, 40 * len(order)), height=height, title="Cllr decomposition")
-    return alt.hconcat(chart, bars).resolve_scale(color="independent", strokeDash="independent",
-                                                  strokeWidth="independent")
+    both: alt.HConcatChart = alt.hconcat(chart, bars).resolve_scale(
+        color="independent", strokeDash="independent", strokeWidth="independent")
+    return both

@@ -51,17 +51,18 @@ def calibration_plot(maps: Any, *, styles: Mapping[str, SeriesStyle] | None = No
     lo, hi = (float(finite.min()), float(finite.max())) if finite.len() else (-1.0, 1.0)
     pad = 0.05 * (hi - lo) if hi > lo else 1.0
     domain = [lo - pad, hi + pad]
-    return alt.Chart(inline_data(df)).mark_line(strokeWidth=1.6, clip=True).encode(
+    chart: alt.Chart = alt.Chart(inline_data(df)).mark_line(strokeWidth=1.6, clip=True).encode(
         x=alt.X("score:Q", title="score", scale=alt.Scale(nice=False, zero=False)),
         y=alt.Y("llr:Q", title="llr (nats)", scale=alt.Scale(domain=domain, nice=False)),
         **series_encodings(order, style, title="map"),
         tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("score:Q", format=".3f"),
                  alt.Tooltip("llr:Q", format=".3f")],
     ).properties(width=width, height=height, title=title)
+    return chart
 
 
 def histogram_plot(hist: Any, *, series: Sequence[str] | None = None,
-                   title: str = "Score distributions") -> alt.Chart:
+                   title: str = "Score distributions") -> alt.Chart | alt.FacetChart:
     """Class-conditional score histograms (a :func:`scoreframe.results.curves.histogram_frame`)."""
     df = series_labels(as_polars(hist), series)
     chart = alt.Chart(inline_data(df)).mark_rect(opacity=0.55, stroke="black",
@@ -73,8 +74,11 @@ def histogram_plot(hist: Any, *, series: Sequence[str] | None = None,
                       legend=alt.Legend(title="class")),
     ).properties(width=WIDTH, height=160)
     if df[SERIES].n_unique() > 1:
-        return chart.facet(row=alt.Row(f"{SERIES}:N", title=None)).properties(title=title)
-    return chart.properties(title=title)
+        faceted: alt.FacetChart = chart.facet(row=alt.Row(f"{SERIES}:N", title=None)
+                                              ).properties(title=title)
+        return faceted
+    titled: alt.Chart = chart.properties(title=title)
+    return titled
 
 
 def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
@@ -92,7 +96,7 @@ def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
     several = len(order) > 1
     measures = {"actual": "actual", "calibrated": "recalibrated (oracle)",
                 "minimum": "minimum (optimal threshold)"}
-    return measures_chart(df, measures).mark_line(clip=True).encode(
+    chart: alt.Chart = measures_chart(df, measures).mark_line(clip=True).encode(
         x=alt.X("prior_log_odds:Q", title="logit(p_target)",
                 scale=alt.Scale(nice=False, zero=False)),
         y=alt.Y("value:Q", title="normalized Cavg"),
@@ -102,3 +106,4 @@ def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
         tooltip=[alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("measure:N"),
                  alt.Tooltip("value:Q", format=".4f")],
     ).properties(width=width, height=height, title=title)
+    return chart

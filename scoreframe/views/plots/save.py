@@ -7,6 +7,7 @@ import os
 import tempfile
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 
@@ -22,7 +23,8 @@ CACHE_ENV = "SCOREFRAME_CACHE_DIR"
 FORMATS = (".html", ".htm", ".svg", ".png", ".pdf")
 
 
-def chart_bytes(chart: alt.TopLevelMixin | dict, fmt: str, *, scale: float = 2.0) -> bytes:
+def chart_bytes(chart: alt.TopLevelMixin | dict[str, Any], fmt: str, *,
+                scale: float = 2.0) -> bytes:
     """The chart rendered offline as ``fmt`` (``html``, ``svg``, ``png`` or ``pdf``).
 
     Examples

@@ -170,7 +170,7 @@ def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
             exprs.append(col.round_sig_figs(digits).alias(c))
     clean = df.with_columns(exprs) if exprs else df
     with debug_mode(False):  # the rows are plain numbers and strings: skip per-row validation
-        return RowData(values=clean.to_dicts())
+        return RowData(values=clean.to_dicts())  # type: ignore[no-untyped-call]  # alt.Data.__init__ has no annotations
 
 
 def series_order(df: pl.DataFrame, by: str | None) -> list[str]:
