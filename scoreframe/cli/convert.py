@@ -66,7 +66,7 @@ def cmd_convert(a: argparse.Namespace) -> int:
         if key is not None and sc is not None:
             lf = align(key, sc, missing=parse_missing(a.missing), extra=a.extra)
         else:
-            lf = key if key is not None else sc  # type: ignore[assignment]
+            lf = key if key is not None else sc  # type: ignore[assignment]  # the parser requires --key or --scores
     lf = apply_where(lf, a.where, source=", ".join(f"`{p}`" for p in inputs))
     with progress() as prog:
         task = prog.add_task("writing rows", total=None)

@@ -105,7 +105,7 @@ def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | Non
         task = prog.add_task("evaluating groups", total=None)
         return evaluate(dataset, by=by, where=where, p_target=p_target, c_miss=c_miss,
                         c_fa=c_fa, progress=lambda d, t: prog.update(task, completed=d, total=t),
-                        **options)  # type: ignore[arg-type]
+                        **options)  # type: ignore[arg-type]  # argparse options forwarded as keywords
 
 
 #: Columns the table shows in percent (as the HTML report does: "EER (%)", two decimals):

@@ -308,7 +308,7 @@ class Parser(argparse.ArgumentParser):
     (usage: scoreframe evaluate DATASET [options]; input `ds.parquet`)``.
     """
 
-    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]  # argparse's overloads; this override keeps the plain form
                          namespace: argparse.Namespace | None = None
                          ) -> tuple[argparse.Namespace, list[str]]:
         """Parse as argparse does, keeping the arguments for :meth:`error` to name inputs."""

@@ -323,7 +323,7 @@ def _codes(col: pl.Series) -> tuple[pl.Series, np.ndarray]:
 
 def _name_array(names: pl.Series) -> np.ndarray:
     encoded = names.cast(pl.Binary).to_numpy()
-    width = max(1, int(names.str.len_bytes().max() or 1))  # type: ignore[arg-type]
+    width = max(1, int(names.str.len_bytes().max() or 1))  # type: ignore[arg-type]  # polars stubs: Series.max() is any scalar; here an int
     return np.asarray(encoded, dtype=f"S{width}")
 
 

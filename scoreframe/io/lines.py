@@ -276,7 +276,7 @@ def _gunzip_with(opener: object, path: Path, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     bad: int | None = None
-    with opener(path, "rb") as fh:  # type: ignore[operator]
+    with opener(path, "rb") as fh:  # type: ignore[operator]  # gzip.open or an isal opener, typed object
         while bad is None:
             chunk = fh.read(_GZIP_CHUNK)
             if not chunk:

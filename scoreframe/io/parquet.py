@@ -405,7 +405,7 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
                     chunk.write_parquet(out / f"part-{i:05d}.parquet", metadata=meta)
             total += chunk.height
             if progress is not None:
-                progress(total)  # type: ignore[operator]
+                progress(total)  # type: ignore[operator]  # a callable taking the row count, typed object
         if writer is not None:
             writer.close()
         elif single:

@@ -45,7 +45,7 @@ __all__ = [
     "write_text_trials",
 ]
 
-_FIELDS: dict[str, tuple[str, ...]] = {
+_FIELDS: dict[Kind, tuple[str, ...]] = {
     "key": ("model", "segment", "label"),
     "ndx": ("model", "segment"),
     "scores": ("model", "segment", "score"),
@@ -63,7 +63,7 @@ def fields_kind(order: Sequence[str]) -> Kind:
     """
     for kind, fields in _FIELDS.items():
         if sorted(order) == sorted(fields) and len(order) == len(fields):
-            return kind  # type: ignore[return-value]
+            return kind
     raise FormatError(message(
         "bad column order", expected="the columns of a key (model, segment, label), an ndx "
         "(model, segment), scores (model, segment, score) or trials (all four), each once, "

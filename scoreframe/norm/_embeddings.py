@@ -86,7 +86,7 @@ def _from_frame(df: pl.DataFrame, where: str) -> tuple[Any, Any, Any]:
                                                                      .to_list())[:5])))
         dim = int(lens[0]) if lens.len() else 0
         col = col.cast(pl.Array(pl.Float64, dim))
-    size = col.dtype.size  # type: ignore[attr-defined]
+    size = col.dtype.size  # type: ignore[attr-defined]  # polars stubs: Array/numeric dtypes' size is not on DataType
     vectors = col.cast(pl.Array(pl.Float64, size)).to_numpy()
     speakers = df["speaker"].cast(pl.String).to_numpy() if "speaker" in df.columns else None
     return df[idc].cast(pl.String).to_numpy(), vectors, speakers

@@ -121,7 +121,7 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
     >>> bool((r["eer_lo"] <= r["eer"]).all() and (r["eer"] <= r["eer_hi"]).all())
     True
     """
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
+    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
                            seed=seed, interval=interval)
     stats, ops = group_statistics(
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa, pooled=pooled,

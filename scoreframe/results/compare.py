@@ -134,7 +134,7 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     if a == b:
         raise ScoreframeError(message("compare needs two different systems", got=f"{a!r} twice"))
     by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c != "system"]
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
+    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
                            seed=seed, interval=interval)
     lf = scan_raw(data, where=where)
     schema = lf.collect_schema()

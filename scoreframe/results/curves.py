@@ -136,7 +136,7 @@ def det_points(key: dict[str, object], g: GroupStats, *,
     s = g.stats
     if s.det_miss is not None:
         pm = np.concatenate(([0], s.det_miss)) / s.n_tar
-        pf = (s.n_non - np.concatenate(([0], s.det_fa))) / s.n_non  # type: ignore[arg-type]
+        pf = (s.n_non - np.concatenate(([0], s.det_fa))) / s.n_non  # type: ignore[arg-type]  # det_fa is set with det_miss (checked above)
     else:
         pm, pf = kr.rocch(s.blocks)
     hx, hy = kc.rocch_det(s.blocks, box=box, points_per_segment=points_per_segment)

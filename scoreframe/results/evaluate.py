@@ -97,10 +97,10 @@ def _value(m: Metric, v: object) -> object:
     if v is None:
         return None
     if m.dtype == "int":
-        return int(v)  # type: ignore[call-overload]
+        return int(v)  # type: ignore[call-overload]  # a numeric cell value (typed object)
     if m.dtype == "bool":
         return bool(v)
-    return float(v)  # type: ignore[arg-type]
+    return float(v)  # type: ignore[arg-type]  # a numeric cell value (typed object)
 
 
 def _equalized(members: Sequence[ScoreStats], eq: EqStats, ops: OperatingPoints
@@ -194,7 +194,7 @@ def _bound(v: object) -> float | None:
     """An interval bound as a float (``None`` where undefined)."""
     if v is None:
         return None
-    f = float(v)  # type: ignore[arg-type]
+    f = float(v)  # type: ignore[arg-type]  # a numeric cell value (typed object)
     return None if np.isnan(f) else f
 
 
@@ -357,14 +357,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
 
         table, where = _fixed_thresholds(
             data, threshold_from=threshold_from, thresholds=thresholds, where=where, by=by,
-            pooled=pooled, request=vreq, engine=engine, memory_limit=memory_limit,  # type: ignore[arg-type]
+            pooled=pooled, request=vreq, engine=engine, memory_limit=memory_limit,  # type: ignore[arg-type]  # fixed_on implies vreq (set above)
             workers=workers, scheduler=scheduler, validate=validate, trial_id=trial_id,
             spill_dir=spill_dir)
         fixed_thr = fixed.table_thresholds(table)
-        req = VerificationRequest(vreq.fmr, vreq.fnmr, vreq.thresholds + fixed_thr,  # type: ignore[union-attr]
-                                  vreq.strict)  # type: ignore[union-attr]
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
-                           seed=seed, interval=interval) if bootstrap else None  # type: ignore[arg-type]
+        req = VerificationRequest(vreq.fmr, vreq.fnmr, vreq.thresholds + fixed_thr,  # type: ignore[union-attr]  # vreq is set on this branch
+                                  vreq.strict)  # type: ignore[union-attr]  # vreq is set on this branch
+    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
+                           seed=seed, interval=interval) if bootstrap else None  # type: ignore[arg-type]  # interval is validated by IntervalOptions
     stats, ops = group_statistics(
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa,
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
@@ -389,7 +389,7 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         res = bio.attach_target_columns(res, stats, ver_values, convention=convention)
     if fixed_on:
         col = fixed.fixed_threshold_column(stats, table, fixed_thr,
-                                           offset=len(vreq.thresholds))  # type: ignore[union-attr]
+                                           offset=len(vreq.thresholds))  # type: ignore[union-attr]  # vreq is set on this branch
         res = fixed.attach_fixed(res, stats, col)
     return res
 
@@ -410,7 +410,7 @@ def _fixed_thresholds(data: Data, *, threshold_from: str | None, thresholds: obj
     dev, _ = group_statistics(data, by=by, where=threshold_from, pooled=pooled,
                               verification=VerificationRequest(request.fmr, request.fnmr,
                                                                strict=request.strict),
-                              **engine)  # type: ignore[arg-type]
+                              **engine)  # type: ignore[arg-type]  # engine options forwarded as keywords
     table = fixed.dev_thresholds(dev, request)
     return table, fixed.eval_where(where, threshold_from)
 
@@ -449,8 +449,8 @@ def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: boo
     names = [c[:-3] for c in intervals.columns
              if c.endswith("_lo") and c[:-3] in results.columns and (eer or c != "eer_lo")]
     cols = [f"{m}_{e}" for m in names for e in ("lo", "hi")]
-    point_fields = {f.name for f in intervals.schema["dcf"].inner.fields}  # type: ignore[attr-defined]
-    res_fields = {f.name for f in results.schema["dcf"].inner.fields}  # type: ignore[attr-defined]
+    point_fields = {f.name for f in intervals.schema["dcf"].inner.fields}  # type: ignore[attr-defined]  # polars stubs: List dtype's inner is not on DataType
+    res_fields = {f.name for f in results.schema["dcf"].inner.fields}  # type: ignore[attr-defined]  # polars stubs: List dtype's inner is not on DataType
     dcf_names = [f[:-3] for f in point_fields if f.endswith("_lo") and f[:-3] in res_fields]
     lookup = {tuple(r[k] for k in keys): r for r in intervals.iter_rows(named=True)}
     rows = []

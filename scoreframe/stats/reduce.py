@@ -441,7 +441,7 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             nn = np.array([s.n_non for s in parts], np.int64)
             z = np.zeros(len(parts), np.int64)
             if tt.sum() and nn.sum():
-                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]
+                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]  # p and q are given when equalize is on
             members = tuple(base_stats(i) for i in u.members)
         out.append(UnitStats(u, st, eq, members))
         if progress is not None:
