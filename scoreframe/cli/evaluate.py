@@ -39,8 +39,8 @@ from scoreframe.cli.options import (
     output_options,
     reading_options,
 )
-from scoreframe.metrics import EER_METHODS
 from scoreframe.metrics.registry import declared, table_metrics
+from scoreframe.metrics.scalar import EER_METHODS
 from scoreframe.results.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.results.tandem import tandem_t_dcf
 

@@ -21,7 +21,8 @@ from scoreframe.cli.options import (
 )
 from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.frames.align import join_metadata
-from scoreframe.identification import THRESHOLD_CONVENTIONS, TIE_RULES, identify
+from scoreframe.identification import THRESHOLD_CONVENTIONS, identify
+from scoreframe.kernels.identification import TIE_RULES
 
 __all__ = ["cmd_identify", "flat_rows", "register"]
 

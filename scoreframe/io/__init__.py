@@ -33,7 +33,7 @@ from scoreframe.io.bosaris_hdf5 import (
     read_bosaris_hdf5,
     write_bosaris_hdf5,
 )
-from scoreframe.io.lines import DEFAULT_MAX_LINE_BYTES, max_line_bytes
+from scoreframe.io.lines import max_line_bytes
 from scoreframe.io.multiclass import (
     read_lre22_key,
     read_lre22_scores,
@@ -44,7 +44,6 @@ from scoreframe.io.parquet import (
     dataset_validated,
     read_trials,
     scan_trials,
-    validation_mark,
     write_trials,
 )
 from scoreframe.io.tables import (
@@ -66,7 +65,6 @@ from scoreframe.io.text import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_LINE_BYTES",
     "Format",
     "ReadOptions",
     "dataset_validated",
@@ -93,7 +91,6 @@ __all__ = [
     "read_trials",
     "register_format",
     "scan_trials",
-    "validation_mark",
     "write_all",
     "write_any",
     "write_bosaris_hdf5",

@@ -41,14 +41,11 @@ from scoreframe.metrics.registry import (
     OperatingPoints,
     declare,
     declared,
-    display_columns,
     lookup,
 )
 from scoreframe.metrics.scalar import (
-    EER_METHODS,
     act_dcf,
     area_under_rocch,
-    check_scores,
     cllr,
     cross_entropy,
     eer,
@@ -64,7 +61,6 @@ from scoreframe.metrics.scalar import (
 
 __all__ = [
     "CONVENTIONS",
-    "EER_METHODS",
     "RatesAt",
     "INTERVALS",
     "MAX_BOOTSTRAP",
@@ -76,12 +72,10 @@ __all__ = [
     "act_dcf",
     "area_under_rocch",
     "auc",
-    "check_scores",
     "cllr",
     "cross_entropy",
     "declare",
     "declared",
-    "display_columns",
     "eer",
     "explode_targets",
     "fmr_at_fnmr",
