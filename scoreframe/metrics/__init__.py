@@ -25,14 +25,20 @@ from scoreframe.metrics._biometric import (
     zero_fmr,
     zero_fnmr,
 )
+from scoreframe.metrics._intervals import INTERVALS as INTERVALS  # shared with results/
+from scoreframe.metrics._intervals import MAX_BOOTSTRAP as MAX_BOOTSTRAP  # shared with results/
 from scoreframe.metrics._intervals import (
-    INTERVALS,
-    MAX_BOOTSTRAP,
     IntervalOptions,
     Intervals,
-    interval_metrics,
-    metric_intervals,
-    replicate_values,
+)
+from scoreframe.metrics._intervals import (  # shared with results/, not public
+    interval_metrics as interval_metrics,
+)
+from scoreframe.metrics._intervals import (  # shared with results/, not public
+    metric_intervals as metric_intervals,
+)
+from scoreframe.metrics._intervals import (  # shared with results/, not public
+    replicate_values as replicate_values,
 )
 from scoreframe.metrics.forensic import auc
 from scoreframe.metrics.registry import (
@@ -62,8 +68,6 @@ from scoreframe.metrics.scalar import (
 __all__ = [
     "CONVENTIONS",
     "RatesAt",
-    "INTERVALS",
-    "MAX_BOOTSTRAP",
     "GroupStats",
     "IntervalOptions",
     "Intervals",
@@ -81,9 +85,7 @@ __all__ = [
     "fmr_at_fnmr",
     "fmr_fnmr",
     "fnmr_at_fmr",
-    "interval_metrics",
     "lookup",
-    "metric_intervals",
     "min_cllr",
     "min_dcf",
     "min_hter",
@@ -91,7 +93,6 @@ __all__ = [
     "pav_llrs",
     "prbep",
     "psr",
-    "replicate_values",
     "rocch",
     "sorted_scores",
     "uer",
