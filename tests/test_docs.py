@@ -120,12 +120,13 @@ def test_every_public_callable_has_a_see_also_section(name: str) -> None:
                   re.S)
     assert m and m.group(1).strip(), f"{name} has no See Also section"
     # each entry names something that exists (relative to the object's module or absolute)
-    mod = importlib.import_module(CALLABLES[name].__module__)
+    mods = [importlib.import_module(CALLABLES[name].__module__),  # where it is defined
+            importlib.import_module(name.rpartition(".")[0]), sf]  # where it is public
     for entry in re.findall(r"^(\S[^:\n]*?)(?:\s:.*)?$", m.group(1), re.M):
         for target in (t.strip().strip("`") for t in entry.split(",")):
             if not target:
                 continue
-            found = hasattr(mod, target.split(".")[0]) or hasattr(sf, target.split(".")[0])
+            found = any(hasattr(mod, target.split(".")[0]) for mod in mods)
             if not found:
                 try:
                     _resolve(target)

@@ -80,6 +80,11 @@ class Estimator:
     Subclasses set ``method`` (the model file's ``"method"``), ``schema`` (the JSON Schema of
     their documents) and ``fitted`` (the names of their fitted attributes, for ``__repr__``),
     and implement ``fit``, ``to_expr``, ``transform``, ``to_dict`` and ``from_dict``.
+
+    See Also
+    --------
+    scoreframe.load_model : Dispatch on a model file's ``method``.
+    scoreframe.LinearCalibration, scoreframe.LinearFusion : Estimators built on it.
     """
 
     method: ClassVar[str] = ""

@@ -58,6 +58,12 @@ def load_model(source: str | Path | Mapping[str, Any]) -> Estimator:
         Not JSON, not a scoreframe model, an unknown method, or a missing or bad field (the
         message names the file and the field).
 
+    See Also
+    --------
+    scoreframe.LinearCalibration, scoreframe.PavCalibration : Calibrators it returns.
+    scoreframe.LinearFusion : The fuser it returns.
+    scoreframe.estimators.Estimator : Their common base (``save``, ``to_dict``).
+
     Examples
     --------
     >>> m = load_model({"format": "scoreframe-model", "version": 1, "method": "linear",

@@ -325,6 +325,11 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     SchemaError
         With the column, what was expected, what was found and where.
 
+    See Also
+    --------
+    scoreframe.scan_trials : Read a dataset (validated when it was written).
+    scoreframe.align : Build a trial table from a key and scores.
+
     Examples
     --------
     >>> import polars as pl

@@ -154,6 +154,11 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     is locked, so no statement can read or write any file, the dataset's included. (For one
     query, :func:`query` reads the files with DuckDB's own, faster reader.)
 
+    See Also
+    --------
+    scoreframe.query : Run one SQL query over a dataset.
+    scoreframe.evaluate : Evaluate the trials a query selects (``where=``).
+
     Examples
     --------
     >>> import polars as pl, tempfile, pathlib

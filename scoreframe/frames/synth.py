@@ -153,6 +153,11 @@ def synth_chunks(n_trials: int, *, n_systems: int = 3, seed: int = 0, target_rat
     ScoreframeError
         When an argument is out of range (checked before anything is generated).
 
+    See Also
+    --------
+    scoreframe.write_trials : Write the chunks as a dataset.
+    scoreframe.evaluate : Evaluate them.
+
     Examples
     --------
     >>> df = next(synth_chunks(1000, n_systems=2, seed=1))

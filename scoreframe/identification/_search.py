@@ -63,6 +63,11 @@ def read_score_matrix(path: str | Path) -> pl.LazyFrame:
     ...          gallery_ids=np.array(["a", "b"]), mates=np.array([[True, False]]))
     >>> read_score_matrix(p).collect().rows()
     [('p', 'a', 0.9, True), ('p', 'b', 0.1, False)]
+
+    See Also
+    --------
+    identify : Evaluate the searches it holds.
+    scoreframe.io.read_bosaris_hdf5 : The BOSARIS HDF5 score matrix.
     """
     p = Path(path)
     try:
@@ -125,6 +130,11 @@ class Searches:
     """The merged per-probe state of an identification experiment, with its grouping.
 
     ``groups[i]`` is the condition key of probe code ``i`` (a tuple over ``by``).
+
+    See Also
+    --------
+    search_statistics : How it is made.
+    identify : The summary read from it.
     """
 
     by: tuple[str, ...]
@@ -148,6 +158,11 @@ def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
 
     Raises on missing columns, null or NaN scores, null mate flags and probes with more than
     one mate.
+
+    See Also
+    --------
+    identify, cmc_curve, fnir_fpir_curve : The results computed from it.
+    Searches : What it returns.
     """
     by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c]
     if max_rank < 1:
@@ -345,6 +360,12 @@ def cmc_curve(data: Any, *, max_rank: int = 20, by: Sequence[str] | str | None =
               ) -> pl.DataFrame:
     """The CMC: identification rate at every rank from 1 to ``max_rank``, per condition.
 
+    See Also
+    --------
+    identify : The rank-1 and open-set summary.
+    fnir_fpir_curve : The open-set curve.
+    scoreframe.views.plots.cmc_plot : Its chart.
+
     Examples
     --------
     >>> import polars as pl
@@ -365,6 +386,12 @@ def fnir_fpir_curve(data: Any, *, rank: int = 1, by: Sequence[str] | str | None 
 
     One point per distinct best score of the non-mated searches (each the lowest threshold
     with that FPIR), highest first. Needs mated and non-mated searches.
+
+    See Also
+    --------
+    identify : FNIR at given FPIR targets.
+    cmc_curve : The closed-set curve.
+    scoreframe.views.plots.fnir_fpir_plot : Its chart.
 
     Examples
     --------

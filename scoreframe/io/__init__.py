@@ -121,6 +121,11 @@ def write_all(jobs: Sequence[tuple[pl.DataFrame, str | Path, str, Kind]], *,
     max_dense_bytes
         BOSARIS HDF5 limit (see :func:`write_bosaris_hdf5`).
 
+    See Also
+    --------
+    scoreframe.write_trials : One dataset.
+    scoreframe.io.write_any : One file in any format.
+
     Examples
     --------
     >>> import tempfile, pathlib

@@ -57,6 +57,11 @@ class ReadOptions:
         For headerless lists: the fields of a line in the file's order.
     text_columns
         Columns read as text, never as numbers (conditions: ``01`` and ``1`` stay apart).
+
+    See Also
+    --------
+    Format : The registry entry whose reader takes it.
+    scoreframe.read_any : Read a file in any registered format.
     """
 
     kind: Kind | None = None
@@ -97,6 +102,12 @@ class Format:
         answers True, this format is used instead (a ``.tsv`` with NIST's header is NIST).
     sniff_for
         The formats whose files are sniffed for this one.
+
+    See Also
+    --------
+    register_format : Add a format to the registry.
+    get_format : Look one up by name.
+    format_names : The registered names.
     """
 
     name: str
@@ -154,6 +165,11 @@ def format_names(*, readable: bool | None = None, writable: bool | None = None
                  ) -> tuple[str, ...]:
     """The registered format names, in registration order (optionally only readable/writable).
 
+    See Also
+    --------
+    get_format : The entry of one name.
+    guess_format : The name that fits a file.
+
     Examples
     --------
     >>> format_names()[:3]
@@ -165,7 +181,13 @@ def format_names(*, readable: bool | None = None, writable: bool | None = None
 
 
 def get_format(name: str) -> Format:
-    """The registry entry of ``name``; an unknown name is an error listing the known ones."""
+    """The registry entry of ``name``; an unknown name is an error listing the known ones.
+
+    See Also
+    --------
+    format_names : The names it accepts.
+    register_format : Add an entry.
+    """
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -208,6 +230,11 @@ def guess_format(path: str | Path) -> str:
     names a general format, the file's first lines are sniffed for a more specific one: a
     ``.tsv`` with NIST's header is NIST, a ``.txt`` whose lines are ``1|0 enroll test`` is a
     VoxCeleb list.
+
+    See Also
+    --------
+    scoreframe.read_any : Read a file in the format guessed.
+    format_names : The candidates.
 
     Examples
     --------

@@ -232,6 +232,11 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None, *,
     FormatError
         Naming the file and the dataset.
 
+    See Also
+    --------
+    write_bosaris_hdf5 : The writer.
+    scoreframe.read_any : Any registered format.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -389,6 +394,11 @@ def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
         segment cell, 9 for scores) would exceed this many bytes; ``None`` for no limit. The
         dense size is logged before writing, and above 1 GiB a
         :class:`~scoreframe.errors.ScoreframeWarning` says it.
+
+    See Also
+    --------
+    read_bosaris_hdf5 : The reader.
+    scoreframe.write_any : Any registered format.
 
     Examples
     --------

@@ -285,6 +285,11 @@ def read_multiclass_scores(source: Source, *, fmt: str | None = None,
         Missing ids or scores, NaN, duplicate or missing (segment, class) scores, unknown
         classes (naming the file and line, or the row).
 
+    See Also
+    --------
+    read_multiclass_truth : The matching truth.
+    scoreframe.multiclass.read_scores : The checked long-form reader.
+
     Examples
     --------
     >>> import polars as pl
@@ -367,6 +372,11 @@ def read_multiclass_truth(source: Source, *, fmt: str | None = None,
         As :func:`read_multiclass_scores`; a segment listed twice (per ``system`` when the truth
         has that column) names both lines.
 
+    See Also
+    --------
+    read_multiclass_scores : The matching scores.
+    scoreframe.multiclass.read_truth : The checked long-form reader.
+
     Examples
     --------
     >>> import polars as pl
@@ -404,6 +414,11 @@ def read_lre22_scores(path: str | Path) -> pl.DataFrame:
     """Read a NIST LRE22 system output TSV: ``segmentid`` + one log-likelihood column per language.
 
     The same checks as :func:`read_multiclass_scores`; the file must have ``segmentid``.
+
+    See Also
+    --------
+    read_lre22_key : The matching key.
+    scoreframe.multiclass.evaluate_multiclass : Evaluate them.
     """
     t = _load(path, "tsv", "scores")
     _column(t, ("segmentid",), "LRE22 `segmentid`")
@@ -411,7 +426,13 @@ def read_lre22_scores(path: str | Path) -> pl.DataFrame:
 
 
 def read_lre22_key(path: str | Path, *, classes: Sequence[str] | None = None) -> pl.DataFrame:
-    """Read a NIST LRE22 key TSV (``segmentid``, ``language_code`` + metadata columns)."""
+    """Read a NIST LRE22 key TSV (``segmentid``, ``language_code`` + metadata columns).
+
+    See Also
+    --------
+    read_lre22_scores : The matching scores.
+    scoreframe.multiclass.evaluate_multiclass : Evaluate them.
+    """
     t = _load(path, "tsv", "truth")
     _column(t, ("segmentid",), "LRE22 `segmentid`")
     _column(t, ("language_code",), "LRE22 `language_code`")

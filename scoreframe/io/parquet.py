@@ -91,6 +91,12 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
         any data are read: a row group is decoded whole, so a huge (or forged) one would
         exceed any memory limit.
 
+    See Also
+    --------
+    scoreframe.read_trials : The eager reader.
+    scoreframe.write_trials : The writer.
+    scoreframe.query : SQL over the same dataset.
+
     Examples
     --------
     >>> import polars as pl, tempfile, pathlib
@@ -277,6 +283,11 @@ def dataset_validated(source: str | Path) -> bool:
     trials on the recorded ``id_columns``). Reads only the footers. The mark trusts the files
     not to have changed since they were written: a damaged data page that still decodes is
     not detected.
+
+    See Also
+    --------
+    scoreframe.write_trials : Records the validation.
+    scoreframe.validate_trials : The checks.
 
     Examples
     --------

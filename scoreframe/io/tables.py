@@ -230,6 +230,12 @@ def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
 
     ``text_columns`` name metadata columns read as text, never as numbers;
     ``max_line_bytes`` is the longest line accepted (see :func:`read_table`).
+
+    See Also
+    --------
+    read_nist_scores : The matching scores.
+    write_nist_key : The writer.
+    scoreframe.align : Join key and scores.
     """
     path = Path(path)
     df = _renamed(_read_delimited(path, "\t", text_columns, max_line_bytes), NIST_KEY, path,
@@ -256,6 +262,12 @@ def read_nist_scores(path: str | Path, *, max_line_bytes: int | None = None) -> 
     """Read a NIST SRE system output TSV (``modelid segmentid side LLR``).
 
     ``max_line_bytes`` is the longest line accepted (see :func:`read_table`).
+
+    See Also
+    --------
+    read_nist_key : The matching key.
+    write_nist_scores : The writer.
+    scoreframe.align : Join key and scores.
     """
     path = Path(path)
     df = _numeric(_renamed(_read_delimited(path, "\t", (), max_line_bytes), NIST_SCORES, path,
@@ -273,7 +285,13 @@ def _require(data: pl.DataFrame, columns: tuple[str, ...], path: str | Path, wha
 
 
 def write_nist_scores(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
-    """Write ``modelid segmentid side LLR`` (side ``a`` unless a ``side`` column exists)."""
+    """Write ``modelid segmentid side LLR`` (side ``a`` unless a ``side`` column exists).
+
+    See Also
+    --------
+    read_nist_scores : The reader.
+    write_nist_key : The key file.
+    """
     _require(data, ("model", "segment", "score"), path, "NIST scores")
     side = pl.col("side") if "side" in data.columns else pl.lit("a").alias("side")
     out_df = data.select(pl.col("model").alias("modelid"), pl.col("segment").alias("segmentid"),
@@ -287,6 +305,11 @@ def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = Fa
 
     A key belongs to no system: a ``system`` column is not written (NIST system outputs are
     one file per system), so the key and scores files read back and align.
+
+    See Also
+    --------
+    read_nist_key : The reader.
+    write_nist_scores : The scores file.
     """
     _require(data, ("model", "segment", "label"), path, "NIST key")
     if "system" in data.columns and data["system"].n_unique() > 1:
@@ -342,6 +365,11 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         Longest line of a text table accepted, in bytes (default
         :func:`scoreframe.io.lines.line_limit`, 1 MiB): a longer line is an error naming the
         file and line, found without reading the line whole.
+
+    See Also
+    --------
+    write_table : The writer.
+    scoreframe.read_any : Any registered format.
     """
     path = Path(path)
     suffix = _suffix(path)
@@ -381,7 +409,13 @@ def _read_parquet_file(path: Path) -> pl.DataFrame:
 
 
 def write_table(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
-    """Write a CSV (``.csv``), TSV (other suffixes) or single Parquet file atomically."""
+    """Write a CSV (``.csv``), TSV (other suffixes) or single Parquet file atomically.
+
+    See Also
+    --------
+    read_table : The reader.
+    scoreframe.write_any : Any registered format.
+    """
     path = Path(path)
     with atomic_output(path, overwrite=overwrite) as out:
         if path.suffix == ".parquet":

@@ -102,6 +102,11 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     SchemaError
         Bad labels, NaN scores, duplicate trials (with line numbers).
 
+    See Also
+    --------
+    write_text_trials : The writer.
+    read_key_txt, read_scores_txt : The BOSARIS layouts.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -191,27 +196,58 @@ def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: K
 
 
 def read_key_txt(path: str | Path) -> pl.DataFrame:
-    """BOSARIS text Key: ``model segment target|nontarget`` -> ``model, segment, label``."""
+    """BOSARIS text Key: ``model segment target|nontarget`` -> ``model, segment, label``.
+
+    See Also
+    --------
+    read_scores_txt : The matching scores.
+    read_ndx_txt : A trial list without labels.
+    scoreframe.align : Join key and scores.
+    """
     return read_text_trials(path, "key")
 
 
 def read_ndx_txt(path: str | Path) -> pl.DataFrame:
-    """BOSARIS text Ndx: ``model segment`` -> ``model, segment``."""
+    """BOSARIS text Ndx: ``model segment`` -> ``model, segment``.
+
+    See Also
+    --------
+    read_key_txt : The labelled trial list.
+    read_scores_txt : Scores of the listed trials.
+    """
     return read_text_trials(path, "ndx")
 
 
 def read_scores_txt(path: str | Path) -> pl.DataFrame:
-    """BOSARIS text Scores: ``model segment score`` -> ``model, segment, score``."""
+    """BOSARIS text Scores: ``model segment score`` -> ``model, segment, score``.
+
+    See Also
+    --------
+    read_key_txt : The matching key.
+    scoreframe.align : Join key and scores.
+    """
     return read_text_trials(path, "scores")
 
 
 def read_kaldi_trials(path: str | Path) -> pl.DataFrame:
-    """Kaldi trials file ``enroll test target|nontarget`` -> ``model, segment, label``."""
+    """Kaldi trials file ``enroll test target|nontarget`` -> ``model, segment, label``.
+
+    See Also
+    --------
+    read_kaldi_scores : The matching scores.
+    scoreframe.align : Join key and scores.
+    """
     return read_text_trials(path, "key", fmt="Kaldi")
 
 
 def read_kaldi_scores(path: str | Path) -> pl.DataFrame:
-    """Kaldi score file ``enroll test score`` -> ``model, segment, score``."""
+    """Kaldi score file ``enroll test score`` -> ``model, segment, score``.
+
+    See Also
+    --------
+    read_kaldi_trials : The matching trial list.
+    scoreframe.align : Join key and scores.
+    """
     return read_text_trials(path, "scores", fmt="Kaldi")
 
 
@@ -223,6 +259,11 @@ def write_text_trials(data: pl.DataFrame, path: str | Path, kind: Kind, *,
     ``order`` writes the fields in another order (a permutation of ``kind``'s fields) and
     ``labels`` spells target and non-target (VoxCeleb lists: ``("1", "0")``). Rows with a
     null label cannot be written as a key and are an error.
+
+    See Also
+    --------
+    read_text_trials : The reader.
+    scoreframe.write_any : Any registered format.
     """
     fields = tuple(order) if order else _FIELDS[kind]
     missing = [c for c in fields if c not in data.columns]

@@ -223,6 +223,11 @@ def effective_prior(p_target: ArrayLike, c_miss: ArrayLike = 1.0,
                     c_fa: ArrayLike = 1.0) -> NDArray[np.float64]:
     """Effective target prior ``p c_miss / (p c_miss + (1 - p) c_fa)`` ([BdV11], eq 10).
 
+    See Also
+    --------
+    scoreframe.logit : Its log odds, the Bayes threshold's negative.
+    scoreframe.min_dcf, scoreframe.act_dcf : Costs at the effective prior.
+
     Examples
     --------
     >>> float(effective_prior(0.01, 10, 1))

@@ -296,6 +296,10 @@ class RatesAt:
 
     ``fnmr`` and ``fmr`` are the rates reached at ``threshold`` (NaN where a target cannot be
     resolved with the number of trials); ``target`` repeats the requested rates.
+
+    See Also
+    --------
+    fnmr_at_fmr, fmr_at_fnmr : The functions that return it.
     """
 
     target: F64
@@ -636,6 +640,11 @@ def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
 
     ``kind`` is ``"fnmr_at_fmr"``, ``"fmr_at_fnmr"`` or ``"at_threshold"``; the group
     columns and counts come first.
+
+    See Also
+    --------
+    scoreframe.explode_dcf : The same for operating points.
+    verification_summary : The values it spreads.
 
     Examples
     --------

@@ -38,6 +38,11 @@ class OperatingPoints:
 
     >>> OperatingPoints((0.01, 0.5)).p.round(4).tolist()
     [0.01, 0.5]
+
+    See Also
+    --------
+    scoreframe.effective_prior : The reduction of costs to a prior.
+    GroupStats : Carries them to every metric.
     """
 
     p_target: tuple[float, ...]
@@ -78,7 +83,13 @@ class OperatingPoints:
 
 @dataclass(frozen=True, eq=False)
 class GroupStats:
-    """A group's final statistics (its whole score range) with the evaluation's settings."""
+    """A group's final statistics (its whole score range) with the evaluation's settings.
+
+    See Also
+    --------
+    Metric : Declarations that compute from it.
+    declare : Register a metric.
+    """
 
     stats: ScoreStats
     ops: OperatingPoints
@@ -152,6 +163,12 @@ class Metric:
         (the default) means on for float metrics of the ``binary`` family, which read only
         mergeable statistics; a declaration whose ``compute`` reads ``GroupStats.extras`` or
         located results must leave it off.
+
+    See Also
+    --------
+    declare : Register one.
+    declared, lookup : Read the registry.
+    scoreframe.evaluate : Computes every declared metric.
     """
 
     name: str
@@ -188,6 +205,11 @@ def declare(metric: Metric) -> Metric:
 
     Names are unique among group-level metrics and among per-operating-point metrics (a
     group-level summary may share its name with the per-point value, e.g. ``dr30_ok``).
+
+    See Also
+    --------
+    Metric : What is declared.
+    declared, lookup : Read the registry.
     """
     key = (metric.name, metric.per_operating_point)
     if key in _REGISTRY:
@@ -198,7 +220,13 @@ def declare(metric: Metric) -> Metric:
 
 def declared(*, family: str | Sequence[str] | None = "binary",
              per_operating_point: bool | None = None) -> list[Metric]:
-    """Declared metrics in declaration order, filtered by family and kind."""
+    """Declared metrics in declaration order, filtered by family and kind.
+
+    See Also
+    --------
+    declare : Add to it.
+    lookup : One declaration by name.
+    """
     fams = None if family is None else ({family} if isinstance(family, str) else set(family))
     return [m for m in _REGISTRY.values()
             if (fams is None or m.family in fams)
@@ -206,7 +234,13 @@ def declared(*, family: str | Sequence[str] | None = "binary",
 
 
 def lookup(name: str) -> Metric:
-    """The declaration of one metric, by column name."""
+    """The declaration of one metric, by column name.
+
+    See Also
+    --------
+    declared : Every declaration.
+    declare : Add one.
+    """
     for per_point in (False, True):
         if (name, per_point) in _REGISTRY:
             return _REGISTRY[(name, per_point)]

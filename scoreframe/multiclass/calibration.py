@@ -169,6 +169,12 @@ class MulticlassCalibration(_MulticlassEstimator):
     training_ : dict
         Counts, objective values, convergence report.
 
+    See Also
+    --------
+    MulticlassFusion : Fusion of several systems.
+    scoreframe.multiclass.evaluate_multiclass : Cllr-style metrics before and after.
+    scoreframe.LinearCalibration : The binary analogue.
+
     Examples
     --------
     >>> import polars as pl
@@ -307,6 +313,11 @@ class MulticlassFusion(_MulticlassEstimator):
         One offset per class (``beta`` in the model file).
     classes_, training_
         As :class:`MulticlassCalibration`.
+
+    See Also
+    --------
+    MulticlassCalibration : One system.
+    scoreframe.LinearFusion : The binary analogue.
     """
 
     method = "multiclass_fusion"

@@ -41,6 +41,11 @@ def read_scores(source: Data, *, fmt: str | None = None,
     NIST LRE22 system output); frames of any kind are converted by
     :func:`scoreframe.frames.lazy.as_lazy` and checked the same way.
 
+    See Also
+    --------
+    read_truth : The matching truth.
+    score_matrices : The arrays the kernels take.
+
     Examples
     --------
     >>> import pyarrow as pa
@@ -56,6 +61,11 @@ def read_truth(source: Data, *, fmt: str | None = None,
     """Read and check a truth table into ``segment, class`` (+ ``system``, conditions).
 
     See :func:`scoreframe.io.multiclass.read_multiclass_truth` for the accepted column names.
+
+    See Also
+    --------
+    read_scores : The matching scores.
+    score_matrices : The arrays the kernels take.
 
     Examples
     --------
@@ -163,6 +173,11 @@ def score_matrices(scores: pl.DataFrame, truth: pl.DataFrame | None, *,
     exactly one score per (segment, class); with ``truth``: one truth per segment, a known
     class, and a truth for every scored segment. A ``system`` column in the truth (segment ids
     per system, as in the cifar10 set) is a join key only when it names every scored system.
+
+    See Also
+    --------
+    read_scores, read_truth : Its inputs.
+    evaluate_multiclass : The evaluation.
 
     Examples
     --------

@@ -51,6 +51,11 @@ class Embeddings:
         One speaker label per row when the input had a ``speaker`` column, else ``None``.
     where
         How messages name the input.
+
+    See Also
+    --------
+    read_embeddings : How it is read.
+    scoreframe.normalize : Normalize from embeddings.
     """
 
     ids: NDArray[np.str_]
@@ -107,6 +112,11 @@ def read_embeddings(source: object) -> Embeddings:
     ValidationError
         Vectors of different dimensions, NaN or infinite values, all-zero vectors, repeated
         ids, or no vectors at all.
+
+    See Also
+    --------
+    Embeddings : What it returns.
+    scoreframe.normalize : Uses it for cohort scores.
 
     Examples
     --------

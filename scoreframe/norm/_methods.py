@@ -32,6 +32,11 @@ class Convention:
     top_k_for_all
         Whether ``top_k`` also selects the cohort of z-, t- and s-norm (SpeechBrain's
         ``cohort_size``) instead of only AS-norm's.
+
+    See Also
+    --------
+    scoreframe.normalize : Takes it as ``convention=``.
+    scoreframe.cohort_statistics : Computed under it.
     """
 
     ddof: int

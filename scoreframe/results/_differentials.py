@@ -61,6 +61,11 @@ class Differentials:
     threshold
         The global threshold (accept ``score >= threshold``).
 
+    See Also
+    --------
+    scoreframe.differentials : How it is made.
+    scoreframe.views.plots.differentials_plot : Its chart.
+
     Examples
     --------
     >>> import polars as pl

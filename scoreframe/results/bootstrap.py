@@ -110,6 +110,12 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
         struct ``pmiss_min`` and ``pfa_min`` (the rates at the minimum-DCF point) with their
         intervals.
 
+    See Also
+    --------
+    scoreframe.evaluate : The point estimates.
+    scoreframe.compare : Paired differences with intervals.
+    scoreframe.trials_needed : Trials for a wanted interval width.
+
     Examples
     --------
     >>> import polars as pl
@@ -183,6 +189,10 @@ def trials_needed(results: pl.DataFrame, *, rel_width: float = 0.2) -> pl.DataFr
     ``c = (rel_width / present relative width)^2``, clipped at 1 and re-solved for the other
     side. New trials are assumed to behave like the present ones (for a two-way bootstrap:
     new speakers in the same proportions).
+
+    See Also
+    --------
+    scoreframe.bootstrap_evaluate : The intervals of a dataset at hand.
 
     Examples
     --------

@@ -121,6 +121,12 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     AlignmentError
         When the two systems do not score the same trials (the message gives the counts).
 
+    See Also
+    --------
+    scoreframe.evaluate : The metrics of each system.
+    scoreframe.bootstrap_evaluate : Intervals of one system.
+    scoreframe.views.report.build_report : Both in an HTML report.
+
     Examples
     --------
     >>> from scoreframe.frames.synth import synth_chunks

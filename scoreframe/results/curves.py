@@ -110,6 +110,13 @@ def det_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
         ``probit_pfa``, ``probit_pmiss`` (infinite at 0 and 1), ``eer``, and the rule-of-30
         lines ``dr30_pfa = 30/N``, ``dr30_pmiss = 30/T`` with their probits.
 
+    See Also
+    --------
+    scoreframe.eer : Where the curve crosses the diagonal.
+    scoreframe.min_dcf : Its best point for a prior.
+    scoreframe.act_dcf : The point at the Bayes threshold.
+    scoreframe.views.plots.det_plot : Its chart.
+
     Examples
     --------
     >>> import polars as pl
@@ -180,6 +187,11 @@ def dcf_points(data: Data, *, by: Sequence[str] | str | None = None, where: str 
                p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0,
                c_fa: float = 1.0, **kw: Any) -> pl.DataFrame:
     """Actual and minimum DCF points per group, ready for ``det_plot(..., points=)``.
+
+    See Also
+    --------
+    scoreframe.det_curve : The curve these points lie on.
+    scoreframe.min_dcf, scoreframe.act_dcf : The costs at them.
 
     Examples
     --------

@@ -335,6 +335,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         point (see :func:`explode_dcf`). Groups without targets or non-targets get null
         metrics and one :class:`DegenerateGroupWarning` naming them. ``.to_pandas()`` converts.
 
+    See Also
+    --------
+    scoreframe.compare : Two systems, paired.
+    scoreframe.bootstrap_evaluate : The same with intervals.
+    scoreframe.views.report.build_report : An HTML report.
+    scoreframe.explode_dcf : One row per operating point.
+    scoreframe.eer, scoreframe.min_dcf : The scalar metrics on arrays.
+
     Examples
     --------
     >>> import polars as pl

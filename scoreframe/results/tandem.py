@@ -51,6 +51,11 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
         The keys of :func:`scoreframe.metrics.spoof.t_dcf`, plus ``asv_system``, ``cm_system``,
         ``variant`` and ``n_trials`` (trials scored by both systems).
 
+    See Also
+    --------
+    scoreframe.spoof : The anti-spoofing metrics.
+    scoreframe.views.plots.t_dcf_plot : Its chart.
+
     Examples
     --------
     >>> import polars as pl

@@ -79,6 +79,12 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
     y_max
         Top of the y axis; larger values leave the plot at the frame.
 
+    See Also
+    --------
+    ape_plot : Cllr decomposition.
+    scoreframe.nber_curve : Its data.
+    nber_interval_plot : With intervals.
+
     Examples
     --------
     >>> import polars as pl
@@ -150,6 +156,11 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
     ``summary`` is an :func:`scoreframe.results.evaluate.evaluate` frame (``cllr``, ``min_cllr``,
     ``cal_loss`` per group): stacked bars of minCllr (discrimination) and calibration loss on
     one shared scale for all series.
+
+    See Also
+    --------
+    nber_plot : Bayes error rates by prior.
+    scoreframe.ape_curve : Its data.
     """
     df = series_labels(as_polars(ape), series)
     order = series_order(df, None)

@@ -125,6 +125,12 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
         Decimation cell of the steppy curve in probit units; ``"auto"`` is one pixel at
         ``width`` x ``height``; None draws every row.
 
+    See Also
+    --------
+    scoreframe.det_curve : Its data.
+    det_interval_plot : With intervals.
+    save_chart : Write it to a file.
+
     Examples
     --------
     >>> import polars as pl

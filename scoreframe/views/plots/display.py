@@ -59,6 +59,11 @@ def enable_offline_display(*, force: bool = False, interactive: bool = False) ->
 
     ``interactive`` also attaches the Vega-Lite spec to every output (see
     :func:`offline_renderer`); outputs then grow by the size of the spec.
+
+    See Also
+    --------
+    disable_offline_display : The reverse.
+    save_chart : Write a chart to a file.
     """
     if RENDERER not in alt.renderers.names():
         alt.renderers.register(RENDERER, offline_renderer)
@@ -67,6 +72,11 @@ def enable_offline_display(*, force: bool = False, interactive: bool = False) ->
 
 
 def disable_offline_display() -> None:
-    """Go back to Altair's default renderer (HTML loading Vega from a CDN)."""
+    """Go back to Altair's default renderer (HTML loading Vega from a CDN).
+
+    See Also
+    --------
+    enable_offline_display : The reverse.
+    """
     if alt.renderers.active == RENDERER:
         alt.renderers.enable("default")

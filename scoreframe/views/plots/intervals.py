@@ -92,6 +92,11 @@ def nber_interval_plot(nber: Any, intervals: Any, *, series: Sequence[str] | Non
     actual-DCF interval is a solid bar with a filled point, the minimum-DCF interval a thinner
     bar with an open point, both in the series' colour.
 
+    See Also
+    --------
+    nber_plot : Without intervals.
+    forest_plot : Intervals of scalar metrics.
+
     Examples
     --------
     >>> from scoreframe.results.bootstrap import bootstrap_evaluate
@@ -147,6 +152,11 @@ def det_interval_plot(det: Any, intervals: Any, *, series: Sequence[str] | None 
     how
     far the operating point moves when the trials are resampled.
 
+    See Also
+    --------
+    det_plot : Without intervals.
+    forest_plot : Intervals of scalar metrics.
+
     Examples
     --------
     >>> from scoreframe.results.bootstrap import bootstrap_evaluate
@@ -196,6 +206,11 @@ def forest_plot(comparison: Any, *, width: int = WIDTH, row_height: int = 18,
     point with its interval as a bar and a rule at 0; intervals that exclude 0 are drawn
     dark, the others grey. Metrics on different scales share the axis, so compare rows of
     one metric at a time (``comparison.filter(...)``) when their scales differ a lot.
+
+    See Also
+    --------
+    scoreframe.bootstrap_evaluate, scoreframe.compare : Its data.
+    det_interval_plot : Curve intervals.
 
     Examples
     --------

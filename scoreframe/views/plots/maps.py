@@ -35,6 +35,11 @@ def calibration_plot(maps: Any, *, styles: Mapping[str, SeriesStyle] | None = No
     axis spans the finite llrs; infinite llrs (the ends of a PAV map) leave the plot at the
     frame instead of stretching the axis.
 
+    See Also
+    --------
+    scoreframe.LinearCalibration, scoreframe.PavCalibration : The maps it draws.
+    histogram_plot : The score distributions.
+
     Examples
     --------
     >>> import polars as pl
@@ -63,7 +68,13 @@ def calibration_plot(maps: Any, *, styles: Mapping[str, SeriesStyle] | None = No
 
 def histogram_plot(hist: Any, *, series: Sequence[str] | None = None,
                    title: str = "Score distributions") -> alt.Chart | alt.FacetChart:
-    """Class-conditional score histograms (a :func:`scoreframe.results.curves.histogram_frame`)."""
+    """Class-conditional score histograms (a :func:`scoreframe.results.curves.histogram_frame`).
+
+    See Also
+    --------
+    calibration_plot : Score-to-llr maps.
+    det_plot : Error rates by threshold.
+    """
     df = series_labels(as_polars(hist), series)
     chart = alt.Chart(inline_data(df)).mark_rect(opacity=0.55, stroke="black",
                                              strokeWidth=0.3).encode(
@@ -90,6 +101,11 @@ def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
     Draws a :func:`scoreframe.multiclass.cavg_sweep` frame (the multiclass analogue of the
     normalized Bayes error-rate plot; see ``docs/math.md``, multiclass Cavg). Series keep their
     colour and dash; the three measures differ by width (several series) or dash (one series).
+
+    See Also
+    --------
+    scoreframe.multiclass.cavg_sweep : Its data.
+    nber_plot : The binary analogue.
     """
     df = series_labels(as_polars(sweep), series)
     order = series_order(df, None)

@@ -57,6 +57,11 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, overwrite: bool = 
     No network access is needed (vl-convert renders and bundles locally). The file is written
     atomically; an existing file is replaced only with ``overwrite=True``.
     ``scale`` multiplies the pixel size of PNG output.
+
+    See Also
+    --------
+    enable_offline_display : Show charts offline in notebooks.
+    det_plot : A chart to save.
     """
     path = Path(path)
     suffix = path.suffix.lower()

@@ -54,7 +54,13 @@ NON_GROUP = {"curve", "pfa", "pmiss", "probit_pfa", "probit_pmiss", "eer", "dr30
 
 
 class SeriesStyle(NamedTuple):
-    """How one series is drawn: a colour and a dash pattern (``[on, off, ...]`` in pixels)."""
+    """How one series is drawn: a colour and a dash pattern (``[on, off, ...]`` in pixels).
+
+    See Also
+    --------
+    series_scale : Colours and dashes from styles.
+    series_labels : Series names.
+    """
 
     color: str
     dash: tuple[int, ...]
@@ -66,6 +72,11 @@ def series_scale(labels: Sequence[str]) -> dict[str, SeriesStyle]:
     Pass the same ordered labels to every chart of a report (``styles=``) and a group keeps
     its look across all of them. The first 64 labels all differ in the (colour, dash) pair:
     the dash advances with the colour and shifts by one after each full cycle of colours.
+
+    See Also
+    --------
+    series_labels : The series names.
+    SeriesStyle : One series' style.
 
     Examples
     --------
@@ -122,6 +133,11 @@ def group_cols(df: pl.DataFrame, series: Sequence[str] | None) -> list[str]:
 
 def series_labels(df: pl.DataFrame, series: Sequence[str] | None = None) -> pl.DataFrame:
     """Add a ``series`` column: the group columns' values joined by ``" / "``.
+
+    See Also
+    --------
+    series_scale : Their colours.
+    SeriesStyle : One series' style.
 
     Examples
     --------
