@@ -62,6 +62,11 @@ class ReadOptions:
     --------
     Format : The registry entry whose reader takes it.
     scoreframe.read_any : Read a file in any registered format.
+
+    Examples
+    --------
+    >>> ReadOptions(kind="key", order=("label", "model", "segment")).order
+    ('label', 'model', 'segment')
     """
 
     kind: Kind | None = None
@@ -108,6 +113,12 @@ class Format:
     register_format : Add a format to the registry.
     get_format : Look one up by name.
     format_names : The registered names.
+
+    Examples
+    --------
+    >>> nist = get_format("nist")
+    >>> nist.read is not None, nist.write is not None, nist.sniff_for
+    (True, True, ('tsv',))
     """
 
     name: str
@@ -187,6 +198,15 @@ def get_format(name: str) -> Format:
     --------
     format_names : The names it accepts.
     register_format : Add an entry.
+
+    Examples
+    --------
+    >>> get_format("kaldi").description
+    'Kaldi trials (enroll test target|nontarget) and scores'
+    >>> get_format("matlab")
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.FormatError: unknown format: expected parquet | ...
     """
     try:
         return _REGISTRY[name]
