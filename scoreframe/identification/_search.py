@@ -57,17 +57,29 @@ def read_score_matrix(path: str | Path) -> pl.LazyFrame:
     ``gallery_ids``, and either ``mates`` (probes x gallery, bool) or ``probe_subjects`` and
     ``gallery_subjects`` (a candidate is the mate when the subjects are equal).
 
+    Parameters
+    ----------
+    path
+        The ``.npz`` or HDF5 file.
+
+    Returns
+    -------
+    polars.LazyFrame
+        Candidate rows ``probe, gallery, score, mate``, as :func:`identify` takes them.
+
+    See Also
+    --------
+    identify : Evaluate the searches it holds.
+    scoreframe.io.read_bosaris_hdf5 : The BOSARIS HDF5 score matrix.
+
+    Examples
+    --------
     >>> import numpy as np, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "m.npz")
     >>> np.savez(p, scores=np.array([[0.9, 0.1]]), probe_ids=np.array(["p"]),
     ...          gallery_ids=np.array(["a", "b"]), mates=np.array([[True, False]]))
     >>> read_score_matrix(p).collect().rows()
     [('p', 'a', 0.9, True), ('p', 'b', 0.1, False)]
-
-    See Also
-    --------
-    identify : Evaluate the searches it holds.
-    scoreframe.io.read_bosaris_hdf5 : The BOSARIS HDF5 score matrix.
     """
     p = Path(path)
     try:
@@ -135,6 +147,17 @@ class Searches:
     --------
     search_statistics : How it is made.
     identify : The summary read from it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"probe": ["p1", "p1", "p2", "p2"], "score": [0.9, 0.5, 0.2, 0.8],
+    ...                    "mate": [True, False, True, False], "site": ["x", "x", "y", "y"]})
+    >>> s = search_statistics(df, by="site")
+    >>> s.by, s.groups
+    (('site',), [('x',), ('y',)])
+    >>> [(key["site"], mask.tolist()) for key, mask in s.units()]  # then the pooled row
+    [('x', [True, False]), ('y', [False, True]), ('all', [True, True])]
     """
 
     by: tuple[str, ...]
@@ -159,10 +182,36 @@ def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
     Raises on missing columns, null or NaN scores, null mate flags and probes with more than
     one mate.
 
+    Parameters
+    ----------
+    data
+        Candidate rows ``probe, score, mate`` (and the ``by`` columns): a frame or a path.
+    by
+        Condition columns; each probe belongs to one condition.
+    where
+        A SQL predicate selecting candidate rows first.
+    max_rank
+        The deepest rank kept per probe (the CMC's length).
+    batch_rows
+        Rows reduced per batch (memory, not results, depends on it).
+
+    Returns
+    -------
+    Searches
+        The merged per-probe state.
+
     See Also
     --------
     identify, cmc_curve, fnir_fpir_curve : The results computed from it.
     Searches : What it returns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"probe": ["p1", "p1", "p2"], "score": [0.9, 0.5, 0.2],
+    ...                    "mate": [False, True, True]})
+    >>> search_statistics(df, max_rank=2).groups  # one probe code per probe, no conditions
+    [(), ()]
     """
     by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c]
     if max_rank < 1:
