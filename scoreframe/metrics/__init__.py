@@ -12,8 +12,8 @@ May import: errors, checks, kernels, io, frames, stats.
 
 from scoreframe.metrics import binary as binary  # registers the binary metrics
 from scoreframe.metrics import families as families  # registers --spoof / --forensic metrics
+from scoreframe.metrics._biometric import CONVENTIONS as CONVENTIONS  # shared with cli/
 from scoreframe.metrics._biometric import (
-    CONVENTIONS,
     RatesAt,
     explode_targets,
     fmr_at_fnmr,
@@ -27,10 +27,8 @@ from scoreframe.metrics._biometric import (
 )
 from scoreframe.metrics._intervals import INTERVALS as INTERVALS  # shared with results/
 from scoreframe.metrics._intervals import MAX_BOOTSTRAP as MAX_BOOTSTRAP  # shared with results/
-from scoreframe.metrics._intervals import (
-    IntervalOptions,
-    Intervals,
-)
+from scoreframe.metrics._intervals import IntervalOptions
+from scoreframe.metrics._intervals import Intervals as Intervals  # shared with results/
 from scoreframe.metrics._intervals import (  # shared with results/, not public
     interval_metrics as interval_metrics,
 )
@@ -66,11 +64,9 @@ from scoreframe.metrics.scalar import (
 )
 
 __all__ = [
-    "CONVENTIONS",
     "RatesAt",
     "GroupStats",
     "IntervalOptions",
-    "Intervals",
     "Metric",
     "OperatingPoints",
     "act_dcf",

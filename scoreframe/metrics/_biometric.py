@@ -300,6 +300,12 @@ class RatesAt:
     See Also
     --------
     fnmr_at_fmr, fmr_at_fnmr : The functions that return it.
+
+    Examples
+    --------
+    >>> r = fnmr_at_fmr([1.0, 2.0, 3.0, 4.0], [0.0, 0.5, 1.5, -1.0], fmr=0.25)
+    >>> r.target.tolist(), r.fnmr.tolist(), r.fmr.tolist(), r.threshold.tolist()
+    ([0.25], [0.0], [0.25], [1.0])
     """
 
     target: F64

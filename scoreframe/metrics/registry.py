@@ -36,13 +36,18 @@ EER_METHODS = ("rocch", "nist", "kaldi", "asvspoof")
 class OperatingPoints:
     """Application operating points ``(p_target, c_miss, c_fa)`` and their effective priors.
 
-    >>> OperatingPoints((0.01, 0.5)).p.round(4).tolist()
-    [0.01, 0.5]
-
     See Also
     --------
     scoreframe.effective_prior : The reduction of costs to a prior.
     GroupStats : Carries them to every metric.
+
+    Examples
+    --------
+    >>> ops = OperatingPoints((0.01, 0.5))
+    >>> ops.p.round(4).tolist(), ops.default_dcf.round(4).tolist()
+    ([0.01, 0.5], [0.01, 0.5])
+    >>> OperatingPoints((0.01,), c_miss=10).p.round(4).tolist()  # the effective prior
+    [0.0917]
     """
 
     p_target: tuple[float, ...]
@@ -85,10 +90,23 @@ class OperatingPoints:
 class GroupStats:
     """A group's final statistics (its whole score range) with the evaluation's settings.
 
+    A declared metric's ``compute`` receives one per group (and one per bootstrap replicate).
+
     See Also
     --------
     Metric : Declarations that compute from it.
     declare : Register a metric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scoreframe.kernels import sort_scores
+    >>> from scoreframe.stats import Request, reduce_sorted
+    >>> ops = OperatingPoints((0.01,))
+    >>> s = sort_scores(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.5, -1.0]))
+    >>> g = GroupStats(reduce_sorted(s, Request(thresholds=ops.threshold)), ops)
+    >>> g.n_tar, g.n_non, round(g.min_cllr, 6), lookup("eer").compute(g)
+    (3, 3, 0.333333, 0.16666666666666666)
     """
 
     stats: ScoreStats
@@ -169,6 +187,12 @@ class Metric:
     declare : Register one.
     declared, lookup : Read the registry.
     scoreframe.evaluate : Computes every declared metric.
+
+    Examples
+    --------
+    >>> m = lookup("eer")
+    >>> m.name, m.header, m.scale, m.per_operating_point, m.has_intervals
+    ('eer', 'EER (%)', 100.0, False, True)
     """
 
     name: str
@@ -210,6 +234,16 @@ def declare(metric: Metric) -> Metric:
     --------
     Metric : What is declared.
     declared, lookup : Read the registry.
+
+    Examples
+    --------
+    A name is declared once (a new metric is one call, at import of its module; see the
+    how-to in ``docs/architecture.md``):
+
+    >>> declare(lookup("eer"))
+    Traceback (most recent call last):
+    ...
+    ValueError: metric 'eer' is declared twice
     """
     key = (metric.name, metric.per_operating_point)
     if key in _REGISTRY:
@@ -226,6 +260,13 @@ def declared(*, family: str | Sequence[str] | None = "binary",
     --------
     declare : Add to it.
     lookup : One declaration by name.
+
+    Examples
+    --------
+    >>> [m.name for m in declared()][:5]
+    ['eer', 'cllr', 'min_cllr', 'cal_loss', 'prbep']
+    >>> [m.name for m in declared(per_operating_point=True)][:4]
+    ['act_dcf', 'act_dcf_norm', 'min_dcf', 'min_dcf_norm']
     """
     fams = None if family is None else ({family} if isinstance(family, str) else set(family))
     return [m for m in _REGISTRY.values()
@@ -240,6 +281,11 @@ def lookup(name: str) -> Metric:
     --------
     declared : Every declaration.
     declare : Add one.
+
+    Examples
+    --------
+    >>> lookup("min_dcf_norm").display, lookup("min_dcf_norm").per_operating_point
+    ('minDCF', True)
     """
     for per_point in (False, True):
         if (name, per_point) in _REGISTRY:
