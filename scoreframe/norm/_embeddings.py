@@ -56,6 +56,13 @@ class Embeddings:
     --------
     read_embeddings : How it is read.
     scoreframe.normalize : Normalize from embeddings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = read_embeddings((["a", "b", "c"], np.eye(3)))
+    >>> e.ids.tolist(), e.vectors.shape, e.speakers is None
+    (['a', 'b', 'c'], (3, 3), True)
     """
 
     ids: NDArray[np.str_]

@@ -37,6 +37,14 @@ class Convention:
     --------
     scoreframe.normalize : Takes it as ``convention=``.
     scoreframe.cohort_statistics : Computed under it.
+
+    Examples
+    --------
+    >>> from scoreframe.norm import CONVENTIONS
+    >>> CONVENTIONS["speechbrain"]
+    Convention(ddof=1, top_k=None, top_k_for_all=True)
+    >>> CONVENTIONS["wespeaker"].top_k
+    300
     """
 
     ddof: int
