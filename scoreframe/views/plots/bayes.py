@@ -161,6 +161,18 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
     --------
     nber_plot : Bayes error rates by prior.
     scoreframe.ape_curve : Its data.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> import scoreframe as sf
+    >>> rng = np.random.default_rng(0)
+    >>> df = pl.DataFrame({"score": np.r_[rng.normal(2, 1, 50), rng.normal(0, 1, 150)],
+    ...                    "label": np.r_[np.ones(50, bool), np.zeros(150, bool)]})
+    >>> type(ape_plot(sf.ape_curve(df), sf.evaluate(df))).__name__  # curves and Cllr bars
+    'HConcatChart'
+    >>> type(ape_plot(sf.ape_curve(df))).__name__  # the curves alone
+    'LayerChart'
     """
     df = series_labels(as_polars(ape), series)
     order = series_order(df, None)

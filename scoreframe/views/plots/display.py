@@ -64,6 +64,13 @@ def enable_offline_display(*, force: bool = False, interactive: bool = False) ->
     --------
     disable_offline_display : The reverse.
     save_chart : Write a chart to a file.
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> enable_offline_display(force=True)
+    >>> alt.renderers.active
+    'scoreframe'
     """
     if RENDERER not in alt.renderers.names():
         alt.renderers.register(RENDERER, offline_renderer)
@@ -77,6 +84,14 @@ def disable_offline_display() -> None:
     See Also
     --------
     enable_offline_display : The reverse.
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> disable_offline_display()
+    >>> alt.renderers.active
+    'default'
+    >>> enable_offline_display(force=True)  # back to the offline renderer
     """
     if alt.renderers.active == RENDERER:
         alt.renderers.enable("default")

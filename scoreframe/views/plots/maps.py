@@ -74,6 +74,16 @@ def histogram_plot(hist: Any, *, series: Sequence[str] | None = None,
     --------
     calibration_plot : Score-to-llr maps.
     det_plot : Error rates by threshold.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from scoreframe.results.curves import histogram_frame
+    >>> rng = np.random.default_rng(0)
+    >>> df = pl.DataFrame({"score": np.r_[rng.normal(2, 1, 50), rng.normal(0, 1, 150)],
+    ...                    "label": np.r_[np.ones(50, bool), np.zeros(150, bool)]})
+    >>> histogram_plot(histogram_frame(df, bins=20)).to_dict()["mark"]["type"]
+    'rect'
     """
     df = series_labels(as_polars(hist), series)
     chart = alt.Chart(inline_data(df)).mark_rect(opacity=0.55, stroke="black",
@@ -106,6 +116,19 @@ def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
     --------
     scoreframe.multiclass.cavg_sweep : Its data.
     nber_plot : The binary analogue.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from scoreframe.multiclass import cavg_sweep
+    >>> w = [[2, 0, 0], [1, 1, 0], [0, 1, 1], [0, 2, 0], [1, 0, 0], [-1, 1, 1], [0, 0, 2],
+    ...      [-1, 0, 1], [1, 0, 0]]
+    >>> sc = pl.DataFrame({"segment": [f"t{i}" for i in range(9) for _ in range(3)],
+    ...                    "class": ["a", "b", "c"] * 9, "score": [float(v) for r in w for v in r]})
+    >>> tr = pl.DataFrame({"segment": [f"t{i}" for i in range(9)], "class": list("aaabbbccc")})
+    >>> sweep = cavg_sweep(sc, tr, prior_log_odds=[-2.0, 0.0, 2.0])
+    >>> cavg_sweep_plot(sweep).to_dict()["encoding"]["y"]["title"]
+    'normalized Cavg'
     """
     df = series_labels(as_polars(sweep), series)
     order = series_order(df, None)

@@ -58,10 +58,24 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, overwrite: bool = 
     atomically; an existing file is replaced only with ``overwrite=True``.
     ``scale`` multiplies the pixel size of PNG output.
 
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
     See Also
     --------
     enable_offline_display : Show charts offline in notebooks.
     det_plot : A chart to save.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import altair as alt
+    >>> chart = alt.Chart(alt.Data(values=[{"x": 1, "y": 2}])).mark_point().encode(x="x:Q", y="y:Q")
+    >>> path = save_chart(chart, pathlib.Path(tempfile.mkdtemp()) / "chart.svg")
+    >>> path.name, path.read_text().startswith("<svg")
+    ('chart.svg', True)
     """
     path = Path(path)
     suffix = path.suffix.lower()

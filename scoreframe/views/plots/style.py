@@ -60,6 +60,13 @@ class SeriesStyle(NamedTuple):
     --------
     series_scale : Colours and dashes from styles.
     series_labels : Series names.
+
+    Examples
+    --------
+    >>> SeriesStyle("#1f77b4", (6, 3))
+    SeriesStyle(color='#1f77b4', dash=(6, 3))
+    >>> series_scale(["sys1", "sys2"])["sys1"] == series_scale(["sys1"])["sys1"]
+    True
     """
 
     color: str
