@@ -52,6 +52,11 @@ def load_model(source: str | Path | Mapping[str, Any]) -> Estimator:
     Returns the fitted estimator its ``method`` names (``LinearCalibration``,
     ``PavCalibration``, ``LinearFusion``, ``MulticlassCalibration``, ``MulticlassFusion``).
 
+    Parameters
+    ----------
+    source
+        A model file written by ``save`` or ``to_dict``'s document.
+
     Raises
     ------
     FormatError

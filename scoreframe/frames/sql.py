@@ -154,6 +154,18 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     is locked, so no statement can read or write any file, the dataset's included. (For one
     query, :func:`query` reads the files with DuckDB's own, faster reader.)
 
+    Parameters
+    ----------
+    dataset
+        A Parquet dataset (file, directory or glob).
+    name
+        The table name the dataset is seen as.
+
+    Returns
+    -------
+    duckdb.DuckDBPyConnection
+        A locked, in-memory connection.
+
     See Also
     --------
     scoreframe.query : Run one SQL query over a dataset.

@@ -136,6 +136,23 @@ def read_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     overwrite=True)``) is read again (:func:`scoreframe.io.atomic.consistent_read`): the
     result is always one complete version, never a mix or a missing file.
 
+    Parameters
+    ----------
+    source
+        A Parquet file, directory or glob.
+    where
+        A SQL predicate selecting trials first.
+    kind
+        The expected kind (``key``, ``scores``, ``trials``, ``ndx``); inferred when None.
+    max_row_group_bytes
+        Refuse a file whose footer declares a larger row group (uncompressed), as
+        :func:`scan_trials` does.
+
+    Returns
+    -------
+    polars.DataFrame
+        The validated trials.
+
     See Also
     --------
     scan_trials : The lazy scan (partitions pruned by ``where``).

@@ -424,6 +424,18 @@ def min_cllr(tar: ArrayLike, non: ArrayLike | None = None, *, ramp: bool = False
     ``ramp=True`` reproduces BOSARIS ``min_cllr`` to the last digits instead, including its
     ``k*1e-6/n`` monotonicity ramp (constant scores then give 1.00000018).
 
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+    ramp
+        Reproduce BOSARIS ``min_cllr`` exactly, ramp included.
+
+    Returns
+    -------
+    float
+        minCllr in bits.
+
     See Also
     --------
     cllr : the cost of the scores as they are.

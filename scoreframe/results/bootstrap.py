@@ -190,6 +190,13 @@ def trials_needed(results: pl.DataFrame, *, rel_width: float = 0.2) -> pl.DataFr
     side. New trials are assumed to behave like the present ones (for a two-way bootstrap:
     new speakers in the same proportions).
 
+    Parameters
+    ----------
+    results
+        A :func:`bootstrap_evaluate` frame.
+    rel_width
+        The wanted relative width of the minDCF interval.
+
     See Also
     --------
     scoreframe.bootstrap_evaluate : The intervals of a dataset at hand.

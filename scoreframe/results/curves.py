@@ -188,6 +188,26 @@ def dcf_points(data: Data, *, by: Sequence[str] | str | None = None, where: str 
                c_fa: float = 1.0, **kw: Any) -> pl.DataFrame:
     """Actual and minimum DCF points per group, ready for ``det_plot(..., points=)``.
 
+    Parameters
+    ----------
+    data
+        Trials: a Parquet dataset path, a polars (Lazy)Frame, or anything
+        :func:`scoreframe.evaluate` takes.
+    by
+        Condition columns.
+    where
+        A SQL predicate selecting trials first.
+    p_target, c_miss, c_fa
+        The operating points, as in :func:`scoreframe.evaluate`.
+    **kw
+        Further options of :func:`scoreframe.evaluate` (engine, ``eer_method``...).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group and operating point: the actual and minimum DCF
+        with their miss and false-alarm rates.
+
     See Also
     --------
     scoreframe.det_curve : The curve these points lie on.
@@ -321,6 +341,23 @@ def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     Returns group columns, ``prior_log_odds``, ``act`` (the system's Bayes error rate),
     ``min`` (after PAV, whose maximum is the ROCCH-EER) and ``default`` (``min(p, 1-p)``).
     The areas under them are ``2 log 2`` times Cllr, minCllr and 1 (on an infinite grid).
+
+    Parameters
+    ----------
+    data
+        Trials: a Parquet dataset path, a polars (Lazy)Frame, or anything
+        :func:`scoreframe.evaluate` takes.
+    by
+        Condition columns; one curve per group (and per ``system``).
+    where
+        A SQL predicate selecting trials first.
+    prior_log_odds
+        The grid of prior log odds (default: 801 points over [-10, 10]).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group and prior log odds.
 
     See Also
     --------

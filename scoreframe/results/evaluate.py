@@ -490,6 +490,16 @@ def group_columns(results: pl.DataFrame) -> list[str]:
 def explode_dcf(results: pl.DataFrame) -> pl.DataFrame:
     """One row per group x operating point: the ``dcf`` structs unnested beside the group.
 
+    Parameters
+    ----------
+    results
+        An :func:`scoreframe.evaluate` frame (with its ``dcf`` list column).
+
+    Returns
+    -------
+    polars.DataFrame
+        The group columns, then one column per field of ``dcf``.
+
     See Also
     --------
     evaluate : the results frame, one row per group with a ``dcf`` list.
