@@ -409,6 +409,27 @@ def cmc_curve(data: Any, *, max_rank: int = 20, by: Sequence[str] | str | None =
               ) -> pl.DataFrame:
     """The CMC: identification rate at every rank from 1 to ``max_rank``, per condition.
 
+    Parameters
+    ----------
+    data
+        Candidate rows ``probe, score, mate`` (and the ``by`` columns): a frame or a path.
+    max_rank
+        The deepest rank.
+    by
+        Condition columns.
+    where
+        A SQL predicate selecting candidate rows first.
+    tie
+        How a mate tied with non-mates is ranked: ``pessimistic`` (after them),
+        ``optimistic`` (before them) or ``stable`` (in row order).
+    pooled
+        Add the pooled row (over all conditions) when ``by`` is given.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per condition and rank: ``n_mated``, ``rank``, ``identification_rate``.
+
     See Also
     --------
     identify : The rank-1 and open-set summary.
@@ -435,6 +456,27 @@ def fnir_fpir_curve(data: Any, *, rank: int = 1, by: Sequence[str] | str | None 
 
     One point per distinct best score of the non-mated searches (each the lowest threshold
     with that FPIR), highest first. Needs mated and non-mated searches.
+
+    Parameters
+    ----------
+    data
+        Candidate rows ``probe, score, mate`` (and the ``by`` columns): a frame or a path.
+    rank
+        The rank a mate must reach.
+    by
+        Condition columns.
+    where
+        A SQL predicate selecting candidate rows first.
+    tie
+        How a mate tied with non-mates is ranked: ``pessimistic`` (after them),
+        ``optimistic`` (before them) or ``stable`` (in row order).
+    pooled
+        Add the pooled row (over all conditions) when ``by`` is given.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per condition and threshold: ``rank``, ``threshold``, ``fpir``, ``fnir``.
 
     See Also
     --------

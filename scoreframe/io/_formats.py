@@ -176,6 +176,16 @@ def format_names(*, readable: bool | None = None, writable: bool | None = None
                  ) -> tuple[str, ...]:
     """The registered format names, in registration order (optionally only readable/writable).
 
+    Parameters
+    ----------
+    readable, writable
+        Keep only formats with (True) or without (False) a reader / a writer.
+
+    Returns
+    -------
+    tuple of str
+        The names, in registration order.
+
     See Also
     --------
     get_format : The entry of one name.
@@ -193,6 +203,16 @@ def format_names(*, readable: bool | None = None, writable: bool | None = None
 
 def get_format(name: str) -> Format:
     """The registry entry of ``name``; an unknown name is an error listing the known ones.
+
+    Parameters
+    ----------
+    name
+        A registered format name.
+
+    Returns
+    -------
+    Format
+        Its registry entry.
 
     See Also
     --------
@@ -250,6 +270,16 @@ def guess_format(path: str | Path) -> str:
     names a general format, the file's first lines are sniffed for a more specific one: a
     ``.tsv`` with NIST's header is NIST, a ``.txt`` whose lines are ``1|0 enroll test`` is a
     VoxCeleb list.
+
+    Parameters
+    ----------
+    path
+        A file or directory.
+
+    Returns
+    -------
+    str
+        A registered format name.
 
     See Also
     --------

@@ -97,6 +97,11 @@ def max_line_bytes(limit: int | None) -> Iterator[int]:
     The readers' ``max_line_bytes=`` argument overrides it for one call; the command line
     sets it from ``--max-line-bytes``.
 
+    Parameters
+    ----------
+    limit
+        Longest line, in bytes; None keeps the current limit.
+
     See Also
     --------
     scoreframe.io.read_text_trials : A reader it bounds.

@@ -301,6 +301,16 @@ def dataset_validated(source: str | Path) -> bool:
     not to have changed since they were written: a damaged data page that still decodes is
     not detected.
 
+    Parameters
+    ----------
+    source
+        A Parquet file, directory or glob.
+
+    Returns
+    -------
+    bool
+        Whether the validation can be skipped.
+
     See Also
     --------
     scoreframe.write_trials : Records the validation.

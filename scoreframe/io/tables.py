@@ -231,6 +231,20 @@ def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
     ``text_columns`` name metadata columns read as text, never as numbers;
     ``max_line_bytes`` is the longest line accepted (see :func:`read_table`).
 
+    Parameters
+    ----------
+    path
+        The file (gzip-compressed files are read too).
+    text_columns
+        Metadata columns read as text.
+    max_line_bytes
+        Longest line accepted, in bytes (see :func:`read_table`).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``segment``, ``label`` and the metadata columns.
+
     See Also
     --------
     read_nist_scores : The matching scores.
@@ -272,6 +286,18 @@ def read_nist_scores(path: str | Path, *, max_line_bytes: int | None = None) -> 
 
     ``max_line_bytes`` is the longest line accepted (see :func:`read_table`).
 
+    Parameters
+    ----------
+    path
+        The file (gzip-compressed files are read too).
+    max_line_bytes
+        Longest line accepted, in bytes (see :func:`read_table`).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``segment``, ``side`` and ``score``.
+
     See Also
     --------
     read_nist_key : The matching key.
@@ -304,6 +330,15 @@ def _require(data: pl.DataFrame, columns: tuple[str, ...], path: str | Path, wha
 def write_nist_scores(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
     r"""Write ``modelid segmentid side LLR`` (side ``a`` unless a ``side`` column exists).
 
+    Parameters
+    ----------
+    data
+        The trials to write.
+    path
+        The file written (atomically).
+    overwrite
+        Replace an existing file (otherwise an error).
+
     See Also
     --------
     read_nist_scores : The reader.
@@ -331,6 +366,15 @@ def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = Fa
 
     A key belongs to no system: a ``system`` column is not written (NIST system outputs are
     one file per system), so the key and scores files read back and align.
+
+    Parameters
+    ----------
+    data
+        The trials to write.
+    path
+        The file written (atomically).
+    overwrite
+        Replace an existing file (otherwise an error).
 
     See Also
     --------
@@ -458,6 +502,15 @@ def _read_parquet_file(path: Path) -> pl.DataFrame:
 
 def write_table(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
     r"""Write a CSV (``.csv``), TSV (other suffixes) or single Parquet file atomically.
+
+    Parameters
+    ----------
+    data
+        The trials to write.
+    path
+        The file written (atomically).
+    overwrite
+        Replace an existing file (otherwise an error).
 
     See Also
     --------

@@ -169,6 +169,23 @@ def cavg_sweep(scores: Data, truth: Data, *, by: Sequence[str] | str | None = No
     oracle reference) and ``minimum`` (evaluator-optimized threshold). The detection llrs are
     sorted once per group (and the recalibrated ones once) for all priors.
 
+    Parameters
+    ----------
+    scores
+        Multiclass scores (see :func:`read_scores`).
+    truth
+        The true class per segment (see :func:`read_truth`).
+    by
+        Condition columns.
+    prior_log_odds
+        The grid of ``logit(p_target)``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Per group and prior: ``prior_log_odds``, ``p_target``, ``actual``, ``calibrated``,
+        ``minimum``.
+
     See Also
     --------
     evaluate_multiclass : Cavg at given priors.

@@ -112,6 +112,16 @@ def read_embeddings(source: object) -> Embeddings:
     ``vector`` (or ``vectors``, ``embedding``, ``embeddings``) array. An optional ``speaker``
     column/array labels each vector (used by the leakage guard).
 
+    Parameters
+    ----------
+    source
+        A path, a frame with ``id`` and ``vector`` columns, or an ``(ids, array)`` pair.
+
+    Returns
+    -------
+    Embeddings
+        The checked vectors and ids.
+
     Raises
     ------
     FormatError
