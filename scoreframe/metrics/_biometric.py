@@ -386,6 +386,18 @@ def fmr_at_fnmr(tar: ArrayLike, non: ArrayLike, fnmr: ArrayLike | float, *,
     See :func:`fnmr_at_fmr` for the parameters; bob's rule is ``frr_threshold``, pyeer's the
     last threshold whose FNMR is nearest the target.
 
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    fnmr
+        FNMR target(s), in (0, 1).
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+    strict
+        Accept ``score > threshold`` (default ``>=``).
+
     See Also
     --------
     fnmr_at_fmr, zero_fnmr
@@ -404,6 +416,19 @@ def fmr_at_fnmr(tar: ArrayLike, non: ArrayLike, fnmr: ArrayLike | float, *,
 def zero_fmr(tar: ArrayLike, non: ArrayLike, *, convention: str = "exact") -> float:
     """ZeroFMR: the FNMR at the lowest threshold with no false match.
 
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+
+    Returns
+    -------
+    float
+        The FNMR, a fraction.
+
     See Also
     --------
     zero_fnmr, fnmr_at_fmr
@@ -420,6 +445,19 @@ def zero_fnmr(tar: ArrayLike, non: ArrayLike, *, convention: str = "exact") -> f
     """ZeroFNMR: the FMR at the highest threshold with no false non-match.
 
     bob.measure 6.1.1 (``convention="bob"``) skips a tied lowest genuine score.
+
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+
+    Returns
+    -------
+    float
+        The FMR, a fraction.
 
     See Also
     --------
@@ -438,6 +476,19 @@ def zero_fnmr(tar: ArrayLike, non: ArrayLike, *, convention: str = "exact") -> f
 def min_hter(tar: ArrayLike, non: ArrayLike, *, convention: str = "exact") -> float:
     """Minimum half total error rate ``min_t (FMR(t) + FNMR(t)) / 2``.
 
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+
+    Returns
+    -------
+    float
+        The minimum HTER, a fraction.
+
     See Also
     --------
     scoreframe.min_dcf : the same minimum at ``p_target=0.5`` (unnormalized).
@@ -455,6 +506,16 @@ def mw_auc(tar: ArrayLike, non: ArrayLike) -> float:
 
     Counted in integers (``2U``) and divided once.
 
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+
+    Returns
+    -------
+    float
+        The AUC, in [0, 1].
+
     See Also
     --------
     scoreframe.auc
@@ -471,6 +532,20 @@ def mw_auc(tar: ArrayLike, non: ArrayLike) -> float:
 def fmr_fnmr(tar: ArrayLike, non: ArrayLike, thresholds: ArrayLike | float, *,
              strict: bool = False) -> tuple[F64, F64]:
     """FMR and FNMR at fixed thresholds (accept ``score >= t``; ``strict``: ``>``).
+
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    thresholds
+        Decision threshold(s).
+    strict
+        Accept ``score > threshold`` (default ``>=``).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        FMR and FNMR, one value per threshold.
 
     See Also
     --------
@@ -499,6 +574,25 @@ def verification_summary(tar: ArrayLike, non: ArrayLike, *,
     ``zero_fmr_threshold``, ``zero_fnmr``, ``zero_fnmr_threshold``, ``min_hter``,
     ``min_hter_threshold``, ``auc_mw`` and ``eer_peer`` (the peer's EER; ``None`` for
     ``"exact"``, whose EER conventions are those of :func:`scoreframe.eer`).
+
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    fmr, fnmr
+        FMR and FNMR targets (optional).
+    thresholds
+        Fixed thresholds (optional).
+    strict
+        Accept ``score > threshold`` (default ``>=``).
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+
+    Returns
+    -------
+    dict
+        The values named above.
 
     See Also
     --------
@@ -646,6 +740,18 @@ def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
 
     ``kind`` is ``"fnmr_at_fmr"``, ``"fmr_at_fnmr"`` or ``"at_threshold"``; the group
     columns and counts come first.
+
+    Parameters
+    ----------
+    results
+        An :func:`scoreframe.evaluate` frame with verification columns.
+    kind
+        The per-target column to unnest.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group and target.
 
     See Also
     --------

@@ -164,6 +164,20 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
 
     Rates of 0 cannot be drawn on a log axis: they are named in the subtitle.
 
+    Parameters
+    ----------
+    groups
+        A :func:`scoreframe.differentials` frame (or result).
+    width, height
+        The plot's size in pixels.
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.LayerChart or altair.FacetChart
+        The per-group rates.
+
     See Also
     --------
     scoreframe.differentials

@@ -157,6 +157,26 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
     ``cal_loss`` per group): stacked bars of minCllr (discrimination) and calibration loss on
     one shared scale for all series.
 
+    Parameters
+    ----------
+    ape
+        A :func:`scoreframe.ape_curve` frame.
+    summary
+        An :func:`scoreframe.evaluate` frame of the same groups, for the Cllr bars (optional).
+    series
+        Group columns naming the series (default: all group columns).
+    styles
+        Series label -> :class:`SeriesStyle` (see :func:`series_scale`).
+    width, height
+        The plot's size in pixels.
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.HConcatChart or altair.LayerChart
+        Curves and bars side by side, or the curves alone without ``summary``.
+
     See Also
     --------
     nber_plot : Bayes error rates by prior.

@@ -60,6 +60,13 @@ def enable_offline_display(*, force: bool = False, interactive: bool = False) ->
     ``interactive`` also attaches the Vega-Lite spec to every output (see
     :func:`offline_renderer`); outputs then grow by the size of the spec.
 
+    Parameters
+    ----------
+    force
+        Enable it even when another renderer than Altair's default is active.
+    interactive
+        Attach the Vega-Lite spec to every output.
+
     See Also
     --------
     disable_offline_display : The reverse.

@@ -35,6 +35,22 @@ def calibration_plot(maps: Any, *, styles: Mapping[str, SeriesStyle] | None = No
     axis spans the finite llrs; infinite llrs (the ends of a PAV map) leave the plot at the
     frame instead of stretching the axis.
 
+    Parameters
+    ----------
+    maps
+        Rows ``map``, ``score``, ``llr``.
+    styles
+        Series label -> :class:`SeriesStyle` (see :func:`series_scale`).
+    width, height
+        The plot's size in pixels.
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.Chart
+        One line per map.
+
     See Also
     --------
     scoreframe.LinearCalibration, scoreframe.PavCalibration : The maps it draws.
@@ -69,6 +85,20 @@ def calibration_plot(maps: Any, *, styles: Mapping[str, SeriesStyle] | None = No
 def histogram_plot(hist: Any, *, series: Sequence[str] | None = None,
                    title: str = "Score distributions") -> alt.Chart | alt.FacetChart:
     """Class-conditional score histograms (a :func:`scoreframe.results.curves.histogram_frame`).
+
+    Parameters
+    ----------
+    hist
+        A histogram frame (``class``, ``lo``, ``hi``, ``density``).
+    series
+        Group columns naming the series (default: all group columns).
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.Chart or altair.FacetChart
+        One panel per series when there are several.
 
     See Also
     --------
@@ -111,6 +141,24 @@ def cavg_sweep_plot(sweep: Any, *, series: Sequence[str] | None = None,
     Draws a :func:`scoreframe.multiclass.cavg_sweep` frame (the multiclass analogue of the
     normalized Bayes error-rate plot; see ``docs/math.md``, multiclass Cavg). Series keep their
     colour and dash; the three measures differ by width (several series) or dash (one series).
+
+    Parameters
+    ----------
+    sweep
+        A :func:`scoreframe.multiclass.cavg_sweep` frame.
+    series
+        Group columns naming the series (default: all group columns).
+    styles
+        Series label -> :class:`SeriesStyle` (see :func:`series_scale`).
+    width, height
+        The plot's size in pixels.
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.Chart
+        The three measures per series.
 
     See Also
     --------

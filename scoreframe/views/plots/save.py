@@ -58,6 +58,17 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, overwrite: bool = 
     atomically; an existing file is replaced only with ``overwrite=True``.
     ``scale`` multiplies the pixel size of PNG output.
 
+    Parameters
+    ----------
+    chart
+        An Altair chart.
+    path
+        The file; its suffix chooses the format.
+    overwrite
+        Replace an existing file.
+    scale
+        Pixel multiplier of PNG output.
+
     Returns
     -------
     pathlib.Path

@@ -80,6 +80,16 @@ def series_scale(labels: Sequence[str]) -> dict[str, SeriesStyle]:
     its look across all of them. The first 64 labels all differ in the (colour, dash) pair:
     the dash advances with the colour and shifts by one after each full cycle of colours.
 
+    Parameters
+    ----------
+    labels
+        The series labels, in the order that fixes their styles.
+
+    Returns
+    -------
+    dict of str to SeriesStyle
+        One style per label.
+
     See Also
     --------
     series_labels : The series names.
@@ -140,6 +150,18 @@ def group_cols(df: pl.DataFrame, series: Sequence[str] | None) -> list[str]:
 
 def series_labels(df: pl.DataFrame, series: Sequence[str] | None = None) -> pl.DataFrame:
     """Add a ``series`` column: the group columns' values joined by ``" / "``.
+
+    Parameters
+    ----------
+    df
+        A curve or result frame.
+    series
+        Group columns naming the series (default: all group columns).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``df`` with a ``series`` column.
 
     See Also
     --------
