@@ -230,6 +230,16 @@ def declare(metric: Metric) -> Metric:
     Names are unique among group-level metrics and among per-operating-point metrics (a
     group-level summary may share its name with the per-point value, e.g. ``dr30_ok``).
 
+    Parameters
+    ----------
+    metric
+        The declaration; its name must be new among metrics of its kind.
+
+    Returns
+    -------
+    Metric
+        ``metric``, so a module can keep it.
+
     See Also
     --------
     Metric : What is declared.
@@ -256,6 +266,18 @@ def declared(*, family: str | Sequence[str] | None = "binary",
              per_operating_point: bool | None = None) -> list[Metric]:
     """Declared metrics in declaration order, filtered by family and kind.
 
+    Parameters
+    ----------
+    family
+        A family, several, or None for all (default: the always-computed ``binary``).
+    per_operating_point
+        Keep only per-operating-point (True) or group-level (False) metrics.
+
+    Returns
+    -------
+    list of Metric
+        In declaration order.
+
     See Also
     --------
     declare : Add to it.
@@ -276,6 +298,16 @@ def declared(*, family: str | Sequence[str] | None = "binary",
 
 def lookup(name: str) -> Metric:
     """The declaration of one metric, by column name.
+
+    Parameters
+    ----------
+    name
+        A metric's column name.
+
+    Returns
+    -------
+    Metric
+        Its declaration (a group-level one first).
 
     See Also
     --------

@@ -491,6 +491,22 @@ def psr(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: float,
     ``C`` the Beta-family rule ``rule`` (``log``, ``brier``, ``boost``, ``asym`` or
     ``(alpha, beta)``). ``normalize`` divides by the default system's value (1 = useless).
 
+    Parameters
+    ----------
+    tar, non
+        Target and non-target llrs.
+    p_target
+        The prior ``pi``, in (0, 1).
+    rule
+        The scoring rule: a name or ``(alpha, beta)``.
+    normalize
+        Divide by the default system's value.
+
+    Returns
+    -------
+    float
+        The objective (0 for a perfect system; the log rule in nats).
+
     See Also
     --------
     cllr : The logarithmic rule at ``p_target = 0.5``, normalized.
