@@ -113,6 +113,18 @@ def test_every_public_callable_has_an_example(name: str) -> None:
     assert "Examples\n--------" in doc and ">>> " in doc, f"{name} has no runnable example"
 
 
+@pytest.mark.parametrize("name", sorted(n for n, o in CALLABLES.items() if not inspect.isclass(o)))
+def test_every_public_function_documents_its_parameters(name: str) -> None:
+    obj = CALLABLES[name]
+    doc = _doc(obj)
+    params = [p for p in inspect.signature(obj).parameters if p not in ("self", "cls")]
+    assert not params or "Parameters\n----------" in doc, f"{name} has no Parameters section"
+    # numpydoc order: Parameters, Returns, ..., See Also, Notes, References, Examples
+    order = [doc.find(f"\n{s}\n") for s in ("Parameters", "Returns", "See Also", "Examples")]
+    present = [i for i in order if i >= 0]
+    assert present == sorted(present), f"{name}: numpydoc sections out of order"
+
+
 @pytest.mark.parametrize("name", sorted(CALLABLES))
 def test_every_public_callable_has_a_see_also_section(name: str) -> None:
     doc = _doc(CALLABLES[name])
