@@ -58,6 +58,7 @@ def probe(setup: str, call: str, repeat: int) -> dict[str, float]:
 
 def make_inputs(d: Path, n: int) -> dict[str, Path]:
     """Text, Parquet and HDF5 files of the same n trials (synthetic, one system)."""
+    import numpy as np
     import polars as pl
 
     from scoreframe import io as sio
@@ -83,9 +84,16 @@ def make_inputs(d: Path, n: int) -> dict[str, Path]:
 
     paths["t.csv.gz"].write_bytes(gzip.compress(paths["t.csv"].read_bytes(), 6))
     sio.write_trials(df, paths["t.parquet"], overwrite=True)
-    sio.write_bosaris_hdf5(df, paths["key.h5"], "key", overwrite=True)
-    sio.write_bosaris_hdf5(df, paths["scores.h5"], "scores", overwrite=True)
-    _dense_h5(df, paths["dense.h5"])
+    # BOSARIS HDF5 holds dense model x segment matrices: the HDF5 inputs put the same scores
+    # and labels on a nearly square grid (synth's ids would make a 50 GB matrix at 10^7).
+    side = int(np.ceil(np.sqrt(n)))
+    grid = np.arange(df.height)
+    dfg = df.with_columns(
+        model=pl.Series(np.char.add("m", (grid // side).astype(str))),
+        segment=pl.Series(np.char.add("s", (grid % side).astype(str))))
+    sio.write_bosaris_hdf5(dfg, paths["key.h5"], "key", overwrite=True)
+    sio.write_bosaris_hdf5(dfg, paths["scores.h5"], "scores", overwrite=True)
+    _dense_h5(dfg, paths["dense.h5"])
     return paths
 
 

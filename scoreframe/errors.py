@@ -189,13 +189,17 @@ class ScoreframeError(ValueError):
         The 1-based line (text files) or row (tables) in ``path``.
     parameter
         The keyword argument (``p_target``) the error is about; the command line shows it as
-        the option typed (``--p-target``).
+        the option typed (``--p-target``). When it is not given, a message composed by the
+        library's convention for a bad argument (``bad `name`...``) sets it, once, here: the
+        command line reads only the attribute.
 
     Examples
     --------
     >>> err = ScoreframeError("bad `p_target`", parameter="p_target")
     >>> err.parameter, err.path, str(err)
     ('p_target', None, 'bad `p_target`')
+    >>> ScoreframeError("bad `ci`: expected a number in (0, 1); got 1.5").parameter
+    'ci'
     """
 
     def __init__(self, *args: object, path: str | PathLike[str] | None = None,
@@ -203,7 +207,14 @@ class ScoreframeError(ValueError):
         super().__init__(*args)
         self.path = None if path is None else str(path)
         self.line = line
+        if parameter is None and args and isinstance(args[0], str):
+            named = _BAD_ARGUMENT.match(args[0])
+            parameter = named.group(1) if named else None
         self.parameter = parameter
+
+
+#: How the library words an error about one keyword argument: ``bad `p_target`: ...``.
+_BAD_ARGUMENT = re.compile(r"bad `([A-Za-z_]\w*)`")
 
 
 class SchemaError(ScoreframeError):

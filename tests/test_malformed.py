@@ -562,3 +562,50 @@ def test_console_script(tmp_path: Path, cid: str) -> None:
     res = subprocess.run([str(BIN), *_argv(case, path, outdir / "result.parquet")],
                          capture_output=True, text=True, timeout=120, env=ENV, cwd=tmp_path)
     _check_cli(case, path, outdir, res.returncode, res.stderr)
+
+
+# --- every registered format, from the registry: a format added with register_format joins ------
+# the catalogue with no case of its own (docs/howto/add_format.md registers one and runs this)
+#: Inputs no reader of any format accepts: (id, file contents), or None for "no such file".
+REGISTRY_INPUTS: list[tuple[str, bytes | None]] = [
+    ("missing", None),
+    ("empty", b""),
+    ("binary", bytes(range(256)) * 4),
+    ("ragged", b"m1 s1 target extra words\nm2\n"),
+]
+
+
+def check_registered_format(tmp_path: Path, name: str,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Every REGISTRY_INPUTS case, read as format ``name`` through the library and the CLI.
+
+    The library (``read_trials(path, fmt=name)``) raises one ScoreframeError naming the file;
+    the command line (``evaluate PATH --from NAME``, in this process so that a format
+    registered by the caller is known) exits 2 with one line naming the file, leaving
+    nothing behind.
+    """
+    from scoreframe.cli import main
+
+    for cid, data in REGISTRY_INPUTS:
+        d = tmp_path / f"{name}-{cid}"
+        d.mkdir(parents=True)
+        path = d / f"input-{cid}.dat"
+        if data is not None:
+            path.write_bytes(data)
+        with pytest.raises(ScoreframeError) as info:
+            sio.read_trials(path, fmt=name)
+        assert path.name in str(info.value) or info.value.path == str(path), (cid, info.value)
+        capsys.readouterr()
+        out = d / "result.csv"
+        code = main(["evaluate", str(path), "--from", name, "-o", str(out)])
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(lines) == 1, (cid, code, lines)
+        assert lines[0].startswith("scoreframe: error:") and path.name in lines[0], lines[0]
+        assert sorted(p.name for p in d.iterdir()) == ([path.name] if data is not None else [])
+
+
+@pytest.mark.parametrize("name", sio.format_names(readable=True))
+def test_every_registered_format_refuses_malformed_input(tmp_path: Path, name: str,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    check_registered_format(tmp_path, name, capsys)

@@ -13,7 +13,13 @@ import pytest
 
 import scoreframe
 from scoreframe.errors import AlignmentError, ScoreframeError, UsageError, ValidationError
-from scoreframe.kernels.cohort import GroupMoments, merge_topk, moments_of_rows, row_topk
+from scoreframe.kernels.cohort import (
+    GroupMoments,
+    group_topk,
+    merge_topk,
+    moments_of_rows,
+    row_topk,
+)
 from scoreframe.norm import cohort_statistics, normalize, read_embeddings
 
 DIM = 6
@@ -179,6 +185,7 @@ def test_embedding_statistics_identical_whatever_block_size_and_workers() -> Non
         assert st.equals(ref)
     # rows 8..255 of a block and of the whole matrix: the padded call gives the same bits
     st1 = cohort_statistics(method="snorm", embeddings=((e[0][:9], e[1][:9]),) * 2, cohort=c)
+    assert ref is not None
     first = ref.filter(pl.col("top_k").is_null() & pl.col("id").is_in(e[0][:9]))
     assert st1.sort("side", "id").equals(first.sort("side", "id"))
 
@@ -250,7 +257,7 @@ def test_leakage_guard_excludes_same_id(tmp_path: Path) -> None:
         tabs.append(pl.DataFrame({col: np.repeat(ids, len(cids)),
                                   "cohort_id": np.tile(cids, len(ids)),
                                   "score": full.ravel()}))
-    out2 = normalize(d["trials"], method=["snorm", "asnorm5"], cohort_scores=tuple(tabs),
+    out2 = normalize(d["trials"], method=["snorm", "asnorm5"], cohort_scores=(tabs[0], tabs[1]),
                      exclude_same_id=True).collect()
     np.testing.assert_allclose(out2["score_snorm"].to_numpy(), out["score_snorm"].to_numpy(),
                                rtol=1e-12)
@@ -423,3 +430,67 @@ def test_exact_moments_scattered_groups() -> None:
     s1, s2 = sum(v), sum(t * t for t in v)
     assert mean[17] == float(s1 / len(v))
     assert std[17] == math.sqrt(float((s2 - s1 * s1 / len(v)) / (len(v) - 1)))
+
+
+def _fraction_moments(x: np.ndarray, ddof: int) -> tuple[float, float]:
+    v = [Fraction(t) for t in x]
+    n, s1 = len(v), sum(v)
+    s2 = sum(t * t for t in v)
+    return float(s1 / n), math.sqrt(float((s2 - s1 * s1 / n) / (n - ddof)))
+
+
+@pytest.mark.parametrize("small_bins", [False, True])
+def test_exact_moments_binned_paths(monkeypatch: pytest.MonkeyPatch, small_bins: bool) -> None:
+    """The float bins (fixed grids, flushed into limbs) stay exact: magnitudes that grow
+    from one add to the next (a coarser grid), values far below the largest (bits left below
+    the last grid), subnormals, values near 2**500, and bins flushed when full."""
+    import scoreframe.kernels.cohort as cohort
+
+    if small_bins:  # many flushes and chunks on small data
+        monkeypatch.setattr(cohort, "_BIN_LIMIT", 37)
+        monkeypatch.setattr(cohort, "_BIN_CHUNK", 16)
+    rng = np.random.default_rng(11)
+    parts = [rng.normal(0.05, 0.1, 400) * 1e-3,  # small first: a fine grid
+             rng.normal(0.05, 0.1, 400),  # larger: the grid grows
+             rng.normal(0.0, 1.0, 400) * 10.0 ** rng.integers(-40, 3, 400),  # wide range
+             np.r_[5e-324, -3e-310, 2.0**-1000, 1e-200, 0.0, -0.0],  # subnormals, tiny
+             np.r_[2.0**499, -(2.0**498) * 1.5, 3.0, 2.0**-400],  # huge with small
+             rng.normal(0.3, 0.01, 400)]
+    groups = [rng.integers(0, 3, p.shape[0]) for p in parts]
+    x, g = np.concatenate(parts), np.concatenate(groups)
+    for ddof in (0, 1):
+        seq = GroupMoments(3)
+        for p, gp in zip(parts, groups, strict=True):  # one accumulator, successive adds
+            seq.add(p, gp)
+        mean, std = seq.finalize(ddof=ddof)
+        shuffled = GroupMoments(3)
+        order = rng.permutation(x.shape[0])
+        for idx in np.array_split(order, 7):
+            piece = GroupMoments(3)
+            piece.add(x[idx], g[idx])
+            shuffled.add(x[idx][:0], g[idx][:0])  # an empty add changes nothing
+            shuffled.merge(piece)
+        mean2, std2 = shuffled.finalize(ddof=ddof)
+        np.testing.assert_array_equal(mean, mean2)
+        np.testing.assert_array_equal(std, std2)
+        for gi in range(3):
+            want = _fraction_moments(x[g == gi], ddof)
+            assert (mean[gi], std[gi]) == want
+
+
+def test_group_topk_kernel() -> None:
+    rng = np.random.default_rng(5)
+    # a few runs (each partitioned), many (a padded matrix), very uneven (sorted)
+    for n, n_groups, k in ((2000, 7, 5), (3000, 400, 3), (5000, 100, 7), (500, 3, 200),
+                           (1, 1, 4)):
+        x = np.round(rng.normal(size=n), 1)  # many ties
+        g = rng.integers(0, n_groups, n) * 3  # sparse codes
+        if n == 5000:  # very uneven runs: the sorting path
+            g[:4500] = 0
+        for order in (np.arange(n), np.argsort(g, kind="stable"), rng.permutation(n)):
+            got_g, top = group_topk(x[order], g[order], k)
+            np.testing.assert_array_equal(got_g, np.unique(g))
+            for gi, row in zip(got_g, top, strict=True):
+                want = -np.sort(-x[g == gi])[:k]
+                np.testing.assert_array_equal(row[:want.shape[0]], want)
+                assert np.all(row[want.shape[0]:] == -np.inf)

@@ -44,7 +44,7 @@ from scoreframe.metrics.scalar import EER_METHODS
 from scoreframe.results.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.results.tandem import tandem_t_dcf
 
-__all__ = ["PERCENT", "add_evaluate_options", "cmd_evaluate", "percent", "print_results",
+__all__ = ["add_evaluate_options", "cmd_evaluate", "percent", "percent_columns", "print_results",
            "register", "run_evaluate"]
 
 
@@ -108,9 +108,16 @@ def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | Non
                         **options)  # type: ignore[arg-type]  # argparse options forwarded as keywords
 
 
-#: Columns the table shows in percent (as the HTML report does: "EER (%)", two decimals):
-#: the declared metrics whose unit is "%", and the equalized EER.
-PERCENT = (*(m.name for m in declared(family=None) if m.unit == "%"), "eq_eer")
+def percent_columns() -> tuple[str, ...]:
+    """Columns the table shows in percent (as the HTML report does: "EER (%)", two decimals).
+
+    The declared metrics whose unit is "%" (read from the registry when a table is printed, so
+    a metric declared after this module was imported is shown in % too), and the equalized EER.
+
+    >>> "eer" in percent_columns()
+    True
+    """
+    return (*(m.name for m in declared(family=None) if m.unit == "%"), "eq_eer")
 
 
 def with_interval(row: dict[str, object], c: str) -> str:
@@ -121,7 +128,7 @@ def with_interval(row: dict[str, object], c: str) -> str:
     >>> with_interval({"eer": 0.1, "eer_lo": 0.08, "eer_hi": 0.125}, "eer")
     '10.00 [8.00, 12.50]'
     """
-    show = percent if c in PERCENT else fmt
+    show = percent if c in percent_columns() else fmt
     text = show(row[c])
     lo, hi = row.get(f"{c}_lo"), row.get(f"{c}_hi")
     if lo is not None and hi is not None and row[c] is not None:
@@ -140,7 +147,8 @@ def print_results(res: pl.DataFrame, *, title: str = "") -> None:
             *(m.name for m in per_point if m.name in flat.columns)]
     if "eq_eer" in flat.columns:
         cols += ["eq_eer", "eq_act_dcf_norm", "eq_min_dcf_norm"]
-    header = [f"{c} (%)" if c in PERCENT else c for c in cols]
+    rates = percent_columns()
+    header = [f"{c} (%)" if c in rates else c for c in cols]
     warn = False
     rows = []
     for row in flat.iter_rows(named=True):

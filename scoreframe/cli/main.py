@@ -42,8 +42,7 @@ from scoreframe.errors import (
 from scoreframe.io import max_line_bytes
 from scoreframe.io.atomic import clean_stale
 
-__all__ = ["ERROR_LIMIT", "INPUTS", "build_parser", "error_line", "main", "one_line",
-           "option_names"]
+__all__ = ["ERROR_LIMIT", "INPUTS", "build_parser", "error_line", "main", "one_line"]
 
 #: Longest error or warning message (characters, after ``scoreframe: error: ``).
 ERROR_LIMIT = 400
@@ -138,32 +137,6 @@ def one_line(exc: BaseException, *, limit: int | None = None) -> str:
     100
     """
     return _fit(*_paragraphs(exc), limit)
-
-
-def option_names(text: str, args: argparse.Namespace) -> str:
-    """Name the command's options as typed (``--p-target``) in a library message.
-
-    The library reports a bad keyword argument as ``bad `p_target```; on the command line
-    that option is ``--p-target``. Only names that are options of the command (listed in its
-    help) are rewritten, never positional arguments or column names.
-
-    Examples
-    --------
-    >>> p = argparse.ArgumentParser()
-    >>> _ = p.add_argument("--p-target")
-    >>> option_names("bad `p_target`: expected priors in (0, 1); got (1.5,)",
-    ...              argparse.Namespace(p_target=[1.5], parser=p))
-    'bad `--p-target`: expected priors in (0, 1); got (1.5,)'
-    """
-    parser = getattr(args, "parser", None)
-    usage = parser.format_help() if isinstance(parser, argparse.ArgumentParser) else ""
-
-    def flag(m: re.Match[str]) -> str:
-        option = "--" + m.group(1).replace("_", "-")
-        typed = re.search(re.escape(option) + r"(?![\w-])", usage)
-        return f"bad `{option}`" if typed else m.group(0)
-
-    return re.sub(r"bad `(\w+)`", flag, text)
 
 
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
@@ -272,8 +245,7 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
 
     The line is ``scoreframe: error: <message>``, the message at most :data:`ERROR_LIMIT`
     characters (values in it escaped and cut, the hint cut first). The option an error is
-    about is named as typed, from the exception's ``parameter`` attribute (else from a
-    ``bad `name``` in its message). When
+    about is named as typed, from the exception's ``parameter`` attribute. When
     the message names no input file, the file goes first: the exception's ``path``, else the
     inputs of the command (``scoreframe: error: `ds.parquet`: cannot use the --where ...``);
     the exception's ``line`` is added when the message does not say it.
@@ -293,7 +265,8 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     else:
         text, hint = _paragraphs(exc)
     parameter = getattr(exc, "parameter", None)
-    text = _option_name(text, parameter, args) if parameter else option_names(text, args)
+    if isinstance(parameter, str):
+        text = _option_name(text, parameter, args)
     path = getattr(exc, "path", None)
     if isinstance(exc, OSError) and exc.filename is not None:
         path = os.fsdecode(exc.filename)  # the file the operating system names

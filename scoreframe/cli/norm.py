@@ -15,6 +15,7 @@ from scoreframe.cli.options import (
     ListAction,
     add_command,
     dataset_options,
+    engine_kwargs,
     engine_options,
     int_in,
     output_options,
@@ -65,7 +66,7 @@ def cmd_norm(a: argparse.Namespace) -> int:
                                  got=a.save_statistics))
     kw: dict[str, Any] = {"method": a.method, "top_k": a.top_k, "ddof": a.ddof,
                           "convention": a.convention, "exclude_same_id": a.exclude_same_id,
-                          "memory_limit": a.memory_limit, "workers": a.workers}
+                          **engine_kwargs(a)}
     if a.cohort_scores:
         kw["cohort_scores"] = tuple(a.cohort_scores)
     elif a.embeddings:
@@ -91,7 +92,7 @@ def cmd_norm(a: argparse.Namespace) -> int:
         if stats is not None:
             kw = {k: v for k, v in kw.items() if k not in (
                 "cohort_scores", "embeddings", "cohort", "center", "exclude_same_id",
-                "memory_limit", "workers")}
+                "memory_limit", "workers", "engine", "scheduler")}
             out = normalize(trials, statistics=stats, layout=a.layout, **kw)
         else:
             out = normalize(trials, layout=a.layout, progress=tick, **kw)
@@ -152,7 +153,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=[dataset_options("trial table (model, segment, score; without score, cosine "
                                  "scores come from the embeddings)"),
                  output_options(help_text="output trials: parquet file or dataset, csv, tsv"),
-                 engine_options(accepted=("memory_limit", "workers"))],
+                 engine_options(accepted=("engine", "memory_limit", "workers", "scheduler"))],
         func=cmd_norm)
     src = p.add_argument_group("cohort (exactly one)")
     src.add_argument("--cohort-scores", nargs=2, metavar=("ENR", "TST"),

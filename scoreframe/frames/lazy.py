@@ -15,8 +15,8 @@ from typing import Any, TypeAlias
 import polars as pl
 
 from scoreframe.errors import FormatError, ScoreframeError, message
-from scoreframe.io import guess_format, load_trials
-from scoreframe.io.parquet import apply_where, scan_trials
+from scoreframe.io import guess_format, scan_trials
+from scoreframe.io.parquet import apply_where
 
 __all__ = ["ARROW_DATASETS", "ARROW_TYPES", "Data", "as_lazy", "is_frame_like", "path_format"]
 
@@ -51,9 +51,7 @@ def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     [2.0]
     """
     if isinstance(data, str | Path):
-        if path_format(data) == "parquet":
-            return scan_trials(data, where=where)
-        return load_trials(data, where=where)
+        return scan_trials(data, where=where)  # any registered format, through the registry
     if isinstance(data, pl.LazyFrame):
         return apply_where(data, where, source=f"the {type(data).__name__} given")
     if isinstance(data, pl.DataFrame):

@@ -101,7 +101,8 @@ def repeated_hashes(h: np.ndarray) -> np.ndarray:
     >>> repeated_hashes(np.array([5, 1, 5, 2, 1, 5], dtype=np.uint64)).tolist()
     [1, 5]
     """
-    h = np.sort(h)
+    # Polars sorts on every core (numpy on one); the sorted integers are the same either way
+    h = pl.Series(np.asarray(h, dtype=np.uint64)).sort().to_numpy()
     return np.unique(h[1:][h[1:] == h[:-1]])
 
 

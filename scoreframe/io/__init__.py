@@ -1,9 +1,10 @@
 """Readers and writers of trial tables (the I/O layer).
 
 Every reader returns a polars frame in the canonical schema (:mod:`scoreframe.frames.schema`); every
-writer is atomic and never touches its inputs. :func:`read_any` / :func:`write_any` dispatch on
-a format name (or the file name) through the format registry (:func:`register_format`), which
-also gives the command line its ``--from``/``--to`` choices.
+writer is atomic and never touches its inputs. :func:`read_trials`, :func:`scan_trials`,
+:func:`write_trials`, :func:`read_any` and :func:`write_any` dispatch on a format name (or the
+file name) through the format registry (:func:`register_format`), which also gives the command
+line its ``--from``/``--to`` choices.
 
 May import: errors, checks, frames.
 """
@@ -24,8 +25,11 @@ from scoreframe.io._formats import (
     guess_format,
     load_trials,
     read_any,
+    read_trials,
     register_format,
+    scan_trials,
     write_any,
+    write_trials,
 )
 from scoreframe.io.atomic import atomic_outputs
 from scoreframe.io.bosaris_hdf5 import (
@@ -40,12 +44,7 @@ from scoreframe.io.multiclass import (
     read_multiclass_scores,
     read_multiclass_truth,
 )
-from scoreframe.io.parquet import (
-    dataset_validated,
-    read_trials,
-    scan_trials,
-    write_trials,
-)
+from scoreframe.io.parquet import dataset_validated
 from scoreframe.io.tables import (
     read_nist_key,
     read_nist_scores,

@@ -1,24 +1,27 @@
 """The format registry: every trial-table format is one entry (name, reader, writer, sniffers).
 
-I/O layer; imports the readers and writers of this package only. :func:`read_any`,
-:func:`write_any` and :func:`guess_format` dispatch through the registry, and so do the
-library's path inputs (:func:`scoreframe.io.load_trials`), the command line's ``--from`` /
+I/O layer; imports the readers and writers of this package only. :func:`read_trials`,
+:func:`scan_trials`, :func:`write_trials`, :func:`read_any`, :func:`write_any` and
+:func:`guess_format` dispatch through the registry, and so do the library's path inputs
+(:func:`load_trials`, so every function that takes a path), the command line's ``--from`` /
 ``--to`` choices and the malformed-input catalogue of the tests: a format added with
-:func:`register_format` is available to all of them at once.
+:func:`register_format` is available to all of them at once, with no other edit
+(``docs/howto/add_format.md``).
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import polars as pl
 
 from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.frames.schema import Kind, validate_trials
+from scoreframe.io import parquet as pq
 from scoreframe.io.atomic import consistent_read
 from scoreframe.io.bosaris_hdf5 import (
     DEFAULT_MAX_DENSE_BYTES,
@@ -27,7 +30,7 @@ from scoreframe.io.bosaris_hdf5 import (
 )
 from scoreframe.io.lines import max_line_bytes as line_limit
 from scoreframe.io.lines import read_source
-from scoreframe.io.parquet import apply_where, infer_kind, read_trials, scan_trials, write_trials
+from scoreframe.io.parquet import DEFAULT_MAX_ROW_GROUP_BYTES, apply_where, infer_kind
 from scoreframe.io.tables import (
     read_nist_key,
     read_nist_scores,
@@ -38,8 +41,9 @@ from scoreframe.io.tables import (
 )
 from scoreframe.io.text import fields_kind, read_text_trials, write_text_trials
 
-__all__ = ["Format", "ReadOptions", "Reader", "Writer", "format_names", "get_format",
-           "guess_format", "head_lines", "load_trials", "read_any", "register_format", "write_any"]
+__all__ = ["Format", "ReadOptions", "Reader", "Scanner", "Writer", "format_names", "get_format",
+           "guess_format", "head_lines", "load_trials", "read_any", "read_trials",
+           "register_format", "scan_trials", "write_any", "write_trials"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,13 @@ class ReadOptions:
         For headerless lists: the fields of a line in the file's order.
     text_columns
         Columns read as text, never as numbers (conditions: ``01`` and ``1`` stay apart).
+    trial_id
+        Columns identifying a trial, for the duplicate check (readers that check duplicates).
+    check_data
+        Lazy readers (:attr:`Format.scan`): scan the data once to check values, not only the
+        schema. Eager readers always check.
+    max_row_group_bytes
+        Parquet: the largest row group decoded (see :func:`scoreframe.io.parquet.scan_trials`).
 
     See Also
     --------
@@ -73,6 +84,9 @@ class ReadOptions:
     columns: dict[str, str] | None = None
     order: tuple[str, ...] | None = None
     text_columns: tuple[str, ...] = ()
+    trial_id: tuple[str, ...] | None = None
+    check_data: bool = True
+    max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES
 
 
 class Reader(Protocol):
@@ -81,8 +95,14 @@ class Reader(Protocol):
     def __call__(self, path: Path, options: ReadOptions, /) -> pl.DataFrame: ...
 
 
-#: ``write(data, path, *, kind, overwrite, **options)``, atomic; options it does not take are
-#: ignored (``partition_by`` means nothing to a text file).
+class Scanner(Protocol):
+    """``scan(path, options) -> LazyFrame`` in the canonical schema (a lazy reader)."""
+
+    def __call__(self, path: Path, options: ReadOptions, /) -> pl.LazyFrame: ...
+
+
+#: ``write(data, path, *, kind, overwrite, **options)``, atomic. :func:`write_trials` passes
+#: only the options the format lists in :attr:`Format.write_options`.
 Writer = Callable[..., None]
 
 
@@ -107,6 +127,13 @@ class Format:
         answers True, this format is used instead (a ``.tsv`` with NIST's header is NIST).
     sniff_for
         The formats whose files are sniffed for this one.
+    scan
+        A lazy reader (Parquet): :func:`scan_trials` and :func:`load_trials` use it instead
+        of ``read``, so that a ``where`` prunes before anything is read.
+    write_options
+        The writer's own options (``partition_by``...); :func:`write_trials` refuses others.
+    streams
+        The writer takes a LazyFrame or an iterable of DataFrame chunks, not only a DataFrame.
 
     See Also
     --------
@@ -129,6 +156,9 @@ class Format:
     matches_name: Callable[[str], bool] | None = None
     sniff: Callable[[list[str]], bool] | None = None
     sniff_for: tuple[str, ...] = field(default=())
+    scan: Scanner | None = None
+    write_options: tuple[str, ...] = ()
+    streams: bool = False
 
 
 _REGISTRY: dict[str, Format] = {}
@@ -362,16 +392,34 @@ def read_any(path: str | Path, *, fmt: str | None = None, kind: Kind | None = No
     >>> read_any(p, fmt="bosaris-txt")["label"].to_list()
     [True, False]
     """
-    name = fmt or guess_format(path)
-    f = get_format(name)
-    read = f.read
-    if read is None:
-        raise FormatError(message(f"format `{name}` cannot be read",
-                                  expected=" | ".join(format_names(readable=True))))
     options = ReadOptions(kind=kind, columns=columns, order=tuple(order) if order else None,
                           text_columns=tuple(text_columns))
-    with line_limit(max_line_bytes):  # a file replaced during the read is read again
-        return consistent_read(path, lambda: read(Path(path), options))
+    with line_limit(max_line_bytes):
+        return _read(Path(path), get_format(fmt or guess_format(path)), options)
+
+
+def _read(path: Path, f: Format, options: ReadOptions) -> pl.DataFrame:
+    """Read with a format's eager reader; a file replaced during the read is read again."""
+    read = f.read
+    if read is None:
+        raise FormatError(message(f"format `{f.name}` cannot be read", where=f"`{path}`",
+                                  expected=" | ".join(format_names(readable=True))),
+                          path=path, parameter="fmt")
+    return consistent_read(path, lambda: read(path, options))
+
+
+def _scan(path: Path, f: Format, options: ReadOptions) -> pl.LazyFrame:
+    """A format's lazy reader, or its eager reader's frame made lazy."""
+    return f.scan(path, options) if f.scan is not None else _read(path, f, options).lazy()
+
+
+def _source_format(source: str | Path) -> str:
+    """The format of an input path: a glob is Parquet; a missing path is an error naming it."""
+    if any(ch in str(source) for ch in "*?["):
+        return "parquet"
+    if not Path(source).exists():
+        raise FormatError(message(f"no such file or directory `{source}`"), path=source)
+    return guess_format(source)
 
 
 def write_any(data: pl.DataFrame, path: str | Path, *, fmt: str, kind: Kind,
@@ -451,27 +499,194 @@ def load_trials(path: str | Path, *, fmt: str | None = None, kind: Kind | None =
     >>> load_trials(p).collect()["label"].to_list()
     [True, False]
     """
-    p = Path(path)
-    if not p.exists() and not any(ch in str(path) for ch in "*?["):
-        raise FormatError(message(f"no such file or directory `{path}`"))
-    name = fmt or guess_format(path)
-    if name == "parquet" and columns:  # other column names: renamed and checked on reading
-        lf = read_table(path, columns=columns, kind=kind, trial_id=trial_id,
-                        text_columns=text_columns).lazy()
-    elif name == "parquet" and trial_id:  # scan_trials has no trial_id: check on the scan
-        lf = scan_trials(path)
-        lf = validate_trials(lf, kind=infer_kind(lf.collect_schema().names()),
-                             where=f"`{path}`", trial_id=trial_id)
-    elif name == "parquet":
-        lf = scan_trials(path, check_data=True)
-    elif name in ("csv", "tsv") and trial_id and not (name == "tsv" and columns is None
-                                                      and _is_nist(head_lines(p))):
-        lf = read_table(path, columns=columns, kind=kind, separator="," if name == "csv"
-                        else "\t", trial_id=trial_id, text_columns=text_columns).lazy()
-    else:
-        lf = read_any(path, fmt=name, kind=kind, columns=columns, order=order,
-                      text_columns=text_columns).lazy()
-    return apply_where(lf, where, source=f"`{path}`")
+    options = ReadOptions(kind=kind, columns=columns, order=tuple(order) if order else None,
+                          text_columns=tuple(text_columns),
+                          trial_id=tuple(trial_id) if trial_id else None)
+    f = get_format(fmt or _source_format(path))
+    return apply_where(_scan(Path(path), f, options), where, source=f"`{path}`")
+
+
+def scan_trials(source: str | Path, *, fmt: str | None = None, where: str | None = None,
+                kind: Kind | None = None, check_data: bool = False,
+                max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES) -> pl.LazyFrame:
+    r"""Lazily scan a trial table of any registered format, by path.
+
+    A Parquet file, glob or hive-partitioned directory is scanned lazily (a ``where`` on a
+    partition column prunes whole files); a file of another format (``key.txt``, a NIST TSV,
+    a VoxCeleb list, a format added with :func:`register_format`) is read and checked by its
+    reader and returned as a LazyFrame.
+
+    Parameters
+    ----------
+    source
+        ``trials.parquet``, ``dataset/`` (``col=value/part-*.parquet`` below it), a glob or a
+        file of any registered format.
+    fmt
+        The format's name (:func:`format_names`); default: :func:`guess_format`.
+    where
+        Optional SQL predicate applied lazily.
+    kind
+        Expected kind (``key``, ``ndx``, ``scores``, ``trials``); inferred when omitted.
+    check_data
+        Parquet: scan the data once to validate values (NaN scores, labels, duplicates),
+        unless every file carries the validation mark of :func:`write_trials`; the schema is
+        always checked. Other formats are always checked as they are read.
+    max_row_group_bytes
+        Parquet: refuse a file whose footer declares a row group larger than this
+        (uncompressed), before any data are read.
+
+    Returns
+    -------
+    polars.LazyFrame
+        The trials in the canonical schema.
+
+    See Also
+    --------
+    read_trials : The eager read, values checked.
+    write_trials : The writer.
+    register_format : Add a format.
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> df = pl.DataFrame({"model": ["a", "b"], "segment": ["x", "y"], "score": [1.0, -1.0],
+    ...                    "label": [True, False], "gender": ["f", "m"]})
+    >>> write_trials(df, d / "ds", partition_by=["gender"])
+    >>> scan_trials(d / "ds", where="gender = 'f'").collect()["model"].to_list()
+    ['a']
+    >>> _ = (d / "key.txt").write_text("a x target\nb y nontarget\n")
+    >>> scan_trials(d / "key.txt").collect()["label"].to_list()
+    [True, False]
+    """
+    f = get_format(fmt or _source_format(source))
+    options = ReadOptions(kind=kind, check_data=check_data,
+                          max_row_group_bytes=max_row_group_bytes)
+    return apply_where(_scan(Path(source), f, options), where, source=f"`{source}`")
+
+
+def read_trials(source: str | Path, *, fmt: str | None = None, where: str | None = None,
+                kind: Kind | None = None,
+                max_row_group_bytes: int = DEFAULT_MAX_ROW_GROUP_BYTES) -> pl.DataFrame:
+    """Read a trial table of any registered format, by path, with full data validation.
+
+    The eager :func:`scan_trials`. A file or dataset replaced by another process while it is
+    read (``write_trials(..., overwrite=True)``) is read again: the result is always one
+    complete version, never a mix or a missing file.
+
+    Parameters
+    ----------
+    source, fmt, where, kind, max_row_group_bytes
+        As in :func:`scan_trials`.
+
+    Returns
+    -------
+    polars.DataFrame
+        The trials in the canonical schema, checked.
+
+    See Also
+    --------
+    scan_trials : The lazy scan (partitions pruned by ``where``).
+    write_trials : The writer.
+    read_any : The reader with the text formats' options (``columns``, ``order``...).
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> df = pl.DataFrame({"model": ["a", "b"], "segment": ["x", "y"],
+    ...                    "score": [1.0, -1.0], "label": [True, False]})
+    >>> write_trials(df, d / "ds")
+    >>> read_trials(d / "ds", where="score > 0")["model"].to_list()
+    ['a']
+    >>> write_trials(df.drop("score"), d / "key.txt")  # a BOSARIS text key
+    >>> read_trials(d / "key.txt")["label"].to_list()
+    [True, False]
+    """
+    f = get_format(fmt or _source_format(source))
+    options = ReadOptions(kind=kind, max_row_group_bytes=max_row_group_bytes)
+
+    def read() -> pl.DataFrame:
+        lf = apply_where(_scan(Path(source), f, options), where, source=f"`{source}`")
+        with pq.unreadable_parquet(Path(source)):  # decoding is lazy: errors come here
+            return lf.collect()
+
+    return consistent_read(source, read)
+
+
+def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], path: str | Path,
+                 *, fmt: str | None = None, kind: Kind | None = None,
+                 partition_by: Sequence[str] = (), overwrite: bool = False,
+                 chunk_rows: int = 2_000_000, progress: object | None = None,
+                 validate: bool | Literal["trusted"] = True,
+                 trial_id: Sequence[str] | None = None) -> None:
+    r"""Write trials in any registered format, atomically (Parquet when the name has no suffix).
+
+    Parquet is written as one file or a hive-partitioned directory, streamed chunk by chunk
+    and checked as every reader checks it (:func:`scoreframe.io.parquet.write_trials`); the
+    other formats are written by their registry entry's writer.
+
+    Parameters
+    ----------
+    data
+        A frame, a LazyFrame or (Parquet) any iterable of DataFrame chunks.
+    path
+        The output: ``*.parquet`` (one file), a name without suffix (a dataset directory) or a
+        file of any writable format (``key.txt``, ``scores.h5``...).
+    fmt
+        The format's name (:func:`format_names`); default from ``path``.
+    kind
+        What to write (``key``, ``ndx``, ``scores``, ``trials``); default from the columns.
+    partition_by, chunk_rows, progress, validate, trial_id
+        Parquet's options (see :func:`scoreframe.io.parquet.write_trials`); given for a
+        format that does not take them, they are an error.
+    overwrite
+        Replace an existing output.
+
+    See Also
+    --------
+    read_trials, scan_trials : Read it back.
+    write_any : The writer with each format's own options.
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> df = pl.DataFrame({"model": ["a", "b"], "segment": ["x", "y"], "score": [1.0, -1.0],
+    ...                    "label": [True, False], "gender": ["f", "m"]})
+    >>> write_trials(df, d / "ds", partition_by=["gender"])
+    >>> sorted(p.name for p in (d / "ds").iterdir())
+    ['gender=f', 'gender=m']
+    >>> write_trials(df.select("model", "segment", "score"), d / "scores.txt")
+    >>> (d / "scores.txt").read_text()
+    'a x 1.0\nb y -1.0\n'
+    """
+    name = fmt or ("parquet" if not Path(path).suffix else guess_format(path))
+    f = get_format(name)
+    if f.write is None:
+        raise FormatError(message(f"format `{name}` cannot be written", where=f"`{path}`",
+                                  expected=" | ".join(format_names(writable=True))),
+                          path=path, parameter="fmt")
+    given = {"partition_by": tuple(partition_by), "chunk_rows": chunk_rows,
+             "progress": progress, "validate": validate, "trial_id": trial_id}
+    defaults = {"partition_by": (), "chunk_rows": 2_000_000, "progress": None,
+                "validate": True, "trial_id": None}
+    for option, value in given.items():
+        if option not in f.write_options and value != defaults[option]:
+            raise UsageError(message(f"format `{name}` does not take `{option}`",
+                                     where=f"`{path}`",
+                                     hint="It is an option of: " + ", ".join(
+                                         g.name for g in _REGISTRY.values()
+                                         if option in g.write_options) + "."),
+                             path=path, parameter=option)
+    if not f.streams and not isinstance(data, pl.DataFrame):
+        data = data.collect() if isinstance(data, pl.LazyFrame) else pl.concat(list(data))
+    if kind is None:
+        names = (data.collect_schema().names() if isinstance(data, pl.DataFrame | pl.LazyFrame)
+                 else None)
+        kind = infer_kind(names) if names is not None else "trials"
+    f.write(data, Path(path), kind=kind, overwrite=overwrite,
+            **{k: v for k, v in given.items() if k in f.write_options})
 
 
 # ---------------------------------------------------------------- the built-in formats
@@ -541,7 +756,7 @@ def _table_reader(separator: str) -> Reader:
         if separator == "\t" and o.columns is None and _is_nist(head_lines(path)):
             return _read_nist(path, o)
         return read_table(path, columns=o.columns, kind=o.kind, text_columns=o.text_columns,
-                          separator=separator)
+                          separator=separator, trial_id=o.trial_id)
     return read
 
 
@@ -551,12 +766,29 @@ def _write_table(data: pl.DataFrame, path: Path, *, kind: Kind, overwrite: bool,
 
 
 def _read_parquet(path: Path, o: ReadOptions) -> pl.DataFrame:
-    return read_trials(path, kind=o.kind)
+    if o.columns or o.trial_id:
+        with pq.unreadable_parquet(path):
+            return _scan_parquet(path, o).collect()
+    return pq.read_trials(path, kind=o.kind, max_row_group_bytes=o.max_row_group_bytes)
+
+
+def _scan_parquet(path: Path, o: ReadOptions) -> pl.LazyFrame:
+    if o.columns:  # other column names: renamed and checked on reading
+        return read_table(path, columns=o.columns, kind=o.kind, trial_id=o.trial_id,
+                          text_columns=o.text_columns).lazy()
+    if o.trial_id:  # the scan's check has no trial_id: check on the scan
+        lf = pq.scan_trials(path, kind=o.kind, max_row_group_bytes=o.max_row_group_bytes)
+        return validate_trials(lf, kind=o.kind or infer_kind(lf.collect_schema().names()),
+                               where=f"`{path}`", trial_id=o.trial_id)
+    return pq.scan_trials(path, kind=o.kind, check_data=o.check_data,
+                          max_row_group_bytes=o.max_row_group_bytes)
 
 
 def _write_parquet(data: pl.DataFrame, path: Path, *, kind: Kind, overwrite: bool,
-                   partition_by: Sequence[str] = (), **_: Any) -> None:
-    write_trials(data, path, partition_by=tuple(partition_by), overwrite=overwrite)
+                   partition_by: Sequence[str] = (), **options: Any) -> None:
+    known = ("chunk_rows", "progress", "validate", "trial_id")
+    pq.write_trials(data, path, partition_by=tuple(partition_by), overwrite=overwrite,
+                    **{k: v for k, v in options.items() if k in known})
 
 
 def _read_h5(path: Path, o: ReadOptions) -> pl.DataFrame:
@@ -622,7 +854,10 @@ def _read_list(path: Path, o: ReadOptions) -> pl.DataFrame:
 
 
 register_format(Format("parquet", "Parquet file or hive-partitioned dataset directory",
-                       _read_parquet, _write_parquet, suffixes=(".parquet",)))
+                       _read_parquet, _write_parquet, suffixes=(".parquet",),
+                       scan=_scan_parquet, streams=True,
+                       write_options=("partition_by", "chunk_rows", "progress", "validate",
+                                      "trial_id")))
 register_format(Format("bosaris-h5", "BOSARIS HDF5 Key, Ndx or Scores", _read_h5, _write_h5,
                        suffixes=(".h5", ".hdf5")))
 register_format(Format("bosaris-txt", "BOSARIS text: model segment target|nontarget|score",

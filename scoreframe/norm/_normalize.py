@@ -23,7 +23,7 @@ from scoreframe.norm._embeddings import (
 )
 from scoreframe.norm._methods import Method, needed, resolve_ddof, resolve_methods
 from scoreframe.norm._tables import table_statistics
-from scoreframe.stats.engine import parse_memory
+from scoreframe.stats.engine import ENGINES, parse_memory
 
 __all__ = ["LAYOUTS", "STATISTICS_SCHEMA", "cohort_statistics", "normalize"]
 
@@ -149,7 +149,8 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
                       exclude_same_id: bool = False, center: str | ArrayLike | None = None,
                       ids: dict[str, Sequence[str]] | None = None,
                       memory_limit: int | float | str | None = None,
-                      workers: int | None = None, progress: Progress | None = None,
+                      workers: int | None = None, engine: str = "local",
+                      scheduler: str | None = None, progress: Progress | None = None,
                       ) -> pl.DataFrame:
     """The cohort statistics table the named methods need (compute once, reuse).
 
@@ -171,7 +172,12 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
     ids
         Restrict the embedding sides to these ids (``{"enroll": [...], "test": [...]}``).
     memory_limit, workers
-        Memory budget (``"2GB"``) and worker threads.
+        Memory budget (``"2GB"``) and parallel tasks (threads; with ``engine="dask"`` and
+        no ``scheduler``, the worker processes of a local Dask cluster).
+    engine, scheduler
+        Where cohort score tables are reduced: ``"local"`` (threads of this process, out of
+        core) or ``"dask"`` (the same tasks on the Dask cluster at ``scheduler``, or a local
+        one); the statistics are identical. Embeddings are always scored in this process.
     progress
         ``progress(what, done, total)`` called as the work advances.
 
@@ -201,7 +207,8 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
     stats, _ = _statistics(source, methods, d, cohort_scores=cohort_scores,
                            embeddings=embeddings, cohort=cohort,
                            exclude_same_id=exclude_same_id, center=center, ids=ids,
-                           memory_limit=memory_limit, workers=workers, progress=progress)
+                           memory_limit=memory_limit, workers=workers, engine=engine,
+                           scheduler=scheduler, progress=progress)
     return stats
 
 
@@ -209,12 +216,21 @@ def _statistics(source: str, methods: list[Method], ddof: int, *, cohort_scores:
                 embeddings: Any, cohort: Any, exclude_same_id: bool, center: Any,
                 ids: dict[str, Sequence[str]] | None,
                 memory_limit: int | float | str | None, workers: int | None,
-                progress: Progress | None,
+                engine: str, scheduler: str | None, progress: Progress | None,
                 ) -> tuple[pl.DataFrame, dict[str, tuple[Embeddings, np.ndarray]] | None]:
+    check_choice(engine, name="engine", choices=ENGINES)
+    if scheduler is not None and engine != "dask":
+        raise UsageError(message("`scheduler` needs engine='dask'", got=repr(scheduler)))
     limit = parse_memory(memory_limit)
-    n_workers = check_positive_int(workers, name="workers") if workers is not None else (
-        os.cpu_count() or 1)
+    if workers is not None:
+        check_positive_int(workers, name="workers")
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
     wanted = needed(methods)
+    if source == "embeddings" and engine == "dask":
+        raise UsageError(message(
+            "the dask engine reduces cohort score tables", got="embeddings",
+            hint="Embeddings are scored by BLAS products in this process: use the local "
+                 "engine (the default), or write cohort score tables for Dask."))
     if source == "embeddings":
         return _embedding_statistics(embeddings, cohort, wanted=wanted, ddof=ddof,
                                      exclude_same_id=exclude_same_id, center=center, ids=ids,
@@ -234,7 +250,8 @@ def _statistics(source: str, methods: list[Method], ddof: int, *, cohort_scores:
                 ) if progress is not None else None
         st = table_statistics(table, side=side, ks=ks, ddof=ddof,
                               exclude_same_id=exclude_same_id, memory_limit=limit,
-                              workers=n_workers, progress=tick)
+                              workers=workers if engine == "dask" else n_workers,
+                              engine=engine, scheduler=scheduler, progress=tick)
         too_few = st.filter(pl.col("top_k").is_not_null() & (pl.col("n") < pl.col("top_k")))
         if too_few.height:
             raise ValidationError(message(
@@ -307,6 +324,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
               convention: str = "wespeaker", exclude_same_id: bool = False,
               center: str | ArrayLike | None = None, layout: str = "columns",
               memory_limit: int | float | str | None = None, workers: int | None = None,
+              engine: str = "local", scheduler: str | None = None,
               progress: Progress | None = None) -> pl.LazyFrame:
     """Normalize trial scores with cohort statistics: z-, t-, s- and adaptive s-norm.
 
@@ -346,8 +364,8 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
         ``"columns"``: one ``score_<method>`` column per method; ``"systems"``: one copy of
         the trials per method in the ``system`` column (``raw``, ``snorm``, ... or
         ``<system>+snorm``), ready for ``evaluate`` and ``compare``.
-    memory_limit, workers, progress
-        As in :func:`cohort_statistics`.
+    memory_limit, workers, engine, scheduler, progress
+        As in :func:`cohort_statistics` (where the cohort statistics are computed).
 
     Returns
     -------
@@ -380,6 +398,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
     """
     source = _check_source(statistics, cohort_scores, embeddings, cohort)
     check_choice(layout, name="layout", choices=LAYOUTS)
+    check_choice(engine, name="engine", choices=ENGINES)
     methods = resolve_methods(method, top_k=top_k, convention=convention)
     d = resolve_ddof(ddof, convention=convention)
     lf = as_lazy(trials)
@@ -415,7 +434,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
                                       embeddings=embeddings, cohort=cohort,
                                       exclude_same_id=exclude_same_id, center=center, ids=ids,
                                       memory_limit=memory_limit, workers=workers,
-                                      progress=progress)
+                                      engine=engine, scheduler=scheduler, progress=progress)
     wanted = needed(methods)
     tables = {side: _wide(stats, side, ks, d) for side, ks in wanted.items()}
     if "score" not in names:

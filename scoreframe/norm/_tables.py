@@ -11,6 +11,7 @@ the batch size, the number of workers or the order of the rows.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,9 +22,17 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from scoreframe.errors import FormatError, ValidationError, message
+from scoreframe.checks import check_choice
+from scoreframe.errors import FormatError, UsageError, ValidationError, message
 from scoreframe.frames.lazy import as_lazy
-from scoreframe.kernels.cohort import MAX_ABS, GroupMoments, merge_topk, moments_of_rows
+from scoreframe.kernels.cohort import (
+    MAX_ABS,
+    GroupMoments,
+    group_topk,
+    merge_topk,
+    moments_of_rows,
+)
+from scoreframe.stats.engine import ENGINES
 from scoreframe.stats.executors import LocalExecutor
 from scoreframe.stats.outofcore import Piece, pieces_of
 
@@ -51,22 +60,61 @@ def id_column(names: Sequence[str], side: str, where: str) -> str:
 @dataclass
 class _State:
     moments: GroupMoments
+    top: NDArray[np.float64] | None  # per id: the k largest scores so far, descending
+    floor: NDArray[np.float64]  # per id: the k-th largest so far (-inf: fewer than k)
+
+
+@dataclass
+class _Packed:
+    """A task's state, of the ids it saw only (what a task returns, also from Dask)."""
+
+    rows: NDArray[np.int64]  # the ids' codes
+    moments: GroupMoments  # of those ids, renumbered 0..len(rows)-1
     top: NDArray[np.float64] | None
 
 
-def _reduce_piece(lf: pl.LazyFrame, *, idc: str, ids: list[str], kmax: int | None,
-                  full: bool, exclude_same_id: bool, batch_rows: int,
-                  tick: Callable[[int], None]) -> _State:
-    g = len(ids)
-    state = _State(GroupMoments(g), np.full((g, kmax), -np.inf) if kmax else None)
-    q = lf.select(pl.col(idc).cast(pl.String).alias("id"),
+@dataclass(frozen=True)
+class _Spec:
+    """What every task of one reduction needs (picklable for Dask)."""
+
+    idc: str
+    ids: tuple[str, ...]
+    kmax: int | None
+    full: bool
+    exclude_same_id: bool
+    batch_rows: int
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Rows ``[offset, offset + length)`` of one Parquet file (all of it: ``length`` None)."""
+
+    path: str
+    hive: tuple[tuple[str, str], ...] = ()
+    offset: int = 0
+    length: int | None = None
+
+    def scan(self) -> pl.LazyFrame:
+        lf = pl.scan_parquet(self.path)
+        names = lf.collect_schema().names()
+        extra = [pl.lit(v).alias(k) for k, v in self.hive if k not in names]
+        if extra:
+            lf = lf.with_columns(extra)
+        return lf if self.length is None else lf.slice(self.offset, self.length)
+
+
+def _reduce_piece(lf: pl.LazyFrame, state: _State, spec: _Spec,
+                  tick: Callable[[int], None] | None) -> None:
+    """Add the rows of ``lf`` to ``state``, batch by batch."""
+    g, kmax = len(spec.ids), spec.kmax
+    q = lf.select(pl.col(spec.idc).cast(pl.String).alias("id"),
                   pl.col("cohort_id").cast(pl.String), pl.col("score").cast(pl.Float64))
     q = q.filter(pl.col("id").is_not_null())
-    if exclude_same_id:
+    if spec.exclude_same_id:
         q = q.filter(pl.col("id") != pl.col("cohort_id"))
-    q = q.select(pl.col("id").cast(pl.Enum(ids)).to_physical().cast(pl.Int64).alias("code"),
-                 "score")
-    for batch in q.collect_batches(chunk_size=batch_rows, engine="streaming"):
+    q = q.select(pl.col("id").cast(pl.Enum(spec.ids)).to_physical().cast(pl.Int64)
+                 .alias("code"), "score")
+    for batch in q.collect_batches(chunk_size=spec.batch_rows, engine="streaming"):
         scores = batch["score"].to_numpy()
         codes = batch["code"].to_numpy()
         if not np.all(np.abs(scores) < MAX_ABS):
@@ -74,32 +122,71 @@ def _reduce_piece(lf: pl.LazyFrame, *, idc: str, ids: list[str], kmax: int | Non
             raise ValidationError(message(
                 "cohort scores must be finite numbers", got=f"{bad.height} null, NaN or "
                 "infinite score(s) in this batch", hint="Drop or fix them before normalizing."))
-        if full:
+        if spec.full:
             state.moments.add(scores, codes)
         if kmax and state.top is not None:
-            srt = batch.sort(["code", "score"], descending=[False, True])
-            c = srt["code"].to_numpy()
-            s = srt["score"].to_numpy()
-            starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
-            run = np.repeat(starts, np.diff(np.r_[starts, c.shape[0]]))
-            rank = np.arange(c.shape[0]) - run
-            keep = rank < kmax
-            touched = c[starts]
-            dense = np.full((touched.shape[0], kmax), -np.inf)
-            row = np.repeat(np.arange(starts.shape[0]), np.diff(np.r_[starts, c.shape[0]]))
-            dense[row[keep], rank[keep]] = s[keep]
-            seen = np.isfinite(state.top[touched, 0])  # rows sorted descending
-            if seen.any():
-                dense[seen] = merge_topk(state.top[touched[seen]], dense[seen], kmax)
-            state.top[touched] = dense
-            if not full:
+            if not spec.full:
                 state.moments.count += np.bincount(codes, minlength=g)
-        tick(batch.height)
-    return state
+            # only scores above an id's current k-th largest can enter its top k
+            keep = scores > state.floor[codes]
+            if not keep.all():
+                scores, codes = scores[keep], codes[keep]
+            if scores.shape[0]:
+                touched, dense = group_topk(scores, codes, kmax)
+                seen = np.isfinite(state.top[touched, 0])  # rows sorted descending
+                if seen.any():
+                    dense[seen] = merge_topk(state.top[touched[seen]], dense[seen], kmax)
+                state.top[touched] = dense
+                state.floor[touched] = dense[:, kmax - 1]
+        if tick is not None:
+            tick(batch.height)
+
+
+def _reduce(spec: _Spec, sources: Sequence[_Part | pl.LazyFrame],
+            tick: Callable[[int], None] | None = None) -> _Packed:
+    """One task: its sources one after the other into one state, packed to the ids seen."""
+    g = len(spec.ids)
+    state = _State(GroupMoments(g), np.full((g, spec.kmax), -np.inf) if spec.kmax else None,
+                   np.full(g, -np.inf))
+    for src in sources:
+        _reduce_piece(src.scan() if isinstance(src, _Part) else src, state, spec, tick)
+    rows = np.flatnonzero(state.moments.count)
+    return _Packed(rows, state.moments.take(rows),
+                   None if state.top is None else state.top[rows])
+
+
+def _task(item: tuple[_Spec, tuple[_Part, ...]]) -> _Packed:
+    """A task of the reduction, run by an executor (a module-level function, for Dask)."""
+    return _reduce(*item)
+
+
+#: Rows per batch: bounds of the size drawn from the memory limit.
+MIN_BATCH_ROWS = 65_536
+MAX_BATCH_ROWS = 1_000_000
+#: A task reads at least this many rows (a file is split into slices of its row groups to
+#: keep every worker busy).
+MIN_PART_ROWS = 1 << 20
+
+
+def _parts(pieces: Sequence[Piece], n_rows: int, workers: int) -> list[_Part]:
+    """The files, split into slices so that every worker gets a few."""
+    target = max(MIN_PART_ROWS, -(-n_rows // (4 * workers)))
+    out = []
+    for pc in pieces:
+        assert pc.path is not None
+        rows = int(pl.scan_parquet(pc.path).select(pl.len()).collect().item())
+        if rows <= 1.5 * target:
+            out.append(_Part(pc.path, pc.hive))
+            continue
+        n = -(-rows // target)
+        step = -(-rows // n)
+        out.extend(_Part(pc.path, pc.hive, i, step) for i in range(0, rows, step))
+    return out
 
 
 def table_statistics(data: object, *, side: str, ks: Sequence[int | None], ddof: int,
-                     exclude_same_id: bool, memory_limit: int, workers: int,
+                     exclude_same_id: bool, memory_limit: int, workers: int | None,
+                     engine: str = "local", scheduler: str | None = None,
                      progress: Callable[[int, int], None] | None = None,
                      ) -> pl.DataFrame:
     """Per-id cohort statistics of one side from a cohort score table (out of core).
@@ -107,9 +194,16 @@ def table_statistics(data: object, *, side: str, ks: Sequence[int | None], ddof:
     Returns one row per (id, k): ``side, id, top_k, ddof, n, mean, std``; ``n`` is the number
     of cohort scores of the id (after the leakage guard), ``top_k`` null for the whole cohort.
     Ids with fewer scores than a requested k get a null mean and std and the k in ``n``'s
-    place is checked by the caller.
+    place is checked by the caller. ``engine="dask"`` runs the tasks on Dask workers
+    (:class:`~scoreframe.stats.dask.DaskExecutor`: ``scheduler``, or a local cluster of
+    ``workers`` processes); the data must then be Parquet given by path.
     """
+    check_choice(engine, name="engine", choices=ENGINES)
     where = f"`{data}`" if isinstance(data, str | Path) else f"the {type(data).__name__} given"
+    if engine == "dask" and not isinstance(data, str | Path):
+        raise UsageError(message(
+            "the dask engine reads cohort score tables by path", got=where,
+            hint="Write the table to Parquet and pass its path."))
     lf = as_lazy(data) if not isinstance(data, str | Path) else _scan(data, where)
     names = lf.collect_schema().names()
     idc = id_column(names, side, where)
@@ -124,38 +218,43 @@ def table_statistics(data: object, *, side: str, ks: Sequence[int | None], ddof:
     tops = [k for k in ks if k is not None]
     kmax = max(tops) if tops else None
     full = None in ks
-    pieces = pieces_of(data, lf) if isinstance(data, str | Path) else [Piece(0, frame=lf)]
-    executor = LocalExecutor(workers=min(workers, len(pieces)))
-    state_bytes = len(ids) * (8 * (kmax or 0) + 8 * 24)
-    budget = max(memory_limit // executor.workers - state_bytes, 64 * BYTES_PER_ROW * 1024)
-    batch_rows = int(min(1_000_000, max(65_536, budget // BYTES_PER_ROW)))
-    lock = threading.Lock()
-    done = [0]
+    with contextlib.ExitStack() as stack:
+        executor: Any
+        if engine == "dask":
+            from scoreframe.stats.dask import DaskExecutor
 
-    def tick(rows: int) -> None:
-        with lock:
-            done[0] += rows
+            executor = stack.enter_context(DaskExecutor(scheduler=scheduler, workers=workers))
+        else:
+            executor = LocalExecutor(workers=workers)
+        n_workers = executor.workers
+        # a task's state: k scores and ~10 limbs of two exact sums per id, and the bins
+        state_bytes = len(ids) * (8 * (kmax or 0) + 8 * 32)
+        budget = max(memory_limit // n_workers - 2 * state_bytes, 64 * BYTES_PER_ROW * 1024)
+        batch_rows = int(min(MAX_BATCH_ROWS, max(MIN_BATCH_ROWS, budget // BYTES_PER_ROW)))
+        spec = _Spec(idc, tuple(ids), kmax, full, exclude_same_id, batch_rows)
+        sources: list[Any] = (
+            _parts(pieces_of(data, lf), n_rows, n_workers) if isinstance(data, str | Path)
+            else [lf])
+        groups = [tuple(sources[i::n_workers]) for i in range(min(n_workers, len(sources)))]
+        if engine == "dask":
+            packed = executor.map(_task, [(spec, grp) for grp in groups])
             if progress is not None:
-                progress(done[0], n_rows)
+                progress(n_rows, n_rows)
+        else:
+            lock = threading.Lock()
+            done = [0]
 
-    def task(group: list[Piece]) -> _State:
-        """One worker's files, one after the other, into one state."""
-        state: _State | None = None
-        for piece in group:
-            plf = pl.scan_parquet(piece.path) if piece.path is not None else piece.frame
-            assert plf is not None
-            st = _reduce_piece(plf, idc=idc, ids=ids, kmax=kmax, full=full,
-                               exclude_same_id=exclude_same_id, batch_rows=batch_rows,
-                               tick=tick)
-            state = st if state is None else _merge(state, st, kmax)
-        assert state is not None
-        return state
+            def tick(rows: int) -> None:
+                with lock:
+                    done[0] += rows
+                    if progress is not None:
+                        progress(done[0], n_rows)
 
-    groups = [pieces[i::executor.workers] for i in range(executor.workers)]
-    states = executor.map(task, groups)
-    total = states[0]
-    for st in states[1:]:  # in task order: exact either way
-        total = _merge(total, st, kmax)
+            packed = executor.map(lambda grp: _reduce(spec, grp, tick), groups)
+    total = _State(GroupMoments(len(ids)), np.full((len(ids), kmax), -np.inf) if kmax else None,
+                   np.full(len(ids), -np.inf))
+    for st in packed:  # in task order: exact either way
+        _merge(total, st, kmax)
     return _frame(total, ids=ids, side=side, ks=ks, ddof=ddof)
 
 
@@ -163,13 +262,18 @@ def table_statistics(data: object, *, side: str, ks: Sequence[int | None], ddof:
 MERGE_ROWS = 8192
 
 
-def _merge(a: _State, b: _State, kmax: int | None) -> _State:
-    a.moments.merge(b.moments)
+def _merge(a: _State, b: _Packed, kmax: int | None) -> None:
+    """Add a task's packed state into the total (exact; top-k of top-k)."""
+    a.moments.merge(b.moments, rows=b.rows)
     if a.top is not None and b.top is not None and kmax:
-        for i in range(0, a.top.shape[0], MERGE_ROWS):
-            rows = slice(i, i + MERGE_ROWS)
-            a.top[rows] = merge_topk(a.top[rows], b.top[rows], kmax)
-    return a
+        in_a = np.isfinite(a.top[b.rows, 0])
+        new = b.rows[~in_a]
+        a.top[new] = b.top[~in_a]
+        both = np.flatnonzero(in_a)
+        for i in range(0, both.shape[0], MERGE_ROWS):
+            sel = both[i:i + MERGE_ROWS]
+            rows = b.rows[sel]
+            a.top[rows] = merge_topk(a.top[rows], b.top[sel], kmax)
 
 
 def _scan(path: str | Path, where: str) -> pl.LazyFrame:
