@@ -13,11 +13,19 @@ import json
 import polars as pl
 
 from scoreframe.cli.console import percent, print_table
-from scoreframe.cli.options import ListAction, probability_open, real_in, text_arg
+from scoreframe.cli.options import (
+    ListAction,
+    column_arg,
+    int_in,
+    path_arg,
+    probability_open,
+    real_in,
+    text_arg,
+)
 from scoreframe.metrics import CONVENTIONS
 
-__all__ = ["TARGET_COLUMNS", "add_biometric_options", "biometric_kwargs", "flat_for_csv",
-           "print_targets"]
+__all__ = ["TARGET_COLUMNS", "add_biometric_options", "add_report_biometric_options",
+           "biometric_kwargs", "flat_for_csv", "print_targets", "report_biometric_kwargs"]
 
 #: The list-of-struct columns of the biometric verification results.
 TARGET_COLUMNS = ("fnmr_at_fmr", "fmr_at_fnmr", "at_threshold", "fixed")
@@ -62,12 +70,19 @@ def print_targets(res: pl.DataFrame, group_cols: list[str]) -> None:
     for col in TARGET_COLUMNS:
         if col not in res.columns or not res[col].list.len().sum():
             continue
+        from scoreframe.cli.compare import format_interval
+
         flat = res.select(*group_cols, col).explode(col).unnest(col)
-        cols = flat.columns
-        header = [f"{c} (%)" if c in rates else c for c in cols]
+        bounded = {c for c in flat.columns if f"{c}_lo" in flat.columns}
+        cols = [c for c in flat.columns if not (c.endswith(("_lo", "_hi"))
+                                                and c[:-3] in bounded)]
+        header = [f"{c} (%) [lo, hi]" if c in bounded else f"{c} (%)" if c in rates else c
+                  for c in cols]
         rows = []
         for r in flat.iter_rows(named=True):
-            rows.append(["" if r[c] is None else percent(r[c]) if c in rates
+            rows.append(["" if r[c] is None
+                         else format_interval(r[c], r[f"{c}_lo"], r[f"{c}_hi"], rate=True)
+                         if c in bounded else percent(r[c]) if c in rates
                          else f"{r[c]:.6g}" if isinstance(r[c], float) else str(r[c])
                          for c in cols])
         key = list(range(len(group_cols)))
@@ -80,3 +95,66 @@ def flat_for_csv(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.col(c).map_elements(
         lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v),
         return_dtype=pl.String) for c in cols) if cols else df
+
+
+def add_report_biometric_options(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``scoreframe report``'s biometrics section."""
+    from scoreframe.kernels.identification import TIE_RULES
+
+    g = p.add_argument_group("biometrics section (ISO/IEC 19795-1; docs/biometrics.md)")
+    g.add_argument("--biometric", action="store_true",
+                   help="add the biometrics section: FNMR against FMR on log axes, FNMR at "
+                        "FMR, ZeroFMR, min HTER, AUC (implied by the options below)")
+    g.add_argument("--fmr", action=ListAction, converter=probability_open("an FMR target"),
+                   metavar="A", help="FMR targets of the FNMR-at-FMR table (default 1e-3 1e-2)")
+    g.add_argument("--fnmr", action=ListAction, converter=probability_open("an FNMR target"),
+                   metavar="B", help="FNMR targets of an FMR-at-FNMR table")
+    g.add_argument("--epc-dev", metavar="SQL", type=text_arg("an SQL predicate"),
+                   help="EPC: development trials (e.g. \"split = 'dev'\"); errors on the others")
+    g.add_argument("--epc-eval", metavar="SQL", type=text_arg("an SQL predicate"),
+                   help="EPC: evaluation trials (default: not --epc-dev)")
+    g.add_argument("--identification", type=path_arg(), metavar="FILE",
+                   help="identification data (candidate rows probe/score/mate, or a score "
+                        "matrix .npz/.h5): CMC and FNIR/FPIR charts, identification table")
+    g.add_argument("--rank", action=ListAction, converter=int_in(1, 1_000_000), default=None,
+                   metavar="K", help="ranks of the identification table (default 1 5 10)")
+    g.add_argument("--fpir", action=ListAction, converter=probability_open("an FPIR target"),
+                   metavar="F", help="FPIR targets of the identification table (default 0.01)")
+    g.add_argument("--max-rank", type=int_in(1, 1_000_000), default=20,
+                   help="last rank of the CMC chart")
+    g.add_argument("--tie", choices=TIE_RULES, default="pessimistic",
+                   help="rank tie rule of the identification charts")
+    g.add_argument("--demographics", action=ListAction, converter=column_arg(), default=[],
+                   metavar="COL", help="demographic differentials per group of these columns")
+    g.add_argument("--pair-with", action=ListAction, converter=column_arg(), default=[],
+                   metavar="COL", help="the other side's demographic columns (impostor pairs)")
+    g.add_argument("--differentials-fmr", type=probability_open("an FMR target"),
+                   default=None, help="global FMR of the differentials' threshold "
+                                      "(default: the first --fmr)")
+
+
+def report_biometric_kwargs(a: argparse.Namespace) -> dict[str, object]:
+    """``biometric=`` of :func:`scoreframe.views.report.build_report` (empty when not asked)."""
+    from scoreframe.errors import UsageError
+    from scoreframe.views._report_biometric import BiometricOptions
+
+    asked = (a.biometric or a.fmr or a.fnmr or a.epc_dev or a.identification
+             or a.demographics)
+    if not asked:
+        if a.epc_eval or a.pair_with or a.differentials_fmr is not None or a.rank or a.fpir:
+            raise UsageError("--epc-eval, --pair-with, --differentials-fmr, --rank and --fpir "
+                             "refine the biometrics section: name its input (--epc-dev, "
+                             "--demographics, --identification) or pass --biometric")
+        return {}
+    if a.epc_eval and not a.epc_dev:
+        raise UsageError("--epc-eval needs --epc-dev (the development trials)")
+    kw: dict[str, object] = {"fmr": tuple(a.fmr) if a.fmr else (1e-3, 1e-2),
+                             "fnmr": tuple(a.fnmr or ()), "dev": a.epc_dev,
+                             "eval": a.epc_eval, "identification": a.identification,
+                             "rank": tuple(a.rank or (1, 5, 10)),
+                             "fpir": tuple(a.fpir) if a.fpir else (0.01,),
+                             "max_rank": a.max_rank, "tie": a.tie,
+                             "demographics": tuple(a.demographics),
+                             "pair_with": tuple(a.pair_with),
+                             "differentials_fmr": a.differentials_fmr}
+    return {"biometric": BiometricOptions(**kw)}  # type: ignore[arg-type]  # argparse options forwarded as keywords

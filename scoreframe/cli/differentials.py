@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from scoreframe.cli.compare import add_interval_options, format_interval
 from scoreframe.cli.console import emit_frame, fmt, percent, print_table, write_text_output
 from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
@@ -20,6 +21,7 @@ from scoreframe.cli.options import (
     real_in,
 )
 from scoreframe.errors import UsageError, message
+from scoreframe.metrics import IntervalOptions
 from scoreframe.results._differentials import differentials
 
 __all__ = ["cmd_differentials", "register"]
@@ -34,24 +36,45 @@ def cmd_differentials(a: argparse.Namespace) -> int:
     if (a.fmr is None) == (a.threshold is None):
         raise UsageError(message("give --fmr or --threshold (one of them)",
                                  got="both" if a.fmr is not None else "neither"))
+    if a.bootstrap is None:
+        given = [o for o, v, default in (("--ci", a.ci, 0.95), ("--interval", a.interval,
+                                          "percentile"),
+                                         ("--resample", a.resample, ["model", "segment"]))
+                 if v != default]
+        if given:
+            raise UsageError(f"{', '.join(given)} set how intervals are computed, and "
+                             "intervals need --bootstrap B (e.g. --bootstrap 1000)")
+    iv = {} if a.bootstrap is None else {"intervals": IntervalOptions(
+        bootstrap=a.bootstrap, ci=a.ci, seed=a.seed, interval=a.interval,
+        resample=tuple(a.resample))}
     d = differentials(dataset_source(a), by=a.by, fmr=a.fmr, threshold=a.threshold,
                       pair_with=a.pair_with, where=a.where, alpha=a.alpha,
-                      garbe_weight=a.garbe_weight, **engine_kwargs(a))
+                      garbe_weight=a.garbe_weight, **iv, **engine_kwargs(a))
+    with_iv = "rate_lo" in d.groups.columns
     if a.format == "table":
         g = d.groups
         keys = [c for c in g.columns if c not in ("kind", "n_trials", "errors", "rate",
-                                                  "reason")]
-        header = [*keys, "kind", "trials", "errors", "rate (%)", "reason"]
+                                                  "rate_lo", "rate_hi", "reason")]
+        header = [*keys, "kind", "trials", "errors",
+                  f"rate (%) [{a.ci:.0%} interval]" if with_iv else "rate (%)", "reason"]
         rows = [[*("" if r[c] is None else str(r[c]) for c in keys), r["kind"],
-                 str(r["n_trials"]), str(r["errors"]), percent(r["rate"]), r["reason"] or ""]
+                 str(r["n_trials"]), str(r["errors"]),
+                 format_interval(r["rate"], r["rate_lo"], r["rate_hi"], rate=True)
+                 if with_iv and r["rate"] is not None else percent(r["rate"]),
+                 r["reason"] or ""]
                 for r in g.iter_rows(named=True)]
         idx = list(range(len(keys)))
         print_table(header, rows, key=idx, left=[*idx, len(keys), len(keys) + 4],
                     title=f"global threshold {d.threshold:.6g} (accept score >= threshold)")
         print_table(["measure", "value", "reason"],
-                    [[r["measure"], fmt(r["value"]), r["reason"] or ""]
+                    [[r["measure"], format_interval(r["value"], r["value_lo"], r["value_hi"])
+                      if with_iv and r["value"] is not None else fmt(r["value"]),
+                      r["reason"] or ""]
                      for r in d.summary.iter_rows(named=True)], key=[0], left=[0, 2],
-                    title="disparity across groups (no intervals yet)")
+                    title="disparity across groups" + (
+                        f" ({a.ci:.0%} intervals, {a.bootstrap} replicates, resampling "
+                        f"{' and '.join(a.resample)}; threshold held fixed)" if with_iv
+                        else ""))
         return 0
     if a.format == "json":
         doc = {"threshold": d.threshold, "by": a.by, "pair_with": a.pair_with,
@@ -84,3 +107,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="weight of FMR in the FDR")
     p.add_argument("--garbe-weight", type=real_in(0.0, 1.0, what="a weight"), default=0.5,
                    help="weight of FMR in GARBE")
+    add_interval_options(p)
+    p.set_defaults(resample=["model", "segment"])  # the subject-level two-way bootstrap

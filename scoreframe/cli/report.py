@@ -7,6 +7,7 @@ import copy
 import inspect
 from pathlib import Path
 
+from scoreframe.cli._biometric import add_report_biometric_options, report_biometric_kwargs
 from scoreframe.cli.compare import add_interval_options, interval_kwargs
 from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.inputs import (
@@ -82,6 +83,7 @@ def cmd_report(a: argparse.Namespace) -> int:
         extra["trial_id"] = a.trial_id
     if a.bootstrap:
         extra.update(interval_kwargs(a))
+    extra.update(report_biometric_kwargs(a))
     extra.update(spoof=True if a.spoof else None, forensic=a.forensic,
                  tandem=a.tandem, t_dcf_variant=a.t_dcf_variant, compare=a.compare,
                  tandem_unpaired=a.tandem_unpaired)
@@ -118,6 +120,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("--export-format", nargs="+", choices=EXPORT_FORMATS, default=["png"],
                    help="formats of the exported charts")
     add_interval_options(r)
+    add_report_biometric_options(r)
     r.add_argument("--compare", nargs=2, action=Distinct, type=name_arg(),
                    metavar=("SYSTEM_A", "SYSTEM_B"),
                    help="forest plot of the paired-bootstrap differences of two systems")

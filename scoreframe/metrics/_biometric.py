@@ -54,7 +54,7 @@ __all__ = ["CONVENTIONS", "RatesAt", "VerificationRequest", "attach_target_colum
            "check_convention", "explode_targets",
            "check_rate_targets", "fmr_at_fnmr", "fmr_fnmr", "fnmr_at_fmr", "min_hter",
            "mw_auc", "verification_request", "verification_summary", "verification_values",
-           "zero_fmr", "zero_fnmr"]
+           "target_fields", "without_intervals", "zero_fmr", "zero_fnmr"]
 
 F64 = NDArray[np.float64]
 
@@ -659,29 +659,42 @@ def verification_values(units: Sequence[Any], request: VerificationRequest, *,
 
 def _from_extras(name: str) -> Callable[[GroupStats], object]:
     def compute(g: GroupStats) -> object:
-        return g.extras.get("verification", {}).get(name)
+        v = g.extras.get("verification")
+        if v is None and "verification" not in g.extras and g.stats.verification is not None:
+            # a replicate's (or a bare group's) statistics: the exact convention's values,
+            # computed once per group and kept with it
+            v = g.extras["verification"] = from_statistics(
+                g.stats.verification, g.stats.blocks, g.n_tar, g.n_non, VerificationRequest())
+        return (v or {}).get(name)
     return compute
 
 
-for _name, _display, _unit, _scale, _table, _desc in (
-        ("zero_fmr", "ZeroFMR", "%", 100.0, True,
+for _name, _display, _unit, _scale, _table, _iv, _desc in (
+        ("zero_fmr", "ZeroFMR", "%", 100.0, True, True,
          "FNMR at the lowest threshold with FMR = 0"),
-        ("zero_fmr_threshold", "ZeroFMR threshold", "", 1.0, False,
+        ("zero_fmr_threshold", "ZeroFMR threshold", "", 1.0, False, False,
          "the threshold of ZeroFMR"),
-        ("zero_fnmr", "ZeroFNMR", "%", 100.0, True,
+        ("zero_fnmr", "ZeroFNMR", "%", 100.0, True, True,
          "FMR at the highest threshold with FNMR = 0"),
-        ("zero_fnmr_threshold", "ZeroFNMR threshold", "", 1.0, False,
+        ("zero_fnmr_threshold", "ZeroFNMR threshold", "", 1.0, False, False,
          "the threshold of ZeroFNMR"),
-        ("min_hter", "min HTER", "%", 100.0, True,
+        ("min_hter", "min HTER", "%", 100.0, True, True,
          "minimum over thresholds of (FMR + FNMR) / 2"),
-        ("min_hter_threshold", "min HTER threshold", "", 1.0, False,
+        ("min_hter_threshold", "min HTER threshold", "", 1.0, False, False,
          "the threshold of the minimum HTER"),
-        ("auc_mw", "AUC", "", 1.0, True,
+        ("auc_mw", "AUC", "", 1.0, True, True,
          "P(genuine > impostor) + P(tie) / 2, exact (Mann-Whitney)"),
-        ("eer_peer", "EER (peer)", "%", 100.0, True,
+        ("eer_peer", "EER (peer)", "%", 100.0, True, False,
          "the EER by the peer's rule (convention bob or pyeer)")):
     declare(Metric(_name, _display, _unit, _from_extras(_name), scale=_scale,
-                   family="biometric", table=_table, description=_desc))
+                   family="biometric", table=_table, description=_desc, intervals=_iv))
+
+
+def without_intervals(metrics: Sequence[Metric]) -> list[Metric]:
+    """``metrics`` with the biometric family's intervals switched off (peers' conventions)."""
+    from dataclasses import replace
+
+    return [replace(m, intervals=False) if m.family == "biometric" else m for m in metrics]
 
 
 def peer_sorted_units(stats: Any, data: Any, *, where: str | None) -> list[SortedScores | None]:
@@ -703,29 +716,56 @@ def peer_sorted_units(stats: Any, data: Any, *, where: str | None) -> list[Sorte
     return out
 
 
-def _struct_dtype(kind: str) -> Any:
+def target_fields(kind: str, *, intervals: bool = False) -> tuple[str, ...]:
+    """The fields of a per-target struct column (with ``_lo``/``_hi`` after each rate).
+
+    >>> target_fields("fnmr_at_fmr", intervals=True)[:4]
+    ('fmr_target', 'fnmr', 'fnmr_lo', 'fnmr_hi')
+    """
+    from scoreframe.metrics._biometric_intervals import INTERVAL_FIELDS
+
+    out: list[str] = []
+    for f in TARGET_FIELDS[kind]:
+        out.append(f)
+        if intervals and f in INTERVAL_FIELDS[kind]:
+            out += [f"{f}_lo", f"{f}_hi"]
+    return tuple(out)
+
+
+def _struct_dtype(kind: str, *, intervals: bool = False) -> Any:
     import polars as pl
 
     ints = {"n_fnm", "n_fm"}
     return pl.List(pl.Struct({f: pl.Int64 if f in ints else pl.Float64
-                              for f in TARGET_FIELDS[kind]}))
+                              for f in target_fields(kind, intervals=intervals)}))
 
 
 def attach_target_columns(results: Any, stats: Any, values: Sequence[dict[str, Any]], *,
-                          convention: str = "exact") -> Any:
+                          convention: str = "exact", intervals: Any = None,
+                          request: VerificationRequest | None = None) -> Any:
     """Add the per-target list-of-struct columns to ``evaluate``'s results (before ``dcf``).
 
     Rows are matched on the group columns; ``eer_peer`` is dropped for the exact convention
-    (its EERs are the ``eer`` column's conventions).
+    (its EERs are the ``eer`` column's conventions). With ``intervals`` (an
+    :class:`~scoreframe.metrics.IntervalOptions`, exact convention, statistics carrying
+    replicates) and the ``request``, every rate gets ``_lo``/``_hi`` fields.
     """
     import polars as pl
 
+    with_iv = intervals is not None and request is not None and convention == "exact"
+    if with_iv:
+        from scoreframe.metrics._biometric_intervals import target_intervals
+
+        values = [target_intervals(us.stats, request, v, intervals,  # type: ignore[arg-type]  # request is set when intervals are (with_iv)
+                                   values_of=from_statistics)
+                  if v and us.stats.replicates else v
+                  for us, v in zip(stats.units, values, strict=True)]
     keys = list(stats.row_cols)
     data: dict[str, list[Any]] = {k: [us.unit.key[k] for us in stats.units] for k in keys}
     for kind in TARGET_FIELDS:
         data[kind] = [v.get(kind) if v else None for v in values]
     schema: dict[str, Any] = {k: pl.String for k in keys}
-    schema.update({kind: _struct_dtype(kind) for kind in TARGET_FIELDS})
+    schema.update({kind: _struct_dtype(kind, intervals=with_iv) for kind in TARGET_FIELDS})
     extra = pl.DataFrame(data, schema=schema)
     out = (results.join(extra, on=keys, how="left", nulls_equal=True, maintain_order="left")
            if keys else pl.concat([results, extra], how="horizontal"))
@@ -738,8 +778,11 @@ def attach_target_columns(results: Any, stats: Any, values: Sequence[dict[str, A
 def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
     """One row per group x target of a per-target column of ``evaluate``, unnested.
 
-    ``kind`` is ``"fnmr_at_fmr"``, ``"fmr_at_fnmr"`` or ``"at_threshold"``; the group
-    columns and counts come first.
+    ``kind`` is ``"fnmr_at_fmr"``, ``"fmr_at_fnmr"``, ``"at_threshold"`` or ``"fixed"``
+    (thresholds from ``threshold_from``); the group columns and counts come first, then the
+    struct's fields (with their ``_lo``/``_hi`` bounds when ``evaluate`` had ``bootstrap``).
+    This is the flat form for pandas: ``explode_targets(res).to_pandas()`` (``res.to_pandas()``
+    itself keeps each list-of-struct cell as an array of dicts).
 
     Parameters
     ----------
@@ -768,8 +811,15 @@ def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
     >>> explode_targets(res).select("fmr_target", "fnmr", "threshold").rows()
     [(0.2, 0.6, 2.0), (0.5, 0.6, 1.5)]
     """
-    if kind not in TARGET_FIELDS:
+    if kind not in (*TARGET_FIELDS, "fixed"):
         raise ScoreframeError(message("unknown target column",
-                                      expected=" | ".join(TARGET_FIELDS), got=repr(kind)))
+                                      expected=" | ".join((*TARGET_FIELDS, "fixed")),
+                                      got=repr(kind)))
+    if kind not in results.columns:
+        raise ScoreframeError(message(
+            f"no `{kind}` column in these results",
+            expected="evaluate(..., fmr=...) for fnmr_at_fmr, fnmr= for fmr_at_fnmr, "
+                     "at_threshold= for at_threshold, threshold_from= for fixed",
+            got="columns " + ", ".join(results.columns)))
     front = results.columns[: results.columns.index("n_non") + 1]
     return results.select(*front, kind).explode(kind).unnest(kind)

@@ -18,8 +18,17 @@ groups whose rate is defined:
   algorithms", 2022).
 
 Two passes over the data at most: the pooled statistics give the threshold (skipped when it
-is given), the grouped statistics count errors at it; both run on every engine. Intervals
-(the subject-level bootstrap) are not computed yet.
+is given), the grouped statistics count errors at it; both run on every engine.
+
+Intervals (``intervals=B`` or an :class:`~scoreframe.metrics.IntervalOptions`): by default the
+subject-level two-way bootstrap (``resample=("model", "segment")``: both sides of a
+comparison are resampled as subjects, each with its own Poisson multiplicities, the protocol
+of :func:`scoreframe.evaluate`'s intervals).
+The grouped pass carries every replicate's weighted counts at the threshold (integers, the
+same on every engine); each replicate's rates and summaries go through the same code as the
+point values, and percentile (or BCa) bounds follow. The threshold is held at its full-data
+value in every replicate: the intervals are those of the group rates *at the reported
+threshold*, as NISTIR 8280 reports them.
 """
 
 from __future__ import annotations
@@ -123,10 +132,136 @@ def _ratio(rates: list[float], kind: str) -> tuple[float | None, float | None, s
     return hi / lo, hi / geo, None
 
 
+def _summary_values(fm_l: list[float], fn_l: list[float], *, alpha: float,
+                    garbe_weight: float) -> list[dict[str, Any]]:
+    """The summary rows over the groups' defined FMRs and FNMRs."""
+    summary = []
+    for kind, rates in (("fmr", fm_l), ("fnmr", fn_l)):
+        mm, mg, why = _ratio(rates, kind.upper())
+        summary += [{"measure": f"{kind}_max_min", "value": mm, "reason": why},
+                    {"measure": f"{kind}_max_geomean", "value": mg, "reason": why}]
+    ok = len(fm_l) >= 2 and len(fn_l) >= 2
+    why = None if ok else "fewer than two groups with FMR and FNMR defined"
+    summary.append({"measure": "fdr", "value": fdr(fm_l, fn_l, alpha=alpha) if ok else None,
+                    "reason": why})
+    gv = garbe(fm_l, fn_l, x=garbe_weight) if ok else math.nan
+    summary.append({"measure": "garbe", "value": None if math.isnan(gv) else gv,
+                    "reason": why if not ok else None if not math.isnan(gv)
+                    else "a rate is 0 in every group (Gini undefined)"})
+    return summary
+
+
+def _replicate_bounds(st: Any, by_cols: list[str], pair_cols: list[str],
+                      gen_keys: list[tuple[str | None, ...]],
+                      imp_keys: list[tuple[str | None, ...]], options: Any, *,
+                      alpha: float, garbe_weight: float
+                      ) -> tuple[dict[tuple[object, ...], tuple[float | None, float | None]],
+                                 dict[str, tuple[float | None, float | None]]]:
+    """Bounds of every group's rate and of every summary, from the units' replicates."""
+    from scoreframe.metrics._biometric_intervals import interval_bounds
+
+    n_rows = max((len(us.stats.replicates) for us in st.units), default=0)
+    keys = [("genuine", k) for k in gen_keys] + [("impostor", k) for k in imp_keys]
+    col = {k: i for i, k in enumerate(keys)}
+    n = np.zeros((n_rows, len(keys)), np.int64)
+    e = np.zeros((n_rows, len(keys)), np.int64)
+    for us in st.units:
+        key = us.unit.key
+        g = col[("genuine", tuple(key[c] for c in by_cols))]
+        i = col[("impostor", tuple(key[c] for c in [*by_cols, *pair_cols]))]
+        for r, rep in enumerate(us.stats.replicates):
+            ver = rep.verification
+            n[r, g] += rep.n_tar
+            n[r, i] += rep.n_non
+            if ver is not None:
+                e[r, g] += int(ver.fnm[0])
+                e[r, i] += int(ver.fm[0])
+    with np.errstate(all="ignore"):
+        rates = np.where(n > 0, e / np.maximum(n, 1), np.nan)
+    kinds = np.array([k for k, _ in keys])
+    measures = [s["measure"] for s in _summary_values([], [], alpha=alpha,
+                                                      garbe_weight=garbe_weight)]
+    summ = np.full((n_rows, len(measures)), np.nan)
+    for r in range(n_rows):
+        fm_l = [float(x) for x in rates[r, kinds == "impostor"] if not np.isnan(x)]
+        fn_l = [float(x) for x in rates[r, kinds == "genuine"] if not np.isnan(x)]
+        for j, s in enumerate(_summary_values(fm_l, fn_l, alpha=alpha,
+                                              garbe_weight=garbe_weight)):
+            summ[r, j] = np.nan if s["value"] is None else s["value"]
+    # the point values, for BCa (the same code on the full data's counts)
+    pn = np.zeros(len(keys), np.int64)
+    pe = np.zeros(len(keys), np.int64)
+    for us in st.units:
+        key = us.unit.key
+        g = col[("genuine", tuple(key[c] for c in by_cols))]
+        i = col[("impostor", tuple(key[c] for c in [*by_cols, *pair_cols]))]
+        ver = us.stats.verification
+        pn[g] += us.stats.n_tar
+        pn[i] += us.stats.n_non
+        if ver is not None:
+            pe[g] += int(ver.fnm[0])
+            pe[i] += int(ver.fm[0])
+    with np.errstate(all="ignore"):
+        prate = np.where(pn > 0, pe / np.maximum(pn, 1), np.nan)
+    p_fm = [float(x) for x in prate[kinds == "impostor"] if not np.isnan(x)]
+    p_fn = [float(x) for x in prate[kinds == "genuine"] if not np.isnan(x)]
+    psum = np.array([np.nan if s["value"] is None else s["value"] for s in
+                     _summary_values(p_fm, p_fn, alpha=alpha, garbe_weight=garbe_weight)])
+    whole = _Whole(st.units)
+    lo, hi = interval_bounds(np.concatenate((rates, summ), axis=1),
+                             np.concatenate((prate, psum)), whole, options)  # type: ignore[arg-type]  # a stand-in with the statistics' unit fields
+
+    def f(v: float) -> float | None:
+        return None if np.isnan(v) else float(v)
+
+    rate_b: dict[tuple[object, ...], tuple[float | None, float | None]] = {
+        k: (f(lo[j]), f(hi[j])) for j, k in enumerate(keys)}
+    m = len(keys)
+    summ_b = {name: (f(lo[m + j]), f(hi[m + j])) for j, name in enumerate(measures)}
+    return rate_b, summ_b
+
+
+class _Whole:
+    """The union of the units' replicate counts (for the jackknife rows of BCa)."""
+
+    def __init__(self, units: Sequence[Any]) -> None:
+        self.n_tar = sum(us.stats.n_tar for us in units)
+        self.n_non = sum(us.stats.n_non for us in units)
+        n_rows = max((len(us.stats.replicates) for us in units), default=0)
+        tot = np.zeros((n_rows, 2), np.int64)
+        for us in units:
+            for r, rep in enumerate(us.stats.replicates):
+                tot[r] += (rep.n_tar, rep.n_non)
+        self.replicates = [_Counts(int(a), int(b)) for a, b in tot]
+
+
+@dataclass(frozen=True)
+class _Counts:
+    n_tar: int
+    n_non: int
+
+
+def _interval_options(intervals: Any) -> Any:
+    """``intervals=`` as :class:`~scoreframe.metrics.IntervalOptions` (``None``: none).
+
+    >>> _interval_options(50).resample
+    ('model', 'segment')
+    """
+    from scoreframe.metrics import IntervalOptions
+
+    if intervals is None or isinstance(intervals, IntervalOptions):
+        return intervals
+    if isinstance(intervals, int | np.integer) and not isinstance(intervals, bool):
+        return IntervalOptions(bootstrap=int(intervals), resample=("model", "segment"))
+    raise ScoreframeError(message(
+        "bad `intervals`", expected="a number of replicates or IntervalOptions(...)",
+        got=repr(intervals)))
+
+
 def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = None,
                   threshold: float | None = None, pair_with: Sequence[str] | str | None = None,
                   where: str | None = None, alpha: float = 0.5, garbe_weight: float = 0.5,
-                  **engine: Any) -> Differentials:
+                  intervals: Any = None, **engine: Any) -> Differentials:
     """FMR and FNMR of each demographic group at one global threshold, and their disparity.
 
     Parameters
@@ -145,6 +280,12 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
         SQL predicate selecting trials first.
     alpha, garbe_weight
         The weight of FMR in FDR and in GARBE.
+    intervals
+        ``rate_lo``/``rate_hi`` on every group and ``value_lo``/``value_hi`` on every
+        summary: a number of replicates ``B`` (the subject-level two-way bootstrap,
+        resampling ``model`` and ``segment``, 95 % percentile intervals, seed 0), or an
+        :class:`~scoreframe.metrics.IntervalOptions` (other resampling ids, coverage, seed,
+        BCa). The threshold is held at its full-data value.
     **engine
         ``engine``, ``memory_limit``, ``workers``, ``scheduler``, ``validate``,
         ``trial_id``, ``spill_dir``.
@@ -203,8 +344,10 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
         raise ScoreframeError(message("bad `threshold`", expected="a finite number",
                                       got=repr(threshold)))
     thr = float(threshold)
+    opts = _interval_options(intervals)
     st, _ = group_statistics(data, by=[*by_cols, *pair_cols], where=where, pooled=False,
-                             verification=VerificationRequest(thresholds=(thr,)), **engine)
+                             verification=VerificationRequest(thresholds=(thr,)),
+                             intervals=opts, **engine)
     gen: dict[tuple[str | None, ...], list[int]] = {}
     imp: dict[tuple[str | None, ...], list[int]] = {}
     for us in st.units:
@@ -241,6 +384,17 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     schema = {c: pl.String for c in [*by_cols, *pair_names]} | {
         "kind": pl.String, "n_trials": pl.Int64, "errors": pl.Int64, "rate": pl.Float64,
         "reason": pl.String}
+    rate_b: dict[tuple[object, ...], tuple[float | None, float | None]] = {}
+    summ_b: dict[str, tuple[float | None, float | None]] = {}
+    if opts is not None:
+        rate_b, summ_b = _replicate_bounds(st, by_cols, pair_cols, list(gen), list(imp), opts,
+                                           alpha=alpha, garbe_weight=garbe_weight)
+        for row in rows:
+            k = tuple(row[c] for c in (by_cols if row["kind"] == "genuine"
+                                       else [*by_cols, *pair_names]))
+            row["rate_lo"], row["rate_hi"] = rate_b.get((row["kind"], k), (None, None))
+        schema = {**{c: v for c, v in schema.items() if c != "reason"},
+                  "rate_lo": pl.Float64, "rate_hi": pl.Float64, "reason": pl.String}
     groups = pl.DataFrame(rows, schema=schema).sort([*by_cols, *pair_names, "kind"],
                                                      nulls_last=True)
     if degenerate:
@@ -249,23 +403,17 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     fmrs = groups.filter((pl.col("kind") == "impostor") & pl.col("rate").is_not_null())["rate"]
     fnmrs = groups.filter((pl.col("kind") == "genuine") & pl.col("rate").is_not_null())["rate"]
     fm_l, fn_l = fmrs.to_list(), fnmrs.to_list()
-    summary = []
-    for kind, rates in (("fmr", fm_l), ("fnmr", fn_l)):
-        mm, mg, why = _ratio(rates, kind.upper())
-        summary += [{"measure": f"{kind}_max_min", "value": mm, "reason": why},
-                    {"measure": f"{kind}_max_geomean", "value": mg, "reason": why}]
-    ok = len(fm_l) >= 2 and len(fn_l) >= 2
-    why = None if ok else "fewer than two groups with FMR and FNMR defined"
-    summary.append({"measure": "fdr", "value": fdr(fm_l, fn_l, alpha=alpha) if ok else None,
-                    "reason": why})
-    gv = garbe(fm_l, fn_l, x=garbe_weight) if ok else math.nan
-    summary.append({"measure": "garbe", "value": None if math.isnan(gv) else gv,
-                    "reason": why if not ok else None if not math.isnan(gv)
-                    else "a rate is 0 in every group (Gini undefined)"})
+    summary = _summary_values(fm_l, fn_l, alpha=alpha, garbe_weight=garbe_weight)
+    summary_schema: dict[str, Any] = {"measure": pl.String, "value": pl.Float64,
+                                      "reason": pl.String}
+    if opts is not None:
+        for item in summary:
+            item["value_lo"], item["value_hi"] = summ_b.get(item["measure"], (None, None))
+        summary_schema = {"measure": pl.String, "value": pl.Float64, "value_lo": pl.Float64,
+                          "value_hi": pl.Float64, "reason": pl.String}
     if fmr is not None and any(r == 0 for r in fm_l):
         warnings.warn(f"some groups have no false match at the global threshold {thr:g}: "
                       "their FMR is 0 and the FMR ratios are undefined (more impostor "
                       "comparisons per group are needed)", UnresolvedTargetWarning,
                       stacklevel=2)
-    return Differentials(groups, pl.DataFrame(summary, schema={
-        "measure": pl.String, "value": pl.Float64, "reason": pl.String}), thr)
+    return Differentials(groups, pl.DataFrame(summary, schema=summary_schema), thr)

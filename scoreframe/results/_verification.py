@@ -125,13 +125,19 @@ def table_thresholds(table: pl.DataFrame) -> tuple[float, ...]:
 
 
 def fixed_threshold_column(stats: Statistics, table: pl.DataFrame,
-                           thresholds: Sequence[float], *, offset: int = 0) -> pl.Series:
+                           thresholds: Sequence[float], *, offset: int = 0,
+                           intervals: Any = None) -> pl.Series:
     """``evaluate``'s ``fixed`` column: per group, one struct per criterion of ``table``.
 
     ``thresholds`` lists the thresholds at which the evaluation's reduction counted errors,
     from index ``offset`` of ``stats``' verification counts. Groups of the evaluation with
-    no row in ``table`` get null and one :class:`FixedThresholdWarning` naming them.
+    no row in ``table`` get null and one :class:`FixedThresholdWarning` naming them. With
+    ``intervals`` (statistics carrying replicates), FMR, FNMR and HTER get ``_lo``/``_hi``
+    fields (the thresholds stay those of the development trials in every replicate).
     """
+    from scoreframe.metrics._biometric_intervals import fixed_intervals
+
+    with_iv = intervals is not None
     keys = [c for c in stats.row_cols if c in table.columns]
     index = {float(t): offset + i for i, t in enumerate(thresholds)}
     by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -151,6 +157,12 @@ def fixed_threshold_column(stats: Statistics, table: pl.DataFrame,
             values.append(None)
             continue
         out = []
+        given = [r for r in rows if r["threshold"] is not None]
+        lo = hi = None
+        if with_iv and st.replicates and given:
+            lo, hi = fixed_intervals(st, [index[float(r["threshold"])] for r in given],
+                                     intervals)
+        j_iv = 0
         for r in rows:
             t = r["threshold"]
             if t is None:
@@ -159,15 +171,28 @@ def fixed_threshold_column(stats: Statistics, table: pl.DataFrame,
             j = index[float(t)]
             fm, fnm = int(st.verification.fm[j]), int(st.verification.fnm[j])
             fmr, fnmr = fm / st.n_non, fnm / st.n_tar
-            out.append({"criterion": r["criterion"], "threshold": float(t), "fmr": fmr,
-                        "fnmr": fnmr, "hter": (fmr + fnmr) / 2.0, "n_fm": fm, "n_fnm": fnm})
+            item: dict[str, Any] = {"criterion": r["criterion"], "threshold": float(t),
+                                    "fmr": fmr, "fnmr": fnmr, "hter": (fmr + fnmr) / 2.0,
+                                    "n_fm": fm, "n_fnm": fnm}
+            if lo is not None and hi is not None:
+                for c, name in enumerate(("fmr", "fnmr", "hter")):
+                    a, b = float(lo[j_iv, c]), float(hi[j_iv, c])
+                    item[f"{name}_lo"] = None if a != a else a
+                    item[f"{name}_hi"] = None if b != b else b
+                j_iv += 1
+            out.append(item)
         values.append(out)
     if missing:
         warnings.warn(f"no development threshold for group(s): {'; '.join(missing)}; their "
                       "`fixed` values are null", FixedThresholdWarning, stacklevel=4)
+    fields: list[str] = []
+    for f in FIXED_FIELDS:
+        fields.append(f)
+        if with_iv and f in ("fmr", "fnmr", "hter"):
+            fields += [f"{f}_lo", f"{f}_hi"]
     dtype = pl.List(pl.Struct({f: pl.String if f == "criterion" else
                                pl.Int64 if f.startswith("n_") else pl.Float64
-                               for f in FIXED_FIELDS}))
+                               for f in fields}))
     return pl.Series("fixed", values, dtype=dtype)
 
 

@@ -390,14 +390,19 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         extras = [{**(extras[i] if extras else {}), "verification": v}
                   for i, v in enumerate(ver_values)]
         families = [*families, "biometric"]
+    chosen = declared(family=["binary", *families])
+    if vreq is not None and convention != "exact":  # peers' values carry no replicates
+        chosen = bio.without_intervals(chosen)
     res = results_frame(stats, ops, eer_method=eer_method,
-                        metrics=declared(family=["binary", *families]), extras=extras,
+                        metrics=chosen, extras=extras,
                         on_group=on_group, intervals=opts)
     if ver_values is not None:
-        res = bio.attach_target_columns(res, stats, ver_values, convention=convention)
+        res = bio.attach_target_columns(res, stats, ver_values, convention=convention,
+                                        intervals=opts, request=vreq)
     if fixed_on:
         col = fixed.fixed_threshold_column(stats, table, fixed_thr,
-                                           offset=len(vreq.thresholds))  # type: ignore[union-attr]  # vreq is set on this branch
+                                           offset=len(vreq.thresholds),  # type: ignore[union-attr]  # vreq is set on this branch
+                                           intervals=opts)
         res = fixed.attach_fixed(res, stats, col)
     return res
 

@@ -38,6 +38,8 @@ from numpy.typing import NDArray
 
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs
+from scoreframe.stats._biometric import VerificationRequest
+from scoreframe.stats._replicate_biometric import ReplicateContext, replicate_verification
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats.summary import ScoreStats
 
@@ -195,7 +197,8 @@ def _blocks(w: I64, lab: NDArray[np.bool_], lo: F64, hi: F64) -> Blocks:
 
 
 def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thresholds: F64,
-                    *, rows: I64 | None = None) -> tuple[ScoreStats, ...]:
+                    *, rows: I64 | None = None, verification: VerificationRequest | None = None,
+                    context: ReplicateContext | None = None) -> tuple[ScoreStats, ...]:
     """The statistics of every replicate of one range (see the module docstring).
 
     ``units`` holds the unit hashes of the range's sorted targets and non-targets; ``rows``
@@ -229,12 +232,17 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     out: list[ScoreStats] = []
     for a in range(0, rows.shape[0], chunk):
         rb = rows[a:a + chunk]
-        seg_t, sum_t, inf_t = _sums(ct, _weights(ct, spec, rb)) if ct.n else \
+        w_t = _weights(ct, spec, rb) if ct.n else np.zeros((rb.shape[0], 0), np.uint16)
+        w_n = _weights(cn, spec, rb) if cn.n else np.zeros((rb.shape[0], 0), np.uint16)
+        seg_t, sum_t, inf_t = _sums(ct, w_t) if ct.n else \
             (np.zeros((rb.shape[0], 0), np.int64), [0] * rb.shape[0],
              np.zeros(rb.shape[0], np.int64))
-        seg_n, sum_n, inf_n = _sums(cn, _weights(cn, spec, rb)) if cn.n else \
+        seg_n, sum_n, inf_n = _sums(cn, w_n) if cn.n else \
             (np.zeros((rb.shape[0], 0), np.int64), [0] * rb.shape[0],
              np.zeros(rb.shape[0], np.int64))
+        ver = replicate_verification(s, w_t, w_n, verification,
+                                     None if context is None else context.rows(rb)) \
+            if verification is not None else [None] * rb.shape[0]
         cum_t = np.concatenate((np.zeros((rb.shape[0], 1), np.int64),
                                 np.cumsum(seg_t, axis=1)), axis=1)
         cum_n = np.concatenate((np.zeros((rb.shape[0], 1), np.int64),
@@ -246,7 +254,8 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         for r in range(rb.shape[0]):
             out.append(ScoreStats(int(n_tar[r]), int(n_non[r]),
                                   _blocks(merged[r], lab, lo, hi), sum_t[r], sum_n[r],
-                                  int(inf_t[r] + inf_n[r]), miss[r].copy(), fa[r].copy()))
+                                  int(inf_t[r] + inf_n[r]), miss[r].copy(), fa[r].copy(),
+                                  verification=ver[r]))
     return tuple(out)
 
 
@@ -267,9 +276,12 @@ def merge_units(parts: Sequence[tuple[SortedScores, SortedUnits]]
 
 
 def with_replicates(stats: ScoreStats, s: SortedScores, units: SortedUnits | None,
-                    spec: Replicates | None, thresholds: F64, *, workers: int = 1
-                    ) -> ScoreStats:
+                    spec: Replicates | None, thresholds: F64, *, workers: int = 1,
+                    verification: VerificationRequest | None = None,
+                    context: ReplicateContext | None = None) -> ScoreStats:
     """``stats`` with the replicates of its range attached (unchanged without ``spec``).
+
+    ``verification`` and ``context`` are passed to :func:`replicate_stats`.
 
     ``workers > 1`` computes chunks of replicates on that many threads (numpy releases the
     GIL in the per-trial work); every replicate is exact, so the result is the same.
@@ -278,9 +290,11 @@ def with_replicates(stats: ScoreStats, s: SortedScores, units: SortedUnits | Non
         return stats
     rows = np.arange(spec.n_rows, dtype=np.int64)
     if workers <= 1 or rows.shape[0] < 2 * workers:
-        return replace(stats, replicates=replicate_stats(s, units, spec, thresholds))
+        return replace(stats, replicates=replicate_stats(
+            s, units, spec, thresholds, verification=verification, context=context))
     parts = np.array_split(rows, workers)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        done = list(pool.map(lambda r: replicate_stats(s, units, spec, thresholds, rows=r),
-                             parts))
+        done = list(pool.map(lambda r: replicate_stats(s, units, spec, thresholds, rows=r,
+                                                       verification=verification,
+                                                       context=context), parts))
     return replace(stats, replicates=tuple(x for part in done for x in part))

@@ -45,6 +45,7 @@ from scoreframe.frames._sql_guard import where_expr
 from scoreframe.frames.schema import id_hash, repeated_hashes
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
 from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.stats._replicate_biometric import ReplicateContext, weighted_counts
 from scoreframe.stats._replicates import merge_units, with_replicates
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats.executors import Executor, LocalExecutor
@@ -158,6 +159,10 @@ class ReduceSpec:
     equalize: bool
     p: np.ndarray
     q: np.ndarray
+    # replicates' weighted counts [group, label, row]: totals and below this range (for the
+    # replicates' verification statistics; None: the range is the whole of every unit)
+    rep_totals: np.ndarray | None = None
+    rep_offsets: np.ndarray | None = None
 
     @property
     def n_units(self) -> int:
@@ -449,6 +454,13 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
         return Context(int(spec.totals[m, 1].sum()), int(spec.totals[m, 0].sum()),
                        int(spec.offsets[m, 1].sum()), int(spec.offsets[m, 0].sum()))
 
+    def rep_ctx(members: Sequence[int]) -> ReplicateContext | None:
+        if spec.rep_totals is None or spec.rep_offsets is None:
+            return None
+        m = list(members)
+        tot, off = spec.rep_totals[m].sum(axis=0), spec.rep_offsets[m].sum(axis=0)
+        return ReplicateContext(tot[1], tot[0], off[1], off[0])
+
     cache: dict[int, ScoreStats] = {}
 
     def base_stats(g: int) -> ScoreStats:
@@ -462,7 +474,9 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
             s, su = merge_units([(base[g], base_units[g]) for g in u.members])
             st = base_stats(u.members[0]) if len(u.members) == 1 else \
                 reduce_sorted(s, spec.request, ctx(u.members))
-            stats.append(with_replicates(st, s, su, spec_r, spec.request.thresholds))
+            stats.append(with_replicates(st, s, su, spec_r, spec.request.thresholds,
+                                         verification=spec.request.verification,
+                                         context=rep_ctx(u.members)))
         elif len(u.members) == 1:
             stats.append(base_stats(u.members[0]))
         else:
@@ -481,6 +495,23 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
         eqs.append(eq)
         members.append(mem)
     return RangeResult(stats, eqs, members)
+
+
+def weighted_counts_task(args: tuple[str, int, int, Replicates]) -> np.ndarray:
+    """The replicates' weighted counts ``[group, label, row]`` of one spilled range.
+
+    Reads the range's records without removing them (the reduction reads them next).
+    """
+    spill_dir, index, n_groups, replicates = args
+    path = Path(spill_dir) / f"r{index:05d}"
+    n_units = len(replicates.columns)
+    if not path.exists():
+        return np.zeros((n_groups, 2, replicates.n_rows), np.int64)
+    rec = _read_dir(path, record_dtype(n_units))
+    key = np.ascontiguousarray(rec["key"])
+    hashes = [np.ascontiguousarray(rec[f"u{i}"]) for i in range(n_units)]
+    del rec
+    return weighted_counts(key, hashes, replicates, n_groups)
 
 
 def duplicate_task(args: tuple[str, int]) -> np.ndarray:
@@ -677,12 +708,23 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                             for u in units)
         full_tot = np.zeros((max(len(codes), 1), 2), np.int64)
         full_tot[idx] = totals
+        rep_w: list[np.ndarray] | None = None
+        if (request.replicates is not None and request.verification is not None
+                and counts.shape[0] > 1):  # replicates locate FNMR at FMR: weighted offsets
+            rep_w = executor.map(weighted_counts_task,
+                                 [(spill, r, max(len(codes), 1), request.replicates)
+                                  for r in range(counts.shape[0])])
+        rep_tot = None if rep_w is None else np.sum(rep_w, axis=0)
         specs = []
+        rep_below = None if rep_w is None else np.zeros_like(rep_w[0])
         for r in range(counts.shape[0]):
             off = np.zeros_like(full_tot)
             off[idx] = below[r]
             specs.append(ReduceSpec(spill, r, spill_units, max(len(codes), 1), request,
-                                    full_tot, off, equalize, p, q))
+                                    full_tot, off, equalize, p, q, rep_tot,
+                                    None if rep_below is None else rep_below.copy()))
+            if rep_w is not None and rep_below is not None:
+                rep_below += rep_w[r]
         results: list[RangeResult] = []
         for start in range(0, len(specs), executor.workers):
             results += executor.map(reduce_task, specs[start:start + executor.workers])

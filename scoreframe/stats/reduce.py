@@ -428,7 +428,8 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             assert base_units is not None
             s, su = merge_units([(base[i], base_units[i]) for i in u.members])
             st = base_stats(u.members[0]) if len(u.members) == 1 else reduce_sorted(s, request)
-            st = with_replicates(st, s, su, spec, request.thresholds, workers=workers)
+            st = with_replicates(st, s, su, spec, request.thresholds, workers=workers,
+                                 verification=request.verification)
         elif len(u.members) == 1:
             st = base_stats(u.members[0])
         else:

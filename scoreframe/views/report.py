@@ -39,6 +39,7 @@ from scoreframe.results.evaluate import (
 )
 from scoreframe.stats.groups import POOLED
 from scoreframe.views import plots
+from scoreframe.views._report_biometric import section_html as biometric_html
 from scoreframe.views.plots.save import javascript_bundle
 from scoreframe.views.plots.style import SeriesStyle, series_labels, series_scale
 
@@ -71,6 +72,7 @@ class Report:
     ece: pl.DataFrame | None = None
     t_dcf: pl.DataFrame | None = None  # t-DCF over CM thresholds (tandem)
     comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
+    biometric: Any = None  # views._report_biometric.BiometricSection (biometric=...)
     _charts: list[tuple[str, str, alt.TopLevelMixin]] | None = field(default=None, repr=False)
 
     @property
@@ -142,6 +144,8 @@ class Report:
             from scoreframe.views.plots.spoof import t_dcf_plot
 
             out.append(("spoofing", "t_dcf", t_dcf_plot(self.t_dcf)))
+        if self.biometric is not None:
+            out += self.biometric.charts(series=gcols, styles=st)
         if not gcols:
             out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
             return out
@@ -176,7 +180,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                  tandem: Sequence[str] | None = None, t_dcf_variant: str = "2021",
                  tandem_unpaired: Literal["error", "drop"] = "error",
                  compare: Sequence[str] | None = None,
-                 progress: Progress | None = None) -> Report:
+                 progress: Progress | None = None, biometric: Any = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
 
     This is the report's only data-gathering step; everything after it draws these frames.
@@ -207,6 +211,10 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         replicates, 1000 when not given).
     progress
         ``progress(done, total)`` as groups are evaluated.
+    biometric
+        A :class:`~scoreframe.views._report_biometric.BiometricOptions`: the biometrics
+        section (FNMR against FMR on log axes, FNMR at FMR, EPC, CMC and FNIR/FPIR,
+        differentials; see that module).
     """
     p_list = [float(p_target)] if isinstance(p_target, int | float) else [float(p) for p in
                                                                            p_target]
@@ -232,7 +240,9 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     grids = cv.CurveGrids(len(p_list), nber=np.linspace(*NBER_GRID), ape=np.linspace(*APE_GRID))
     stats, ops = group_statistics(source, by=by, where=where, p_target=p_list,
                                   thresholds=grids.thresholds, det_resolution=0.03,
-                                  trial_id=trial_id, progress=progress)
+                                  trial_id=trial_id, progress=progress,
+                                  verification=None if biometric is None
+                                  else biometric.request())
 
     def on_group(key: dict[str, object], g: GroupStats) -> None:
         pieces["det"].append(cv.det_points(key, g, resolution=0.03, points_per_segment=4))
@@ -262,6 +272,15 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         extra["guidance"] = trials_needed(intervals, rel_width=rel_width)
         notes.append(f"{100 * ci:g} % {interval} bootstrap intervals, {bootstrap} replicates, "
                      f"resampling {resample}, seed {seed}")
+    if biometric is not None:
+        from scoreframe.metrics import IntervalOptions
+        from scoreframe.views._report_biometric import biometric_section
+
+        iv = IntervalOptions(bootstrap=bootstrap, ci=ci, seed=seed, interval=interval,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
+                             resample=resample) if bootstrap else None  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
+        extra["biometric"] = biometric_section(
+            source, stats, pl.concat(pieces["det"], how="vertical_relaxed") if pieces["det"]
+            else pl.DataFrame(), options=biometric, by=by, where=where, intervals=iv)
     if compare:
         from scoreframe.results.compare import compare as compare_systems
 
@@ -615,6 +634,7 @@ operating points p_target =
 {summary_html(report)}
 {warn}
 {guidance_html(report)}
+{biometric_html(report.biometric)}
 {''.join(body)}
 <script>{script}</script>
 </body></html>

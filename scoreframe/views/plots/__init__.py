@@ -17,7 +17,13 @@ Modules: :mod:`~scoreframe.views.plots.style` (series styles, legends, probit ax
 
 from __future__ import annotations
 
-from scoreframe.views.plots._biometric import cmc_plot, differentials_plot, epc_plot, fnir_fpir_plot
+from scoreframe.views.plots._biometric import (
+    cmc_plot,
+    differentials_plot,
+    epc_plot,
+    fmr_fnmr_plot,
+    fnir_fpir_plot,
+)
 from scoreframe.views.plots.bayes import ape_plot, nber_plot
 from scoreframe.views.plots.det import det_plot
 from scoreframe.views.plots.display import disable_offline_display, enable_offline_display
@@ -29,7 +35,7 @@ from scoreframe.views.plots.spoof import t_dcf_plot
 from scoreframe.views.plots.style import SeriesStyle, series_labels, series_scale
 
 __all__ = ["SeriesStyle", "ape_plot", "calibration_plot", "cavg_sweep_plot", "cmc_plot",
-           "differentials_plot", "fnir_fpir_plot",
+           "differentials_plot", "fmr_fnmr_plot", "fnir_fpir_plot",
            "det_interval_plot", "det_plot", "disable_offline_display", "ece_plot",
            "enable_offline_display", "epc_plot", "forest_plot", "histogram_plot",
            "nber_interval_plot",

@@ -27,7 +27,7 @@ from scoreframe.views.plots.style import (
     styles_for,
 )
 
-__all__ = ["cmc_plot", "differentials_plot", "epc_plot", "fnir_fpir_plot"]
+__all__ = ["cmc_plot", "differentials_plot", "epc_plot", "fmr_fnmr_plot", "fnir_fpir_plot"]
 
 
 def epc_plot(curve: Any, *, y: str = "hter", series: Sequence[str] | None = None,
@@ -162,7 +162,10 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
                        ) -> alt.LayerChart | alt.FacetChart:
     """Per-group FMR and FNMR on a log axis (a :func:`scoreframe.differentials` frame).
 
-    Rates of 0 cannot be drawn on a log axis: they are named in the subtitle.
+    Rates of 0 cannot be drawn on a log axis: they are named in the subtitle. With
+    ``rate_lo``/``rate_hi`` columns (``differentials(..., bootstrap=B)``) each rate gets its
+    interval as a vertical bar; a lower bound of 0 is drawn from the bottom of the axis (half
+    the smallest positive value shown) and the subtitle says so.
 
     Parameters
     ----------
@@ -193,7 +196,8 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
     import polars as pl
 
     df = as_polars(groups)
-    keys = [c for c in df.columns if c not in ("kind", "n_trials", "errors", "rate", "reason")]
+    keys = [c for c in df.columns if c not in ("kind", "n_trials", "errors", "rate", "reason",
+                                               "rate_lo", "rate_hi")]
     df = df.with_columns(group=pl.concat_str([pl.col(c).fill_null("") for c in keys],
                                              separator=" / ") if keys else pl.lit("all"),
                          measure=pl.when(pl.col("kind") == "genuine").then(pl.lit("FNMR"))
@@ -203,11 +207,106 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
     note = ("rate 0 (not drawn): " + ", ".join(
         f"{m} {g}" for g, m in zero.select("group", "measure").iter_rows())) if zero.height \
         else "log scale"
-    points = alt.Chart(inline_data(shown.select("group", "measure", "rate"))).mark_point(
+    with_iv = "rate_lo" in df.columns and "rate_hi" in df.columns
+    cols = ["group", "measure", "rate", *(["rate_lo", "rate_hi"] if with_iv else [])]
+    tooltip: list[Any] = ["group:N", "measure:N", alt.Tooltip("rate:Q", format=".4g")]
+    if with_iv:
+        tooltip += [alt.Tooltip("rate_lo:Q", format=".4g", title="lower"),
+                    alt.Tooltip("rate_hi:Q", format=".4g", title="upper")]
+    x = alt.X("group:N", title="group", sort=None)
+    layers: list[Any] = []
+    if with_iv:
+        bars = df.filter(pl.col("rate_hi") > 0)
+        positive = pl.concat([df["rate"], df["rate_lo"]]).drop_nulls()
+        positive = positive.filter(positive > 0)
+        floor = float(positive.min()) / 2 if positive.len() else 1e-6  # type: ignore[arg-type]  # polars stubs: Series.min() is any scalar; here a float
+        if bars.filter(pl.col("rate_lo") <= 0).height:
+            note += f"; a lower bound of 0 is drawn from {floor:.2g}"
+        bars = bars.with_columns(pl.max_horizontal(pl.col("rate_lo"), pl.lit(floor))
+                                 .alias("rate_lo_drawn"))
+        layers.append(alt.Chart(inline_data(bars.select(*cols, "rate_lo_drawn"))).mark_rule(
+            strokeWidth=2, opacity=0.6).encode(
+            x=x, y=alt.Y("rate_lo_drawn:Q", scale=alt.Scale(type="log")),
+            y2="rate_hi:Q", color=alt.Color("measure:N", title="", legend=None),
+            tooltip=tooltip))
+    points = alt.Chart(inline_data(shown.select(*cols))).mark_point(
         filled=True, size=70).encode(
-        x=alt.X("group:N", title="group", sort=None),
+        x=x,
         y=alt.Y("rate:Q", title="error rate (log scale)", scale=alt.Scale(type="log")),
         color=alt.Color("measure:N", title=""), shape=alt.Shape("measure:N", title=""),
-        tooltip=["group:N", "measure:N", alt.Tooltip("rate:Q", format=".4g")])
-    return alt.layer(points).properties(width=width, height=height,
-                                        title=alt.Title(title, subtitle=note))
+        tooltip=tooltip)
+    return alt.layer(points, *layers).properties(width=width, height=height,
+                                                 title=alt.Title(title, subtitle=note))
+
+
+def fmr_fnmr_plot(det: Any, *, points: Any = None, series: Sequence[str] | None = None,
+                  styles: Mapping[str, SeriesStyle] | None = None, width: int = WIDTH,
+                  height: int = HEIGHT,
+                  title: str = "FNMR against FMR (log axes)"
+                  ) -> alt.LayerChart | alt.FacetChart:
+    """The DET as biometric evaluations draw it: FNMR against FMR, both on log axes.
+
+    Parameters
+    ----------
+    det
+        A DET frame (``pfa`` = FMR, ``pmiss`` = FNMR, optional group columns), e.g. the
+        steppy curve of :func:`scoreframe.det_curve`. Points with a rate of 0 cannot be drawn
+        on a log axis and are left out (the subtitle says so).
+    points
+        Optional FNMR-at-FMR rows (``reached`` = FMR, ``rate`` = FNMR, ``target``; optional
+        ``rate_lo``/``rate_hi`` drawn as vertical bars), marked on the curves.
+    series, styles
+        Group columns naming a series and the series' colours and dashes.
+
+    See Also
+    --------
+    scoreframe.metrics.fnmr_at_fmr, scoreframe.views.plots.det_plot
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> d = pl.DataFrame({"pfa": [0.0, 0.001, 0.01, 0.1], "pmiss": [0.5, 0.2, 0.05, 0.0]})
+    >>> fmr_fnmr_plot(d).to_dict()["layer"][0]["encoding"]["x"]["scale"]["type"]
+    'log'
+    """
+    import polars as pl
+
+    df = series_labels(as_polars(det), series)
+    order = series_order(df, None)
+    style = styles_for(order, styles)
+    shown = df.filter((pl.col("pfa") > 0) & (pl.col("pmiss") > 0))
+    dropped = df.height - shown.height
+    sub = f"{dropped} point(s) with a rate of 0 not drawn" if dropped else "log axes"
+    x = alt.X("pfa:Q", title="FMR (false match rate, log scale)",
+              scale=alt.Scale(type="log"), axis=alt.Axis(format="~g"))
+    y = alt.Y("pmiss:Q", title="FNMR (false non-match rate, log scale)",
+              scale=alt.Scale(type="log"), axis=alt.Axis(format="~g"))
+    line = alt.Chart(inline_data(shown.select(SERIES, "pfa", "pmiss"))).mark_line(
+        interpolate="step-after", clip=True).encode(
+        x=x, y=y, order="pfa:Q", **series_encodings(order, style, dash=len(order) > 1),
+        tooltip=[f"{SERIES}:N", alt.Tooltip("pfa:Q", format=".3g", title="FMR"),
+                 alt.Tooltip("pmiss:Q", format=".4g", title="FNMR")])
+    layers: list[Any] = [line]
+    if points is not None:
+        p = series_labels(as_polars(points), series)
+        p = p.filter((pl.col("rate") > 0) & (pl.col("reached") > 0))
+        if p.height:
+            p = p.rename({"reached": "pfa", "rate": "pmiss"})
+            cols = [SERIES, "pfa", "pmiss", "target"]
+            layers.append(alt.Chart(inline_data(p.select(cols))).mark_point(
+                filled=True, size=60, clip=True).encode(
+                x=x, y=y, color=alt.Color(f"{SERIES}:N", legend=None,
+                                          scale=alt.Scale(domain=order,
+                                                          range=[style[s].color for s in order])),
+                tooltip=[f"{SERIES}:N", alt.Tooltip("target:Q", format="g",
+                                                    title="FMR target"),
+                         alt.Tooltip("pmiss:Q", format=".4g", title="FNMR")]))
+            if "rate_lo" in p.columns and p["rate_lo"].drop_nulls().len():
+                bars = p.filter(pl.col("rate_lo") > 0)
+                if bars.height:
+                    layers.append(alt.Chart(inline_data(bars.select(
+                        SERIES, "pfa", "rate_lo", "rate_hi"))).mark_rule(clip=True).encode(
+                        x=x, y=alt.Y("rate_lo:Q", scale=alt.Scale(type="log")),
+                        y2="rate_hi:Q", color=alt.Color(f"{SERIES}:N", legend=None)))
+    return alt.layer(*layers).properties(width=width, height=height,
+                                         title=alt.Title(title, subtitle=sub))
