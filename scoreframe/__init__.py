@@ -19,7 +19,7 @@ from scoreframe.estimators.fusion import LinearFusion
 from scoreframe.estimators.models import load_model
 from scoreframe.frames.align import AlignmentReport, align, alignment_report
 from scoreframe.frames.schema import validate_trials
-from scoreframe.frames.sql import connect, query
+from scoreframe.frames.sql import connect, query, scan_query
 from scoreframe.frames.synth import synth_chunks
 from scoreframe.io import read_any, read_trials, scan_trials, write_any, write_trials
 from scoreframe.kernels.elementary import effective_prior, logit, probit, sigmoid
@@ -91,6 +91,7 @@ __all__ = [
     "read_any",
     "read_trials",
     "rocch",
+    "scan_query",
     "scan_trials",
     "sigmoid",
     "sorted_scores",

@@ -693,3 +693,132 @@ def test_a_query_registers_duckdb_temp_directory(tmp_path, monkeypatch):
     (state / f"{host_tag()}-999999-abc.json").write_text(
         json.dumps({"path": str(stale), "host": host_tag(), "pid": 999999}))
     assert stale in clean_stale() and not stale.exists()
+
+
+# --- the catalogue: named tables (query --table, --sql --table, tables=) ----------------------
+def _meta(world: dict[str, Path]) -> dict[str, Path]:
+    """Metadata tables beside the world (a CSV, a Parquet file), with a secret next to them."""
+    meta = world["root"] / "meta"
+    if not meta.exists():
+        meta.mkdir()
+        models = pl.DataFrame({"model": [f"m{i}" for i in range(7)],
+                               "age": ["young", "old"] * 3 + ["old"]})
+        models.write_csv(meta / "models.csv")
+        pl.DataFrame({"segment": [f"s{i}" for i in range(60)],
+                      "mic": [i % 2 for i in range(60)]}).write_parquet(meta / "segs.parquet")
+        (meta / "beside.txt").write_text(f"{SECRET}\n")
+        pl.DataFrame({"x": [f"{SECRET}_META"]}).write_parquet(meta / "beside.parquet")
+    return {"meta": meta, "models": meta / "models.csv", "segs": meta / "segs.parquet"}
+
+
+#: (--table arguments, substring of the message); run with `select count(*) from trials`.
+TABLE_ERRORS = {
+    "shadows-trials": (["trials={models}"], "shadows the trials"),
+    "shadows-trials-case": (["Trials={models}"], "shadows the trials"),
+    "missing-file": (["models={meta}/nope.csv"], "no such file"),
+    "missing-parquet": (["segs={meta}/nope.parquet"], "no such file"),
+    "duplicate": (["models={models}", "models={segs}"], "given twice"),
+    "duplicate-case": (["models={models}", "MODELS={segs}"], "given twice"),
+    "not-identifier-digit": (["1models={models}"], "plain SQL identifier"),
+    "not-identifier-dash": (["my-models={models}"], "plain SQL identifier"),
+    "not-identifier-space": (["my models={models}"], "plain SQL identifier"),
+    "not-identifier-quote": (['m"; COPY trials TO \'x.csv\'; --={models}'],
+                             "plain SQL identifier"),
+    "not-identifier-long": (["m" * 64 + "={models}"], "plain SQL identifier"),
+    "no-name": (["={models}"], "expected NAME=PATH"),
+    "no-path": (["models="], "expected NAME=PATH"),
+    "no-equals": (["models"], "expected NAME=PATH"),
+}
+#: SQL that reaches beyond the dataset and the named tables (given models and segs).
+TABLE_ESCAPES = {
+    "csv-table-file-by-path": ("SELECT * FROM read_csv('{models}')", OUTSIDE),
+    "neighbour-of-a-table": ("SELECT content FROM read_text('{meta}/beside.txt')", OUTSIDE),
+    "parquet-neighbour": ("SELECT * FROM read_parquet('{meta}/beside.parquet')", OUTSIDE),
+    "glob-beside-tables": ("SELECT * FROM read_parquet('{meta}/*.parquet')", OUTSIDE),
+    "secret-with-tables": ("SELECT * FROM trials JOIN models USING (model) WHERE model IN "
+                           "(SELECT content FROM read_text('{secret}'))", OUTSIDE),
+    "copy-over-a-table": ("COPY (SELECT 1 AS x) TO '{segs}' (FORMAT parquet)", ONE_QUERY),
+    "create-over-a-table": ("CREATE OR REPLACE TABLE models AS SELECT 1", ONE_QUERY),
+}
+
+
+def _table_args(tokens: list[str], paths: dict[str, Path]) -> list[str]:
+    return [a for t in tokens for a in ("--table", _fill(t, paths))]
+
+
+@pytest.mark.parametrize("command", ["query", "evaluate"])
+@pytest.mark.parametrize("case", sorted(TABLE_ERRORS))
+def test_bad_tables_are_refused_by_the_cli(case, command, world):
+    paths = {**world, **_meta(world)}
+    tokens, match = TABLE_ERRORS[case]
+    sql_file = world["work"] / "count.sql"
+    sql_file.write_text("select count(*) as n from trials")
+    argv = (["query", str(sql_file), str(world["ds"])] if command == "query"
+            else ["evaluate", str(world["ds"]), "--sql", str(sql_file)])
+    with _unchanged(world["root"]):
+        _assert_user_error(*_cli([*argv, *_table_args(tokens, paths), "-o",
+                                  str(world["root"] / "out.csv")]), match=match)
+
+
+@pytest.mark.parametrize("case", sorted(k for k, (t, _) in TABLE_ERRORS.items()
+                                        if "=" in t[0] and not t[0].startswith("=")
+                                        and not t[0].endswith("=") and "duplicate" not in k))
+def test_bad_tables_are_refused_by_the_library(case, world):
+    paths = {**world, **_meta(world)}
+    tokens, match = TABLE_ERRORS[case]
+    tables = dict(_fill(t, paths).split("=", 1) for t in tokens)
+    for run in (query, sf.scan_query):
+        with _unchanged(world["root"]), pytest.raises(ScoreframeError, match=match):
+            run("select count(*) as n from trials", world["ds"], tables=tables)
+    with pytest.raises(ScoreframeError, match=match):
+        connect(world["ds"], tables=tables).close()
+
+
+def test_names_that_differ_only_in_case_are_refused_by_the_library(world):
+    paths = _meta(world)
+    with pytest.raises(ScoreframeError, match="given twice"):
+        query("select 1", world["ds"], tables={"models": paths["models"],
+                                               "Models": paths["segs"]})
+    with pytest.raises(ScoreframeError, match="given twice"):
+        connect(world["ds"], name="meta", tables={"META": paths["models"]})
+
+
+@pytest.mark.parametrize("case", sorted(TABLE_ESCAPES))
+def test_tables_open_only_their_own_files(case, world):
+    paths = {**world, **_meta(world)}
+    sql, match = TABLE_ESCAPES[case]
+    sql_file = world["work"] / f"{case}.sql"
+    sql_file.write_text(_fill(sql, paths))
+    tables = ["models={models}", "segs={segs}"]
+    with _unchanged(world["root"]):
+        for argv in (["query", str(sql_file), str(world["ds"])],
+                     ["evaluate", str(world["ds"]), "--sql", str(sql_file)]):
+            _assert_user_error(*_cli([*argv, *_table_args(tables, paths)]), match=match)
+        with pytest.raises(ScoreframeError, match=match) as err:
+            query(_fill(sql, paths), world["ds"], sql_name=f"{case}.sql",
+                  tables={"models": paths["models"], "segs": paths["segs"]})
+        assert SECRET not in str(err.value)
+
+
+@pytest.mark.parametrize("case", sorted(QUERY_ESCAPES))
+def test_query_escapes_stay_refused_with_tables(case, world):
+    """Every escape of the catalogue above, with two named tables open."""
+    paths = _meta(world)
+    sql, match = QUERY_ESCAPES[case]
+    ds = world["one"] if "other-dataset" in case else world["ds"]
+    with _unchanged(world["root"]), pytest.raises(ScoreframeError, match=match) as err:
+        query(_fill(sql, world), ds, sql_name=f"{case}.sql",
+              tables={"models": paths["models"], "segs": paths["segs"]})
+    assert SECRET not in str(err.value)
+
+
+def test_a_connection_with_tables_has_no_file_access(world):
+    paths = _meta(world)
+    with _unchanged(world["root"]), contextlib.closing(
+            connect(world["ds"], tables={"models": paths["models"], "segs": paths["segs"]})) as con:
+        assert {r[0] for r in con.sql("show tables").fetchall()} == {"trials", "models", "segs"}
+        for sql in (f"SELECT * FROM read_parquet('{paths['segs']}')",
+                    f"COPY (SELECT 1 AS x) TO '{paths['segs']}' (FORMAT parquet)",
+                    f"SELECT * FROM read_csv('{paths['models']}')"):
+            with pytest.raises(duckdb.PermissionException):
+                con.execute(sql)

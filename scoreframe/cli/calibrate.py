@@ -15,6 +15,7 @@ from scoreframe.cli.inputs import (
     load_model_kind,
     other_system,
     scored_format,
+    with_joins,
     write_scored,
 )
 from scoreframe.cli.options import (
@@ -22,6 +23,7 @@ from scoreframe.cli.options import (
     ListAction,
     add_command,
     int_in,
+    join_options,
     name_arg,
     objective_arg,
     output_options,
@@ -45,8 +47,8 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
                                   max_iter=a.max_iter)
     else:
         model = PavCalibration(variant=a.variant, eps=a.eps)
-    guard_outputs([a.dev], [a.output], overwrite=a.overwrite)
-    dev = load_dataset(a.dev)
+    guard_outputs([a.dev, *a.join], [a.output], overwrite=a.overwrite)
+    dev = with_joins(load_dataset(a.dev), a)
     check_where(a.where, dev, source=f"`{a.dev}`")
     model.fit(dev, where=a.where, system=a.system)  # the model records both
     if a.system is not None:
@@ -64,10 +66,10 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
 
 def cmd_calibrate_apply(a: argparse.Namespace) -> int:
     """Run ``scoreframe calibrate apply``."""
-    guard_outputs([a.eval, a.model], [a.output], overwrite=a.overwrite)
+    guard_outputs([a.eval, a.model, *a.join], [a.output], overwrite=a.overwrite)
     scored_format(a.output)
     model = load_model_kind(a.model, ("linear", "pav"))
-    ev = load_dataset(a.eval)
+    ev = with_joins(load_dataset(a.eval), a)
     check_where(a.where, ev, source=f"`{a.eval}`")
     out = model.transform(ev, where=a.where, **other_system(a))
     written = write_scored(out, a.output, a.overwrite, [a.eval, a.model])
@@ -88,7 +90,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           help="priors of the before/after table (default: the model's prior)")
     ct = add_command(cal_sub, "train", func=cmd_calibrate_train, first="DEV",
                      help_text="train on labelled dev trials; write MODEL.json",
-                     parents=[where_option(), report_p,
+                     parents=[where_option(), join_options(), report_p,
                               output_options(required=True, help_text="MODEL.json")])
     ct.add_argument("dev", metavar="DEV", type=path_arg(),
                     help="labelled trials (of one system, or select one)")
@@ -106,7 +108,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ct.add_argument("--eps", type=real_in(0.0, 1.0), default=0.0, help="pav: BOSARIS small_val")
     ca = add_command(cal_sub, "apply", func=cmd_calibrate_apply, first="MODEL EVAL",
                      help_text="calibrate a dataset with MODEL.json",
-                     parents=[where_option(), report_p,
+                     parents=[where_option(), join_options(), report_p,
                               output_options(required=True,
                                              help_text="parquet dataset, .parquet, .csv, .tsv")])
     ca.add_argument("model", metavar="MODEL", type=path_arg(),

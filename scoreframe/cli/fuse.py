@@ -18,6 +18,7 @@ from scoreframe.cli.inputs import (
     parse_missing,
     quality_table,
     scored_format,
+    with_joins,
     write_scored,
 )
 from scoreframe.cli.options import (
@@ -25,6 +26,7 @@ from scoreframe.cli.options import (
     ListAction,
     add_command,
     int_in,
+    join_options,
     missing_arg,
     objective_arg,
     output_options,
@@ -44,11 +46,15 @@ __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
 TERMS = 10
 
 
-def fusion_inputs(tokens: list[str]) -> pl.LazyFrame | dict[str, pl.LazyFrame]:
-    """One dataset with a system column, or one dataset per system (``NAME=PATH``)."""
+def fusion_inputs(tokens: list[str], a: object = None
+                  ) -> pl.LazyFrame | dict[str, pl.LazyFrame]:
+    """One dataset with a system column, or one dataset per system (``NAME=PATH``).
+
+    The ``--join`` tables of the command ``a`` are joined to each.
+    """
     if len(tokens) == 1 and "=" not in tokens[0]:
-        return load_dataset(tokens[0])
-    return {n: load_dataset(p) for n, p in named_paths(tokens)}
+        return with_joins(load_dataset(tokens[0]), a)
+    return {n: with_joins(load_dataset(p), a) for n, p in named_paths(tokens)}
 
 
 def input_paths(tokens: list[str]) -> list[str]:
@@ -62,10 +68,11 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
 
     model = LinearFusion(p_target=a.p_target, objective=a.objective, max_iter=a.max_iter,
                          missing=parse_missing(a.missing))
-    guard_outputs([*input_paths(a.dev), a.quality_model, a.quality_segment], [a.output],
+    guard_outputs([*input_paths(a.dev), a.quality_model, a.quality_segment, *a.join],
+                  [a.output],
                   overwrite=a.overwrite)
     check_where(a.where, source=" + ".join(f"`{p}`" for p in input_paths(a.dev)))
-    data = fusion_inputs(a.dev)
+    data = fusion_inputs(a.dev, a)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
     if (qm is None) != (qs is None):
         raise UsageError("give both --quality-model and --quality-segment, or neither")
@@ -90,7 +97,7 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
 
 def cmd_fuse_apply(a: argparse.Namespace) -> int:
     """Run ``scoreframe fuse apply``."""
-    inputs = [*input_paths(a.eval), a.model, a.quality_model, a.quality_segment]
+    inputs = [*input_paths(a.eval), a.model, a.quality_model, a.quality_segment, *a.join]
     guard_outputs(inputs, [a.output], overwrite=a.overwrite)
     scored_format(a.output)
     model = cast("LinearFusion", load_model_kind(a.model, ("linear_fusion",)))
@@ -98,7 +105,7 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
         model.missing = parse_missing(a.missing)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
     check_where(a.where, source=" + ".join(f"`{p}`" for p in input_paths(a.eval)))
-    out = model.transform(fusion_inputs(a.eval), where=a.where, quality_model=qm,
+    out = model.transform(fusion_inputs(a.eval, a), where=a.where, quality_model=qm,
                           quality_segment=qs)
     written = write_scored(out, a.output, a.overwrite, inputs)
     say(f"fused scores written to {shown(a.output)} (score = fused llr, inputs as "
@@ -113,7 +120,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fu = sub.add_parser("fuse", help="train or apply a linear (quality) fusion of systems",
                         description="train or apply a linear (quality) fusion of systems")
     fu_sub = fu.add_subparsers(dest="action", required=True)
-    common = argparse.ArgumentParser(add_help=False, parents=[where_option()])
+    common = argparse.ArgumentParser(add_help=False, parents=[where_option(), join_options()])
     common.add_argument("--quality-model", type=path_arg(),
                         help="quality table (id + columns) joined on model")
     common.add_argument("--quality-segment", type=path_arg(),

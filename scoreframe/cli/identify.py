@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe.cli.console import emit_frame, percent, print_table, write_text_output
-from scoreframe.cli.inputs import check_output_format
+from scoreframe.cli.inputs import check_output_format, dataset_source
 from scoreframe.cli.options import (
     ListAction,
     add_command,
@@ -34,6 +34,8 @@ def _source(a: argparse.Namespace) -> object:
     if a.key or a.scores:
         raise UsageError("identify reads one table of candidate rows (or a score matrix); "
                          "--key/--scores do not apply")
+    if a.sql or a.table:  # candidate rows from a query over the Parquet DATASET and tables
+        return dataset_source(a)
     path: str = a.dataset
     p = Path(path)
     if not p.exists():

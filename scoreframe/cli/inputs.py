@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypedDict
 import polars as pl
 
 from scoreframe import io as sio
-from scoreframe.errors import FormatError, UsageError, message
+from scoreframe.errors import FormatError, ScoreframeError, UsageError, message
 from scoreframe.frames._sql_guard import check_where
 from scoreframe.frames.align import align, join_metadata
 from scoreframe.frames.schema import Kind
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["ReadingKwargs", "check_output_format", "dataset_label", "dataset_source",
            "guard_outputs", "input_paths", "load_dataset",
            "load_model_kind", "named_paths", "other_system", "parse_columns", "parse_missing",
-           "quality_table", "reading_kwargs", "scored_format", "write_scored"]
+           "quality_table", "read_sql", "reading_kwargs", "scored_format", "sql_source",
+           "table_map", "with_joins", "write_scored"]
 
 
 def parse_columns(text: str | None) -> dict[str, str] | None:
@@ -125,17 +126,87 @@ def dataset_source(a: argparse.Namespace, *, library_trial_id: bool = False) -> 
     path is also checked here, unless the library function takes ``trial_id`` itself
     (``library_trial_id=True``, e.g. :func:`scoreframe.results.evaluate.evaluate`).
     """
-    src = _trials_source(a, library_trial_id=library_trial_id)
+    src = sql_source(a) if getattr(a, "sql", None) else \
+        _trials_source(a, library_trial_id=library_trial_id)
     joins = list(zip(getattr(a, "join", None) or [], getattr(a, "on", None) or [], strict=True))
     if not joins:
         return src
-    lf = scan_trials(src) if isinstance(src, str) else src
-    for table, on in joins:
+    return with_joins(scan_trials(src) if isinstance(src, str) else src, a)
+
+
+def with_joins(lf: pl.LazyFrame, a: object) -> pl.LazyFrame:
+    """``lf`` with each ``--join FILE --on COL ...`` of the command joined to it, in order."""
+    for table, on in zip(getattr(a, "join", None) or [], getattr(a, "on", None) or [],
+                         strict=True):
         lf = join_metadata(lf, table, on=on)
     return lf
 
 
+def table_map(tokens: Sequence[str]) -> dict[str, str]:
+    """``--table NAME=PATH`` values as a mapping; a name given twice is an error.
+
+    Names are compared ignoring case, as SQL compares them; the library checks each name.
+
+    Examples
+    --------
+    >>> table_map(["models=m.csv", "segs=s.parquet"])
+    {'models': 'm.csv', 'segs': 's.parquet'}
+    """
+    out: dict[str, str] = {}
+    for t in tokens:
+        name, _, path = t.partition("=")
+        name = name.strip()
+        twice = next((n for n in out if n.lower() == name.lower()), None)
+        if twice is not None:
+            raise UsageError(f"--table {name}: the name is given twice (as `{twice}` before; "
+                             "SQL names ignore case); give each table one distinct name")
+        out[name] = path
+    return out
+
+
+#: Largest SQL file read (bytes): a query is text typed by a person, never a data file.
+MAX_SQL_BYTES = 1 << 20
+
+
+def read_sql(path: Path) -> str:
+    """The text of an SQL file: UTF-8, at most :data:`MAX_SQL_BYTES`, else a clear error."""
+    if not path.is_file():
+        raise UsageError(f"no such SQL file `{path}`")
+    size = path.stat().st_size
+    if size > MAX_SQL_BYTES:
+        raise ScoreframeError(message("the SQL file is too large", where=f"`{path}`",
+                                      expected=f"at most {MAX_SQL_BYTES:,} bytes of SQL",
+                                      got=f"{size:,} bytes",
+                                      hint="Give the file with the query, not a data file."))
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScoreframeError(message("the SQL file is not UTF-8 text", where=f"`{path}`",
+                                      got=f"byte 0x{data[exc.start]:02x} at offset "
+                                          f"{exc.start}")) from None
+
+
+def sql_source(a: argparse.Namespace) -> pl.LazyFrame:
+    """``--sql FILE`` over ``DATASET`` and the ``--table`` tables, as a streaming LazyFrame.
+
+    The query is checked (one read-only ``SELECT``, the tables' names and files) before any
+    trial is read; see :func:`scoreframe.frames.sql.scan_query`.
+    """
+    from scoreframe.frames.sql import scan_query
+
+    if getattr(a, "key", None):
+        raise UsageError("--sql reads the Parquet DATASET as the table `trials`; --key/--scores "
+                         "do not apply (convert them first)")
+    path = a.sql
+    return scan_query(read_sql(Path(path)), a.dataset,
+                      tables=table_map(getattr(a, "table", None) or []), sql_name=path)
+
+
 def _trials_source(a: argparse.Namespace, *, library_trial_id: bool) -> str | pl.LazyFrame:
+    if getattr(a, "table", None):
+        raise UsageError("--table names a table for --sql; give --sql FILE too (or join a "
+                         "metadata table with --join FILE --on COL)")
     kw = reading_kwargs(a)
     if getattr(a, "key", None):
         fmt, columns, order = kw["fmt"], kw["columns"], kw["order"]
@@ -160,8 +231,9 @@ def dataset_label(a: argparse.Namespace) -> str:
 
 def input_paths(a: object) -> list[str]:
     """The input files of a command (never to be written): the dataset or the key and scores."""
-    return [*(p for p in (getattr(a, n, None) for n in ("dataset", "key", "scores"))
-              if isinstance(p, str)), *(getattr(a, "join", None) or [])]
+    return [*(p for p in (getattr(a, n, None) for n in ("dataset", "key", "scores", "sql"))
+              if isinstance(p, str)), *(getattr(a, "join", None) or []),
+            *(t.partition("=")[2] for t in getattr(a, "table", None) or [])]
 
 
 def _suffix_format(output: str, machine: Sequence[str]) -> str:
@@ -189,8 +261,10 @@ def check_output_format(a: argparse.Namespace, *, machine: Sequence[str],
     if not output and fmt in needs_file:
         raise UsageError(f"--format {fmt} needs -o FILE")
     if output:
-        inputs = [getattr(a, n) for n in ("dataset", "sql", "key", "scores", "truth")
-                  if isinstance(getattr(a, n, None), str)]
+        inputs = [*(getattr(a, n) for n in ("dataset", "sql", "key", "scores", "truth")
+                    if isinstance(getattr(a, n, None), str)),
+                  *(getattr(a, "join", None) or []),
+                  *(t.partition("=")[2] for t in getattr(a, "table", None) or [])]
         check_outputs([output], overwrite=a.overwrite, inputs=inputs)
 
 

@@ -41,11 +41,12 @@ __all__ = ["ENGINE_OPTIONS", "KINDS", "MAX_BOOTSTRAP", "MAX_COST", "MAX_ITER", "
            "MAX_SIZE", "MAX_WORKERS", "Distinct", "Formatter", "ListAction", "OptionType",
            "Parser", "add_command", "by_options", "column_arg", "columns_arg",
            "dataset_options", "engine_kwargs", "engine_options", "first_positional", "int_in",
+           "join_options",
            "max_line_bytes_option", "missing_arg", "name_arg", "objective_arg",
            "operating_point_options", "option_kind", "output_options", "overwrite_option",
            "path_arg", "prior",
            "probability_open", "reading_options", "real_in", "restore_dataset",
-           "scheduler_address", "size_bytes", "text_arg", "where_option"]
+           "scheduler_address", "size_bytes", "TABLE", "text_arg", "where_option"]
 
 #: Largest ``--bootstrap``: 100,000 replicates. Every replicate keeps a value per group, metric
 #: and operating point in memory; beyond this the Monte Carlo error of an interval end is far
@@ -476,6 +477,15 @@ class Distinct(argparse.Action):
 
 
 WHERE = text_arg("an SQL predicate")
+
+
+def _check_table(text: str) -> None:
+    name, eq, path = text.partition("=")
+    if not (eq and name.strip() and path):
+        raise ValueError(text)
+
+
+TABLE = text_arg("NAME=PATH such as models=models.csv", _check_table)
 WHERE_HELP = "SQL predicate selecting trials, e.g. \"gender = 'f'\""
 DATASET_HELP = ("trial table: parquet file or dataset directory, csv, tsv, BOSARIS, NIST or "
                 "Kaldi files")
@@ -490,12 +500,30 @@ def dataset_options(help_text: str = DATASET_HELP) -> argparse.ArgumentParser:
                         "--scores as `convert --key --scores` does")
     p.add_argument("--scores", type=path_arg(),
                    help="instead of DATASET: the scores of the --key trials")
+    _add_join(p)
+    p.add_argument("--where", type=WHERE, help=WHERE_HELP)
+    p.add_argument("--sql", type=path_arg(), metavar="FILE",
+                   help="the trials are the result of this read-only SQL query over the table "
+                        "`trials` (the Parquet DATASET) and the --table tables; it streams "
+                        "(docs/sql.md)")
+    p.add_argument("--table", action="append", type=TABLE, metavar="NAME=PATH", default=[],
+                   help="with --sql: a table the query sees as NAME (parquet, csv, tsv or any "
+                        "readable format); repeatable")
+    return p
+
+
+def _add_join(p: argparse.ArgumentParser) -> None:
     p.add_argument("--join", action="append", type=path_arg(), metavar="FILE", default=[],
                    help="a metadata table (parquet, csv, tsv) joined to the trials on the "
                         "columns of the --on that follows it; repeatable")
     p.add_argument("--on", action="append", nargs="+", type=column_arg(), metavar="COL",
                    default=[], help="the key columns of the --join before it")
-    p.add_argument("--where", type=WHERE, help=WHERE_HELP)
+
+
+def join_options() -> argparse.ArgumentParser:
+    """``--join FILE --on COL ...`` alone (commands whose inputs are not one ``DATASET``)."""
+    p = argparse.ArgumentParser(add_help=False)
+    _add_join(p)
     return p
 
 

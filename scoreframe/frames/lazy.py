@@ -3,7 +3,8 @@
 Every public function that takes trials (``evaluate``, curves, reports, calibration, fusion)
 accepts the same inputs through :func:`as_lazy`: a path (Parquet file, glob or hive dataset,
 scanned lazily; a file of any other registered format, read and checked as the command line
-reads it), a Polars DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table. It
+reads it), a Polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table or a DuckDB
+relation (streamed in record batches, see :mod:`scoreframe.frames._sql_tables`). It
 imports nothing from the statistics layer or the views.
 """
 
@@ -68,9 +69,15 @@ def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     if mod.startswith("pandas") and name == "DataFrame":
         return apply_where(pl.from_pandas(data, include_index=True).lazy(), where,
                            source="the pandas DataFrame given")
+    if mod.startswith("duckdb") and name == "DuckDBPyRelation":
+        # run again and streamed in record batches at each collection, never collected whole
+        from scoreframe.frames._sql_tables import relation_frame
+
+        return apply_where(relation_frame(lambda: (data, lambda: None), name="DuckDB relation"),
+                           where, source="the DuckDB relation given")
     raise ScoreframeError(message(
         "unsupported trial data", expected="a path, a polars DataFrame/LazyFrame, a pandas "
-        "DataFrame, a pyarrow Table or dataset", got=type(data).__name__))
+        "DataFrame, a pyarrow Table or dataset, a DuckDB relation", got=type(data).__name__))
 
 
 def path_format(path: str | Path) -> str:

@@ -1,5 +1,11 @@
 """Read-only SQL over a trial dataset with DuckDB: the dataset is the table ``trials``.
 
+Named metadata tables (``tables={"models": "models.csv"}``, CLI ``--table NAME=PATH``) sit
+beside it; their files are allowed like the dataset's (Parquet) or they are read in memory and
+registered as Arrow (any other registered format), see :mod:`scoreframe.frames._sql_tables`.
+:func:`scan_query` gives the result of a query as a LazyFrame that streams, so that it can be
+evaluated out of core.
+
 Frames layer. A connection sees the trials and nothing else: DuckDB's file access is off
 (``enable_external_access = false``), extension install and load are off, Python replacement
 scans are off, and the configuration is locked, so ``COPY``, ``ATTACH``, ``EXPORT``,
@@ -16,13 +22,16 @@ See docs/sql.md.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import socket
 import tempfile
 import uuid
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import duckdb
@@ -31,10 +40,11 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from scoreframe.errors import FormatError, ScoreframeError, message
+from scoreframe.errors import FormatError, ScoreframeError, UsageError, message
+from scoreframe.frames._sql_tables import NamedTable, TableSource, named_tables, relation_frame
 from scoreframe.io.atomic import registered_temp
 
-__all__ = ["connect", "query"]
+__all__ = ["connect", "query", "scan_query"]
 
 #: DuckDB settings of every connection, set when it opens; then only the dataset's files are
 #: allowed, file access is turned off and the configuration is locked (:func:`connect`).
@@ -86,28 +96,49 @@ def _confined(temp: str | None = None, **extra: bool) -> duckdb.DuckDBPyConnecti
                                               or _temp_directory(), **extra})
 
 
-def _native(dataset: str | Path, temp: str) -> duckdb.DuckDBPyConnection:
+def _parquet_view(name: str, files: Sequence[Path], hive: bool) -> str:
+    paths = ", ".join(_literal(str(f)) for f in files)
+    return (f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{paths}], '
+            f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
+
+
+def _native(dataset: str | Path, temp: str,
+            tables: Sequence[NamedTable] = ()) -> duckdb.DuckDBPyConnection:
     """The connection of :func:`query`: DuckDB's own Parquet reader on the dataset's files only.
 
-    The files are the only allowed paths (then file access is turned off and the configuration
-    locked), so the view ``trials`` reads them at DuckDB's speed. DuckDB could write an allowed
-    path (``COPY ... (USE_TMP_FILE false)``), which is why only :func:`query`, which accepts
-    one read-only statement, uses this connection.
+    The files (and those of the named Parquet ``tables``) are the only allowed paths (then
+    file access is turned off and the configuration locked), so the view ``trials`` reads them
+    at DuckDB's speed; the other named tables are registered as Arrow. DuckDB could write an
+    allowed path (``COPY ... (USE_TMP_FILE false)``), which is why only :func:`query` and
+    :func:`scan_query`, which accept one read-only statement, use this connection.
     """
     files, hive = _files(dataset)
-    paths = ", ".join(_literal(str(f)) for f in files)
+    allowed = [*files, *(f for t in tables for f in t.files)]
     con = _confined(temp)
     try:
-        con.execute(f"SET allowed_paths = [{paths}]")
+        con.execute(f"SET allowed_paths = [{', '.join(_literal(str(f)) for f in allowed)}]")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
-        con.execute(f"CREATE VIEW trials AS SELECT * FROM read_parquet([{paths}], "
-                    f"hive_partitioning = {str(hive).lower()}, union_by_name = true)")
+        con.execute(_parquet_view("trials", files, hive))
     except duckdb.Error as exc:
         con.close()
         raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
                                   got=_first_line(exc), hint=_READ_HINT)) from None
+    for t in tables:
+        try:
+            if t.arrow is not None:
+                con.register(t.name, t.arrow)
+            else:
+                con.execute(_parquet_view(t.name, t.files, t.hive))
+        except duckdb.Error as exc:
+            con.close()
+            raise FormatError(message(f"cannot read table `{t.name}`", where=t.label,
+                                      got=_first_line(exc))) from None
     return con
+
+
+def _tables(tables: Mapping[str, TableSource] | None, at: str) -> list[NamedTable]:
+    return named_tables(tables, at=at, parquet_files=lambda p: _files(p))
 
 
 def _partition_schema(root: Path, files: list[Path]) -> pa.Schema:
@@ -146,13 +177,16 @@ def _arrow_dataset(dataset: str | Path) -> ds.Dataset:
                                   got=_first_line(exc), hint=_READ_HINT)) from None
 
 
-def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConnection:
+def connect(dataset: str | Path, *, name: str = "trials",
+            tables: Mapping[str, TableSource] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection that sees ``dataset`` as the table ``name``, and nothing else.
 
     The dataset is registered as an Arrow dataset (read by pyarrow) and the connection has no
     file access at all: extensions and Python replacement scans are off and the configuration
     is locked, so no statement can read or write any file, the dataset's included. (For one
-    query, :func:`query` reads the files with DuckDB's own, faster reader.)
+    query, :func:`query` reads the files with DuckDB's own, faster reader.) The named
+    ``tables`` (name -> a path in any registered format, or a frame) are registered beside it
+    the same way: Parquet as Arrow datasets, other formats read into Arrow tables.
 
     Parameters
     ----------
@@ -185,9 +219,18 @@ def connect(dataset: str | Path, *, name: str = "trials") -> duckdb.DuckDBPyConn
     ...     print("refused: file access is off")
     refused: file access is off
     """
+    extra = _tables(tables, f"`{dataset}`")
+    if any(t.name.lower() == name.lower() for t in extra):
+        raise UsageError(message(f"the table name `{name}` is given twice",
+                                 where=f"`{dataset}`", hint="Give each table one name."),
+                         parameter="tables")
     data = _arrow_dataset(dataset)
+    arrow = {t.name: t.arrow if t.arrow is not None else _arrow_dataset(t.path)  # type: ignore[arg-type]  # a table without Arrow data has a path
+             for t in extra}
     con = _confined(enable_external_access=False, lock_configuration=True)
     con.register(name, data)
+    for t, d in arrow.items():
+        con.register(t, d)
     return con
 
 
@@ -236,20 +279,66 @@ def _check_query(sql: str, *, at: str) -> None:
                                       got=got, hint=_QUERY_HINT))
 
 
-_QUERY_HINT = ("SQL sees only the table `trials` and cannot read or write files; see "
-               "docs/sql.md.")
+_QUERY_HINT = ("SQL sees only the table `trials` (and the tables named with --table / "
+               "tables=) and cannot read or write other files; see docs/sql.md.")
 
 
-def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.DataFrame:
+def _open(sql: str, dataset: str | Path, tables: Mapping[str, TableSource] | None,
+          at: str) -> tuple[duckdb.DuckDBPyRelation, Callable[[], None]]:
+    """The checked query as a relation on a fresh confined connection, and its closer."""
+    _check_query(sql, at=at)
+    extra = _tables(tables, at)
+    temp = _temp_directory()
+    stack = contextlib.ExitStack()
+    # registered: if this process is killed, the next command removes DuckDB's spill files
+    stack.enter_context(registered_temp(temp))
+    stack.callback(shutil.rmtree, temp, ignore_errors=True)
+    try:
+        con = _native(dataset, temp, extra)
+        stack.callback(con.close)
+        return _run(lambda: con.sql(sql), at), stack.close
+    except BaseException:
+        stack.close()
+        raise
+
+
+def _error(exc: duckdb.Error, at: str) -> ScoreframeError:
+    """A DuckDB error as a one-line ScoreframeError naming ``at``."""
+    if isinstance(exc, duckdb.PermissionException):
+        return ScoreframeError(message("the SQL tries to reach outside the dataset and its "
+                                       "named tables", where=at, got=_first_line(exc),
+                                       hint=_QUERY_HINT))
+    return ScoreframeError(message("SQL query failed", where=at, got=_first_line(exc)))
+
+
+def _run(step: Callable[[], object], at: str) -> Any:
+    """``step()``, with DuckDB's errors as one-line ScoreframeErrors naming ``at``."""
+    try:
+        return step()
+    except duckdb.Error as exc:
+        raise _error(exc, at) from None
+
+
+def _at(dataset: str | Path, sql_name: str | None) -> str:
+    return f"`{sql_name}` on `{dataset}`" if sql_name else f"`{dataset}`"
+
+
+def query(sql: str, dataset: str | Path, *, tables: Mapping[str, TableSource] | None = None,
+          sql_name: str | None = None) -> pl.DataFrame:
     """Run one read-only SQL query against ``dataset`` (as the table ``trials``).
 
     Parameters
     ----------
     sql
-        One ``SELECT`` (or ``WITH ... SELECT``) statement over ``trials``; a trailing ``;``
-        and comments are fine.
+        One ``SELECT`` (or ``WITH ... SELECT``) statement over ``trials`` and the named
+        ``tables``; a trailing ``;`` and comments are fine.
     dataset
         A Parquet file or a hive-partitioned directory of Parquet files.
+    tables
+        More tables the SQL may read, by name: a path in any registered format (a Parquet
+        file or directory, CSV, TSV as text columns, BOSARIS, NIST, ...) or a polars/pyarrow
+        table. Names are plain identifiers, not ``trials``, distinct ignoring case. Their files
+        are the only other files the query may read.
     sql_name
         How messages name the SQL (e.g. its file), with the dataset.
 
@@ -257,10 +346,13 @@ def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.D
     ------
     ScoreframeError
         For anything but one query, for SQL that fails (a syntax error, an unknown column, an
-        attempt to read a file or change a setting), naming ``sql_name`` and ``dataset``.
+        attempt to read a file or change a setting), naming ``sql_name`` and ``dataset``; for
+        a bad table name or a table file that is missing or unreadable
+        (:class:`~scoreframe.errors.UsageError`, :class:`~scoreframe.errors.FormatError`).
 
     See Also
     --------
+    scan_query : The same query as a LazyFrame that streams (for evaluation out of core).
     connect : The confined connection the query runs on.
     scoreframe.io.scan_trials : The same dataset in polars, with ``where=`` predicates.
 
@@ -272,23 +364,52 @@ def query(sql: str, dataset: str | Path, *, sql_name: str | None = None) -> pl.D
     ...               "label": [True, False]}).write_parquet(f)
     >>> query("select count(*) filter (where label) as n_tar from trials", f)["n_tar"][0]
     1
+    >>> models = pl.DataFrame({"model": ["a", "b"], "gender": ["f", "m"]})
+    >>> query("select gender, score from trials join models using (model) order by score",
+    ...       f, tables={"models": models})["gender"].to_list()
+    ['m', 'f']
     """
-    at = f"`{sql_name}` on `{dataset}`" if sql_name else f"`{dataset}`"
-    _check_query(sql, at=at)
-    temp = _temp_directory()
-    # registered: if this process is killed, the next command removes DuckDB's spill files
-    with registered_temp(temp):
-        con = _native(dataset, temp)
-        try:
-            out: pl.DataFrame = con.sql(sql).pl()
-            return out
-        except duckdb.PermissionException as exc:
-            raise ScoreframeError(message("the SQL tries to reach outside the dataset",
-                                          where=at, got=_first_line(exc),
-                                          hint=_QUERY_HINT)) from None
-        except duckdb.Error as exc:
-            raise ScoreframeError(message("SQL query failed", where=at,
-                                          got=_first_line(exc))) from None
-        finally:
-            con.close()
-            shutil.rmtree(temp, ignore_errors=True)
+    at = _at(dataset, sql_name)
+    rel, close = _open(sql, dataset, tables, at)
+    try:
+        out: pl.DataFrame = _run(rel.pl, at)
+        return out
+    finally:
+        close()
+
+
+def scan_query(sql: str, dataset: str | Path, *,
+               tables: Mapping[str, TableSource] | None = None,
+               sql_name: str | None = None) -> pl.LazyFrame:
+    """One read-only SQL query (as :func:`query`) as a LazyFrame that streams its result.
+
+    Nothing is read until the frame is collected; each collection runs the query again on a
+    fresh confined connection and reads its result in Arrow record batches (the columns a
+    plan selects are pushed into the SQL), so :func:`scoreframe.evaluate` with
+    ``memory_limit=`` reduces a query that joins the trials with metadata tables without
+    collecting it whole. The query and the tables are checked here, when the frame is made.
+
+    Parameters
+    ----------
+    sql, dataset, tables, sql_name
+        As for :func:`query`.
+
+    See Also
+    --------
+    query : The result at once, as a DataFrame.
+    scoreframe.evaluate : Reads the frame out of core with ``memory_limit=``.
+
+    Examples
+    --------
+    >>> import polars as pl, tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.parquet"
+    >>> pl.DataFrame({"model": ["a", "b"], "score": [1.0, -1.0],
+    ...               "label": [True, False]}).write_parquet(f)
+    >>> lf = scan_query("select * from trials join models using (model)", f,
+    ...                 tables={"models": pl.DataFrame({"model": ["a", "b"], "age": [30, 40]})})
+    >>> lf.select(pl.col("age").sum()).collect().item()
+    70
+    """
+    at = _at(dataset, sql_name)
+    return relation_frame(lambda: _open(sql, dataset, tables, at), name="scoreframe SQL",
+                          on_error=lambda exc: _error(exc, at))
