@@ -9,21 +9,11 @@ data layer
 and writers of :mod:`scoreframe.io`, calibration and fusion (``LinearCalibration``,
 ``PavCalibration``, ``LinearFusion``, ``load_model``); plots live in :mod:`scoreframe.views.plots`,
 reports in :mod:`scoreframe.views.report`, multiclass tools in :mod:`scoreframe.multiclass`.
+Every error is a :class:`ScoreframeError` (a ``ValueError``) and every warning a
+:class:`ScoreframeWarning`; the specific classes live in :mod:`scoreframe.errors`.
 """
 
-from scoreframe.errors import (
-    AlignmentError,
-    DegenerateError,
-    DegenerateGroupWarning,
-    EngineError,
-    FormatError,
-    NotFittedError,
-    SchemaError,
-    ScoreframeError,
-    ScoreframeWarning,
-    UsageError,
-    ValidationError,
-)
+from scoreframe.errors import ScoreframeError, ScoreframeWarning
 from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
 from scoreframe.estimators.fusion import LinearFusion
 from scoreframe.estimators.models import load_model
@@ -60,22 +50,13 @@ from scoreframe.results.evaluate import evaluate, explode_dcf
 from scoreframe.results.tandem import tandem_t_dcf
 
 __all__ = [
-    "AlignmentError",
     "AlignmentReport",
-    "DegenerateError",
-    "DegenerateGroupWarning",
     "Differentials",
-    "EngineError",
-    "FormatError",
     "LinearCalibration",
     "LinearFusion",
-    "NotFittedError",
     "PavCalibration",
-    "SchemaError",
     "ScoreframeError",
     "ScoreframeWarning",
-    "UsageError",
-    "ValidationError",
     "act_dcf",
     "align",
     "ape_curve",

@@ -34,7 +34,7 @@ def check_probability(value: object, *, name: str, closed: bool = False) -> floa
     """
     interval = "[0, 1]" if closed else "(0, 1)"
     try:
-        v = float(value)  # type: ignore[arg-type]
+        v = float(value)  # type: ignore[arg-type]  # any value is tried; float() raising is the check
     except (TypeError, ValueError):
         v = math.nan
     ok = (0.0 <= v <= 1.0) if closed else (0.0 < v < 1.0)
@@ -78,7 +78,7 @@ def check_positive(value: object, *, name: str, allow_zero: bool = False) -> flo
     10.0
     """
     try:
-        v = float(value)  # type: ignore[arg-type]
+        v = float(value)  # type: ignore[arg-type]  # any value is tried; float() raising is the check
     except (TypeError, ValueError, OverflowError):
         v = math.nan
     ok = math.isfinite(v) and (v >= 0 if allow_zero else v > 0)

@@ -21,7 +21,8 @@ import pytest
 from conftest import DATA, assert_close
 
 from scoreframe.errors import NotFittedError, ScoreframeError
-from scoreframe.estimators import ESTIMATORS, Estimator, estimator_class
+from scoreframe.estimators import Estimator
+from scoreframe.estimators.base import ESTIMATORS, estimator_class
 from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
 from scoreframe.estimators.fusion import LinearFusion
 from scoreframe.estimators.models import load_model

@@ -28,8 +28,8 @@ def _scalar(df: pl.DataFrame) -> dict:
     return {"n_tar": len(tar), "n_non": len(non), "eer": metrics.eer(tar, non),
             "cllr": metrics.cllr(tar, non), "min_cllr": metrics.min_cllr(tar, non),
             "prbep": metrics.prbep(tar, non),
-            "act": metrics.act_dcf(tar, non, p_target=P),
-            "min": metrics.min_dcf(tar, non, p_target=P)}
+            "act": metrics.act_dcf(tar, non, p_target=P, normalize=True),
+            "min": metrics.min_dcf(tar, non, p_target=P, normalize=True)}
 
 
 def test_groups_and_pooled_rows_equal_scalar_metrics(synth):
@@ -70,7 +70,7 @@ def test_flat_table_and_costs(synth):
     tar = synth.filter(system="sys1", label=True)["score"].to_numpy()
     non = synth.filter(system="sys1", label=False)["score"].to_numpy()
     assert row["min_dcf_norm"] == pytest.approx(
-        metrics.min_dcf(tar, non, p_target=0.01, c_miss=10, c_fa=1), rel=1e-12)
+        metrics.min_dcf(tar, non, p_target=0.01, c_miss=10, c_fa=1, normalize=True), rel=1e-12)
     assert sub["n_tar"] == res["n_tar"][0]
     # the minimizing counts give the minimum DCF (normalized by min(pe, 1 - pe))...
     pe, k_miss, k_fa = row["effective_prior"], row["n_miss_min"], row["n_fa_min"]

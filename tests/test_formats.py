@@ -10,7 +10,7 @@ import pytest
 import scoreframe as sf
 from scoreframe import io as sio
 from scoreframe.cli import main
-from scoreframe.errors import AlignmentError, FormatError, ScoreframeError
+from scoreframe.errors import AlignmentError, FormatError, ScoreframeError, UsageError
 
 
 @pytest.fixture
@@ -234,7 +234,7 @@ def test_write_trials_guesses_the_format_from_the_name(tmp_path, trials):
 
 
 def test_write_trials_refuses_an_option_the_format_does_not_take(tmp_path, trials):
-    with pytest.raises(sf.UsageError, match="partition_by") as info:
+    with pytest.raises(UsageError, match="partition_by") as info:
         sio.write_trials(trials, tmp_path / "t.csv", partition_by=["model"])
     assert info.value.parameter == "partition_by" and info.value.path == str(tmp_path / "t.csv")
     assert list(tmp_path.iterdir()) == []

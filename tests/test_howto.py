@@ -24,7 +24,7 @@ from test_malformed import check_registered_format
 import scoreframe as sf
 from scoreframe import io as sio
 from scoreframe.cli import main
-from scoreframe.errors import FormatError
+from scoreframe.errors import FormatError, UsageError
 from scoreframe.io import _formats
 from scoreframe.metrics import registry
 
@@ -171,7 +171,7 @@ def test_format_page_errors_name_the_file_and_line(format_page, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.ssv" in err[0] and "line 3" in err[0]
     assert not Path("never.csv").exists()
-    with pytest.raises(sf.UsageError, match="partition_by") as refused:
+    with pytest.raises(UsageError, match="partition_by") as refused:
         sf.write_trials(format_page["trials"], "p.ssv", partition_by=["model"])
     assert refused.value.parameter == "partition_by" and not Path("p.ssv").exists()
 

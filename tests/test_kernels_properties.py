@@ -96,8 +96,8 @@ def test_properties(tar, non):
     slopes = slopes[(slopes > 0) & (slopes < 1)]
     at_slopes = brute_dcf(tar, non, slopes).max() if slopes.size else 0.0
     assert at_slopes == pytest.approx(e, rel=1e-12, abs=1e-15)
-    mins = metrics.min_dcf(tar, non, p_target=priors)
-    acts = metrics.act_dcf(tar, non, p_target=priors)
+    mins = metrics.min_dcf(tar, non, p_target=priors, normalize=True)
+    acts = metrics.act_dcf(tar, non, p_target=priors, normalize=True)
     assert np.all(mins <= acts + 1e-12)
     assert np.all(mins <= 1 + 1e-12)
     assert metrics.min_cllr(tar, non, ramp=False) <= metrics.cllr(tar, non) + 1e-12
@@ -142,7 +142,7 @@ def test_worked_examples_from_math_spec():
     assert metrics.cllr(b_t, b_n) == pytest.approx(1.407859, abs=1e-6)
     assert metrics.min_cllr(b_t, b_n, ramp=False) == pytest.approx(0.618993, abs=1e-6)
     assert metrics.cross_entropy(a_t, a_n, p_target=0.1) == pytest.approx(0.101975, abs=1e-6)
-    assert metrics.min_dcf(b_t, b_n, p_target=[0.5, 0.1, 0.9]) == pytest.approx(
+    assert metrics.min_dcf(b_t, b_n, p_target=[0.5, 0.1, 0.9], normalize=True) == pytest.approx(
         [0.533333, 0.6, 0.666667], abs=1e-6)
     assert metrics.act_dcf([0], [0], prior_log_odds=0.0, normalize=False) == 0.5
     assert metrics.min_cllr([0], [0], ramp=False) == pytest.approx(1.0)

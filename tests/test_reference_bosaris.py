@@ -44,18 +44,18 @@ def test_dcf_at_priors(case):
     plo = np.array(d["plo"])
     assert_close(el.logit(p), plo)
     # BOSARIS fast_actDCF/fast_minDCF take prior log odds
-    assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo), d["act_norm"])
+    assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo, normalize=True), d["act_norm"])
     assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo, normalize=False), d["act_unnorm"])
-    assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo), d["min_norm"])
+    assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo, normalize=True), d["min_norm"])
     assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo, normalize=False), d["min_unnorm"])
-    assert_close(metrics.act_dcf(tar, non, p_target=p), d["fastEval_actdcf"])
-    assert_close(metrics.min_dcf(tar, non, p_target=p), d["fastEval_mindcf"])
+    assert_close(metrics.act_dcf(tar, non, p_target=p, normalize=True), d["fastEval_actdcf"])
+    assert_close(metrics.min_dcf(tar, non, p_target=p, normalize=True), d["fastEval_mindcf"])
     # Results class: min uses p directly
     assert_close(metrics.min_dcf(tar, non, p_target=p, normalize=False), d["results_min_dcf"])
     assert_close(metrics.act_dcf(tar, non, p_target=p, normalize=False), d["results_act_dcf"])
     assert_close(metrics.act_dcf(tar, non, p_target=p, normalize=False),
                  d["dcf_at_threshold_unnorm"])
-    assert_close(metrics.act_dcf(tar, non, p_target=p), d["dcf_at_threshold_norm"])
+    assert_close(metrics.act_dcf(tar, non, p_target=p, normalize=True), d["dcf_at_threshold_norm"])
     s = metrics.sorted_scores(tar, non)
     pp, qq, _ = operating_points(prior_log_odds=plo)
     _, n_miss, n_fa = kr.min_dcf(s.blocks, pp, qq)
@@ -72,9 +72,9 @@ def test_plo_grid(case):
     g = e["plo_grid"]
     plo = np.array(g["plo"])
     assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo, normalize=False), g["act_dcf"])
-    assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo), g["act_dcf_norm"])
+    assert_close(metrics.act_dcf(tar, non, prior_log_odds=plo, normalize=True), g["act_dcf_norm"])
     assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo, normalize=False), g["min_dcf"])
-    assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo), g["min_dcf_norm"])
+    assert_close(metrics.min_dcf(tar, non, prior_log_odds=plo, normalize=True), g["min_dcf_norm"])
     assert_close(metrics.prbep(tar, non), g["min_prbep"])
     assert_close(metrics.eer(tar, non), g["min_eer"])
 
@@ -154,8 +154,8 @@ def test_fusion_subsystem_metrics(system, split):
     assert_close(metrics.cllr(s), exp["cllr"])
     assert_close(metrics.min_cllr(s, ramp=True), exp["min_cllr"])
     plo = el.logit(np.array(exp["priors"]))
-    assert_close(metrics.act_dcf(s, prior_log_odds=plo), exp["act_dcf_norm"])
-    assert_close(metrics.min_dcf(s, prior_log_odds=plo), exp["min_dcf_norm"])
+    assert_close(metrics.act_dcf(s, prior_log_odds=plo, normalize=True), exp["act_dcf_norm"])
+    assert_close(metrics.min_dcf(s, prior_log_odds=plo, normalize=True), exp["min_dcf_norm"])
     assert_close(metrics.act_dcf(s, prior_log_odds=plo, normalize=False), exp["act_dcf"])
     assert_close(metrics.min_dcf(s, prior_log_odds=plo, normalize=False), exp["min_dcf"])
     # BOSARIS' float PAV (pavx) can leave two adjacent blocks of mathematically equal target

@@ -157,4 +157,4 @@ def report_biometric_kwargs(a: argparse.Namespace) -> dict[str, object]:
                              "demographics": tuple(a.demographics),
                              "pair_with": tuple(a.pair_with),
                              "differentials_fmr": a.differentials_fmr}
-    return {"biometric": BiometricOptions(**kw)}  # type: ignore[arg-type]
+    return {"biometric": BiometricOptions(**kw)}  # type: ignore[arg-type]  # argparse options forwarded as keywords

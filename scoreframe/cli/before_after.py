@@ -37,7 +37,7 @@ def report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],
 
 def fit_summary(model: object) -> str:
     """One line on how a calibration or fusion was trained."""
-    tr = model.training_  # type: ignore[attr-defined]
+    tr = model.training_  # type: ignore[attr-defined]  # every fitted estimator records training_
     if "objective_value" not in tr:
         return f"{tr['n_tar']} targets, {tr['n_non']} non-targets, {tr.get('n_blocks')} blocks"
     state = "converged" if tr["converged"] else "NOT converged: " + shown(tr["message"])

@@ -80,7 +80,7 @@ def cmd_calibrate_apply(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``calibrate train`` and ``calibrate apply`` to the command line."""
     cal = sub.add_parser("calibrate", help="train or apply a calibration (linear or PAV)",
                          description="train or apply a calibration (linear or PAV)")

@@ -40,7 +40,7 @@ def cmd_clean(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``clean`` to the command line."""
     c = add_command(sub, "clean", func=cmd_clean, first="[DIR ...]",
                     help_text="remove temporaries left by killed runs (outputs' temporary "

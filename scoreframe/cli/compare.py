@@ -104,7 +104,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     res = compare(dataset_source(a), a.systems[0], a.systems[1], by=a.by, where=a.where,
                   p_target=a.p_target, c_miss=a.c_miss, c_fa=a.c_fa, **engine_kwargs(a),
                   trial_id=getattr(a, "trial_id", None) or None,
-                  **kw)  # type: ignore[arg-type]
+                  **kw)  # type: ignore[arg-type]  # argparse options forwarded as keywords
     if a.format != "table":
         emit_frame(res, a.format, a.output, a.overwrite)
         return 0

@@ -196,7 +196,7 @@ def percent(v: object) -> str:
     >>> percent(0.07742), percent(None)
     ('7.74', '')
     """
-    return "" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]
+    return "" if v is None else f"{100 * float(v):.2f}"  # type: ignore[arg-type]  # v is a number from a result row (typed object)
 
 
 def json_safe(v: object) -> object:

@@ -21,6 +21,7 @@ from scoreframe.cli.options import (
 from scoreframe.errors import UsageError
 from scoreframe.frames.align import align
 from scoreframe.io.atomic import check_outputs
+from scoreframe.io.bosaris_hdf5 import DEFAULT_MAX_DENSE_BYTES
 from scoreframe.io.convert import convert_trials, output_format, plan_outputs
 from scoreframe.io.parquet import apply_where, infer_kind, scan_trials
 
@@ -65,7 +66,7 @@ def cmd_convert(a: argparse.Namespace) -> int:
         if key is not None and sc is not None:
             lf = align(key, sc, missing=parse_missing(a.missing), extra=a.extra)
         else:
-            lf = key if key is not None else sc  # type: ignore[assignment]
+            lf = key if key is not None else sc  # type: ignore[assignment]  # the parser requires --key or --scores
     lf = apply_where(lf, a.where, source=", ".join(f"`{p}`" for p in inputs))
     with progress() as prog:
         task = prog.add_task("writing rows", total=None)
@@ -82,7 +83,7 @@ def _fmt_gib(n: int) -> str:
     return f"{n / 2**30:g}GiB"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``convert`` to the command line."""
     c = add_command(sub, "convert", func=cmd_convert, first="[INPUT]",
                     help_text="convert between trial formats (and align key + scores)",
@@ -107,7 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--key-out", type=path_arg(), help="paired formats: key output path")
     c.add_argument("--scores-out", type=path_arg(), help="paired formats: scores output path")
     c.add_argument("--max-dense-bytes", type=size_bytes(none=True),
-                   default=_fmt_gib(sio.DEFAULT_MAX_DENSE_BYTES),
+                   default=_fmt_gib(DEFAULT_MAX_DENSE_BYTES),
                    metavar="SIZE",
                    help="bosaris-h5: largest dense model x segment matrix to write (a size "
                         "such as 16GB, or none)")

@@ -32,7 +32,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``demo`` to the command line."""
     d = add_command(sub, "demo", func=cmd_demo, parents=[overwrite_option()],
                     help_text="synthesize the demo evaluation and run the pipeline on it")

@@ -85,7 +85,7 @@ def cmd_differentials(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``differentials`` to the command line."""
     p = add_command(sub, "differentials", func=cmd_differentials, first="DATASET",
                     help_text="FMR and FNMR per demographic group at one global threshold, "

@@ -39,8 +39,8 @@ from scoreframe.cli.options import (
     output_options,
     reading_options,
 )
-from scoreframe.metrics import EER_METHODS
 from scoreframe.metrics.registry import declared, table_metrics
+from scoreframe.metrics.scalar import EER_METHODS
 from scoreframe.results.evaluate import evaluate, explode_dcf, group_columns
 from scoreframe.results.tandem import tandem_t_dcf
 
@@ -105,7 +105,7 @@ def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | Non
         task = prog.add_task("evaluating groups", total=None)
         return evaluate(dataset, by=by, where=where, p_target=p_target, c_miss=c_miss,
                         c_fa=c_fa, progress=lambda d, t: prog.update(task, completed=d, total=t),
-                        **options)  # type: ignore[arg-type]
+                        **options)  # type: ignore[arg-type]  # argparse options forwarded as keywords
 
 
 def percent_columns() -> tuple[str, ...]:
@@ -196,7 +196,7 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``evaluate`` to the command line."""
     e = add_command(sub, "evaluate", func=cmd_evaluate, first="DATASET",
                     help_text="EER, Cllr, minCllr, PRBEP, act/min DCF per condition",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
@@ -35,6 +36,9 @@ from scoreframe.cli.options import (
 )
 from scoreframe.errors import UsageError, listing
 from scoreframe.frames._sql_guard import check_where
+
+if TYPE_CHECKING:
+    from scoreframe.estimators.fusion import LinearFusion
 
 __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
 
@@ -72,7 +76,7 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
     if (qm is None) != (qs is None):
         raise UsageError("give both --quality-model and --quality-segment, or neither")
-    model.fit(data, where=a.where, quality_model=qm,  # type: ignore[arg-type]
+    model.fit(data, where=a.where, quality_model=qm,
               quality_segment=qs)
     model.save(a.output, overwrite=a.overwrite)
     say(f"linear fusion of {len(model.weights_)} systems: {fit_summary(model)}")
@@ -84,7 +88,7 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
     say(f"  llr = {terms} + {model.offset_:.6g}"
         + (f" + quality term over {listing(quality, quoted=True)}" if quality else ""))
     say(f"model written to {shown(a.output)}")
-    out = model.transform(data, where=a.where, quality_model=qm,  # type: ignore[arg-type]
+    out = model.transform(data, where=a.where, quality_model=qm,
                           quality_segment=qs)
     report_sets([("+".join(Path(p).name for p in input_paths(a.dev)), out)],
                 a.report_p_target or [a.p_target], "fusion on the training set")
@@ -96,7 +100,7 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     inputs = [*input_paths(a.eval), a.model, a.quality_model, a.quality_segment, *a.join]
     guard_outputs(inputs, [a.output], overwrite=a.overwrite)
     scored_format(a.output)
-    model = load_model_kind(a.model, ("linear_fusion",))
+    model = cast("LinearFusion", load_model_kind(a.model, ("linear_fusion",)))
     if a.missing is not None:
         model.missing = parse_missing(a.missing)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
@@ -111,7 +115,7 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``fuse train`` and ``fuse apply`` to the command line."""
     fu = sub.add_parser("fuse", help="train or apply a linear (quality) fusion of systems",
                         description="train or apply a linear (quality) fusion of systems")

@@ -21,7 +21,8 @@ from scoreframe.cli.options import (
 )
 from scoreframe.errors import FormatError, UsageError, message
 from scoreframe.frames.align import join_metadata
-from scoreframe.identification import THRESHOLD_CONVENTIONS, TIE_RULES, identify
+from scoreframe.identification import THRESHOLD_CONVENTIONS, identify
+from scoreframe.kernels.identification import TIE_RULES
 
 __all__ = ["cmd_identify", "flat_rows", "register"]
 
@@ -99,7 +100,7 @@ def cmd_identify(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``identify`` to the command line."""
     p = add_command(sub, "identify", func=cmd_identify, first="DATASET",
                     help_text="1:N identification: CMC ranks and FNIR at FPIR targets per "

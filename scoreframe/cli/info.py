@@ -18,7 +18,7 @@ def cmd_info(a: argparse.Namespace) -> int:
     from rich.text import Text
 
     src = dataset_source(a)
-    lf = (load_dataset(src, where=a.where, **reading_kwargs(a))  # type: ignore[arg-type]
+    lf = (load_dataset(src, where=a.where, **reading_kwargs(a))
           if isinstance(src, str) else apply_where(src, a.where))
     info = dataset_info(lf, max_values=a.max_values)
     con = console()
@@ -35,7 +35,7 @@ def cmd_info(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``info`` to the command line."""
     i = add_command(sub, "info", func=cmd_info, first="DATASET",
                     help_text="rows, schema, systems and targets/non-targets per condition",

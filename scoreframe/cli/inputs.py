@@ -6,9 +6,10 @@ Views layer: turns option values into library calls; every problem is a
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import polars as pl
 
@@ -19,6 +20,9 @@ from scoreframe.frames.align import align, join_metadata
 from scoreframe.frames.schema import Kind
 from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.io.parquet import scan_trials, write_trials
+
+if TYPE_CHECKING:
+    from scoreframe.estimators.base import Estimator
 
 __all__ = ["ReadingKwargs", "check_output_format", "dataset_label", "dataset_source",
            "guard_outputs", "input_paths", "load_dataset",
@@ -107,7 +111,7 @@ def reading_kwargs(a: object) -> ReadingKwargs:
             "text_columns": [c for c in text if c != "system"]}
 
 
-def dataset_source(a: object, *, library_trial_id: bool = False) -> str | pl.LazyFrame:
+def dataset_source(a: argparse.Namespace, *, library_trial_id: bool = False) -> str | pl.LazyFrame:
     """The ``DATASET`` of a command, ready for the library.
 
     With ``--key K --scores S`` instead of a dataset, the two files are read (any registered
@@ -183,7 +187,7 @@ def read_sql(path: Path) -> str:
                                           f"{exc.start}")) from None
 
 
-def sql_source(a: object) -> pl.LazyFrame:
+def sql_source(a: argparse.Namespace) -> pl.LazyFrame:
     """``--sql FILE`` over ``DATASET`` and the ``--table`` tables, as a streaming LazyFrame.
 
     The query is checked (one read-only ``SELECT``, the tables' names and files) before any
@@ -194,35 +198,35 @@ def sql_source(a: object) -> pl.LazyFrame:
     if getattr(a, "key", None):
         raise UsageError("--sql reads the Parquet DATASET as the table `trials`; --key/--scores "
                          "do not apply (convert them first)")
-    path = a.sql  # type: ignore[attr-defined]
-    return scan_query(read_sql(Path(path)), a.dataset,  # type: ignore[attr-defined]
+    path = a.sql
+    return scan_query(read_sql(Path(path)), a.dataset,
                       tables=table_map(getattr(a, "table", None) or []), sql_name=path)
 
 
-def _trials_source(a: object, *, library_trial_id: bool) -> str | pl.LazyFrame:
+def _trials_source(a: argparse.Namespace, *, library_trial_id: bool) -> str | pl.LazyFrame:
     if getattr(a, "table", None):
         raise UsageError("--table names a table for --sql; give --sql FILE too (or join a "
                          "metadata table with --join FILE --on COL)")
     kw = reading_kwargs(a)
     if getattr(a, "key", None):
-        how = {"fmt": kw["fmt"], "columns": kw["columns"], "order": kw["order"]}
-        return align(load_dataset(a.key, kind="key", text_columns=kw["text_columns"],  # type: ignore[attr-defined]
-                                  **how),  # type: ignore[arg-type]
-                     load_dataset(a.scores, kind="scores", **how))  # type: ignore[attr-defined,arg-type]
-    path = a.dataset  # type: ignore[attr-defined]
+        fmt, columns, order = kw["fmt"], kw["columns"], kw["order"]
+        return align(load_dataset(a.key, fmt, "key", columns, order=order,
+                                  text_columns=kw["text_columns"]),
+                     load_dataset(a.scores, fmt, "scores", columns, order=order))
+    path: str = a.dataset
     if ((kw["fmt"] or _format_of(path)) == "parquet" and not kw["columns"]
             and (library_trial_id or not kw["trial_id"])):
         return path
-    lf = load_dataset(path, **kw)  # type: ignore[arg-type]
+    lf = load_dataset(path, **kw)
     check_where(getattr(a, "where", None), lf, source=f"`{path}`")  # named on the file
     return lf
 
 
-def dataset_label(a: object) -> str:
+def dataset_label(a: argparse.Namespace) -> str:
     """How messages and titles name the command's input: ``DATASET`` or ``KEY + SCORES``."""
     if getattr(a, "key", None):
-        return f"{a.key} + {a.scores}"  # type: ignore[attr-defined]
-    return str(a.dataset)  # type: ignore[attr-defined]
+        return f"{a.key} + {a.scores}"
+    return str(a.dataset)
 
 
 def input_paths(a: object) -> list[str]:
@@ -240,7 +244,7 @@ def _suffix_format(output: str, machine: Sequence[str]) -> str:
     return fmt
 
 
-def check_output_format(a: object, *, machine: Sequence[str],
+def check_output_format(a: argparse.Namespace, *, machine: Sequence[str],
                         needs_file: Sequence[str] = ("parquet",)) -> None:
     """Check ``-o``/``--format`` before any work (and settle ``--format``).
 
@@ -248,10 +252,10 @@ def check_output_format(a: object, *, machine: Sequence[str],
     the command's default (a table). ``-o`` goes only with a machine format, binary formats
     only with ``-o``, and an existing ``-o`` only with ``--overwrite``.
     """
-    output = a.output  # type: ignore[attr-defined]
-    fmt = a.format or (_suffix_format(output, machine) if output  # type: ignore[attr-defined]
+    output = a.output
+    fmt = a.format or (_suffix_format(output, machine) if output
                        else getattr(a, "format_default", None) or "table")
-    a.format = fmt  # type: ignore[attr-defined]
+    a.format = fmt
     if output and fmt not in machine:
         raise UsageError(f"-o needs --format {', '.join(machine)}; got --format {fmt}")
     if not output and fmt in needs_file:
@@ -261,7 +265,7 @@ def check_output_format(a: object, *, machine: Sequence[str],
                     if isinstance(getattr(a, n, None), str)),
                   *(getattr(a, "join", None) or []),
                   *(t.partition("=")[2] for t in getattr(a, "table", None) or [])]
-        check_outputs([output], overwrite=a.overwrite, inputs=inputs)  # type: ignore[attr-defined]
+        check_outputs([output], overwrite=a.overwrite, inputs=inputs)
 
 
 def named_paths(tokens: Sequence[str]) -> list[tuple[str, str]]:
@@ -315,7 +319,7 @@ def other_system(a: object) -> dict[str, bool]:
     return {"allow_other_system": True} if getattr(a, "allow_other_system", False) else {}
 
 
-def load_model_kind(path: str, methods: tuple[str, ...]):  # noqa: ANN201
+def load_model_kind(path: str, methods: tuple[str, ...]) -> Estimator:
     """Load a model file and check its ``method`` is one of ``methods``."""
     from scoreframe.estimators.models import load_model
 

@@ -34,7 +34,7 @@ MC_COLUMNS = ["n_segments", "n_classes", "cmxe", "cmxe_ref", "info_bits", "error
               "cavg", "cavg_norm", "min_cavg_norm", "c_primary"]
 
 
-def _mc_scores(paths: list[str]):  # noqa: ANN202
+def _mc_scores(paths: list[str]) -> pl.DataFrame | dict[str, pl.DataFrame]:
     from scoreframe.multiclass import read_scores
 
     if len(paths) == 1 and "=" not in paths[0]:
@@ -102,7 +102,7 @@ def cmd_mc_apply(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``multiclass evaluate|calibrate|fuse`` to the command line."""
     mc = sub.add_parser("multiclass", help="multiclass: Cmxe, Cavg, calibration and fusion",
                         description="multiclass: Cmxe, Cavg, calibration and fusion")

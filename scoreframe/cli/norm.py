@@ -144,7 +144,7 @@ def _summary(a: argparse.Namespace, out: pl.LazyFrame) -> None:
         {"eer": "eer (%)"}), "before/after normalization", left=("system",))
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``scoreframe norm``."""
     p = add_command(
         sub, "norm", first="TRIALS",

@@ -141,8 +141,8 @@ class OptionType:
             return False
         lo = Decimal(str(self.lo)) if isinstance(v, Decimal) else self.lo
         hi = Decimal(str(self.hi)) if isinstance(v, Decimal) else self.hi
-        return ((lo is None or (v > lo if self.lo_open else v >= lo))  # type: ignore[operator]
-                and (hi is None or (v < hi if self.hi_open else v <= hi)))  # type: ignore[operator]
+        return ((lo is None or (v > lo if self.lo_open else v >= lo))
+                and (hi is None or (v < hi if self.hi_open else v <= hi)))
 
 
 def _interval(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
@@ -309,7 +309,7 @@ class Parser(argparse.ArgumentParser):
     (usage: scoreframe evaluate DATASET [options]; input `ds.parquet`)``.
     """
 
-    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]  # argparse's overloads; this override keeps the plain form
                          namespace: argparse.Namespace | None = None
                          ) -> tuple[argparse.Namespace, list[str]]:
         """Parse as argparse does, keeping the arguments for :meth:`error` to name inputs."""
@@ -605,8 +605,8 @@ def max_line_bytes_option() -> argparse.ArgumentParser:
     return p
 
 
-def add_command(sub: argparse._SubParsersAction, name: str, *, help_text: str,
-                parents: Sequence[argparse.ArgumentParser] = (),
+def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *,
+                help_text: str, parents: Sequence[argparse.ArgumentParser] = (),
                 func: Callable[[argparse.Namespace], int] | None = None,
                 first: str | None = None) -> argparse.ArgumentParser:
     """Add a sub-command whose help shows defaults; ``first`` names positionals led in usage.

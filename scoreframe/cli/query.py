@@ -28,7 +28,7 @@ def cmd_query(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``query`` to the command line."""
     q = add_command(sub, "query", func=cmd_query,
                     help_text="run an SQL file on a dataset (visible as `trials`) and named "

@@ -90,7 +90,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
         rep = build_report(dataset_source(a, library_trial_id=True), by=a.by, where=a.where,
-                           p_target=a.p_target, calibration=cal, **extra,  # type: ignore[arg-type]
+                           p_target=a.p_target, calibration=cal, **extra,  # type: ignore[arg-type]  # argparse options forwarded as keywords
                            title=a.title or f"scoreframe report: {Path(dataset_label(a)).name}",
                            progress=lambda d, t: prog.update(task, completed=d, total=t))
         chart_task = prog.add_task("rendering charts", total=None)
@@ -103,7 +103,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``report`` to the command line."""
     r = add_command(sub, "report", func=cmd_report, first="DATASET",
                     help_text="one offline HTML report: summary table, DET/NBER/APE",

@@ -53,7 +53,7 @@ def cmd_synth(a: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``synth`` to the command line."""
     s = add_command(sub, "synth", func=cmd_synth, first="OUTPUT",
                     help_text="write a synthetic evaluation as a partitioned dataset",

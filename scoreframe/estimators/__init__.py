@@ -1,8 +1,8 @@
 """Estimators: calibrators and fusers on one base, registered by their ``method``.
 
 * :mod:`scoreframe.estimators.base`: :class:`Estimator` (``fit`` -> self, ``transform``,
-  ``to_dict``/``from_dict``, ``save``, ``__repr__``), the registry :data:`ESTIMATORS` and
-  :func:`estimator_class`;
+  ``to_dict``/``from_dict``, ``save``, ``__repr__``), the registry ``ESTIMATORS`` and
+  ``estimator_class`` (used by ``load_model``);
 * :mod:`scoreframe.estimators.modelfile`: the JSON model file and its schema validation;
 * :mod:`scoreframe.estimators.calibration`: :class:`LinearCalibration`, :class:`PavCalibration`;
 * :mod:`scoreframe.estimators.fusion`: :class:`LinearFusion`;
@@ -15,9 +15,8 @@ module has to name every estimator and the import graph stays a tree.
 May import: errors, checks, kernels, io, frames, stats, multiclass.
 """
 
-from scoreframe.estimators.base import ESTIMATORS, Estimator, NotFittedError, estimator_class
+from scoreframe.estimators.base import Estimator
 from scoreframe.estimators.calibration import LinearCalibration, PavCalibration
 from scoreframe.estimators.fusion import LinearFusion
 
-__all__ = ["ESTIMATORS", "Estimator", "LinearCalibration", "LinearFusion", "NotFittedError",
-           "PavCalibration", "estimator_class"]
+__all__ = ["Estimator", "LinearCalibration", "LinearFusion", "PavCalibration"]

@@ -80,6 +80,25 @@ class Estimator:
     Subclasses set ``method`` (the model file's ``"method"``), ``schema`` (the JSON Schema of
     their documents) and ``fitted`` (the names of their fitted attributes, for ``__repr__``),
     and implement ``fit``, ``to_expr``, ``transform``, ``to_dict`` and ``from_dict``.
+
+    See Also
+    --------
+    scoreframe.load_model : Dispatch on a model file's ``method``.
+    scoreframe.LinearCalibration, scoreframe.LinearFusion : Estimators built on it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from scoreframe import LinearCalibration, load_model
+    >>> cal = LinearCalibration(p_target=0.5)
+    >>> isinstance(cal, Estimator), cal.method
+    (True, 'linear')
+    >>> df = pl.DataFrame({"score": [-2.0, -1.0, 0.5, 1.0, 2.0, 3.0],
+    ...                    "label": [False, False, True, False, True, True]})
+    >>> cal.fit(df)
+    LinearCalibration(p_target=0.5, objective='log', max_iter=100)  # fitted: scale_=1.66931, ...
+    >>> type(load_model(cal.to_dict())).__name__  # the registry finds the class by ``method``
+    'LinearCalibration'
     """
 
     method: ClassVar[str] = ""

@@ -289,6 +289,12 @@ class LinearCalibration(_Calibrator):
     training_ : dict
         Counts, objective values, convergence report.
 
+    See Also
+    --------
+    scoreframe.PavCalibration : Non-parametric (PAV) calibration.
+    scoreframe.LinearFusion : The same objective over several systems.
+    scoreframe.load_model : Read a saved model back.
+
     Examples
     --------
     >>> import polars as pl
@@ -392,6 +398,12 @@ class PavCalibration(_Calibrator):
         The piecewise-linear map (two knots per PAV block).
     system_, where_, training_
         As :class:`LinearCalibration`.
+
+    See Also
+    --------
+    scoreframe.LinearCalibration : Affine calibration (two parameters).
+    scoreframe.pav_llrs : The PAV llrs of one set of scores.
+    scoreframe.load_model : Read a saved model back.
 
     Examples
     --------

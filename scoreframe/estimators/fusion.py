@@ -280,6 +280,12 @@ class LinearFusion(Estimator):
     training_ : dict
         Counts, objective values, convergence report.
 
+    See Also
+    --------
+    scoreframe.LinearCalibration : Calibration of one system.
+    scoreframe.multiclass.MulticlassFusion : Fusion of multiclass scores.
+    scoreframe.load_model : Read a saved model back.
+
     Examples
     --------
     >>> import polars as pl

@@ -76,7 +76,7 @@ def _expected(err: jsonschema.ValidationError) -> str:
              "minProperties": f"at least {v} entries", "uniqueItems": "distinct items",
              "minLength": "a non-empty string", "anyOf": "a finite number or "
                                                            "\"Infinity\"/\"-Infinity\""}
-    return words.get(str(kind), err.message)
+    return words.get(str(kind), str(err.message))
 
 
 def _printable(text: str) -> str:

@@ -52,11 +52,22 @@ def load_model(source: str | Path | Mapping[str, Any]) -> Estimator:
     Returns the fitted estimator its ``method`` names (``LinearCalibration``,
     ``PavCalibration``, ``LinearFusion``, ``MulticlassCalibration``, ``MulticlassFusion``).
 
+    Parameters
+    ----------
+    source
+        A model file written by ``save`` or ``to_dict``'s document.
+
     Raises
     ------
     FormatError
         Not JSON, not a scoreframe model, an unknown method, or a missing or bad field (the
         message names the file and the field).
+
+    See Also
+    --------
+    scoreframe.LinearCalibration, scoreframe.PavCalibration : Calibrators it returns.
+    scoreframe.LinearFusion : The fuser it returns.
+    scoreframe.estimators.Estimator : Their common base (``save``, ``to_dict``).
 
     Examples
     --------

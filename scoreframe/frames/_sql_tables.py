@@ -209,7 +209,7 @@ def relation_frame(open_relation: Callable[[], tuple[duckdb.DuckDBPyRelation, Ca
 
     rel, close = open_relation()
     try:
-        schema = pl.from_arrow(rel.limit(0).to_arrow_table()).schema  # type: ignore[union-attr]
+        schema = pl.from_arrow(rel.limit(0).to_arrow_table()).schema  # type: ignore[union-attr]  # polars stubs: from_arrow of a Table is a DataFrame
     except duckdb.Error as exc:
         raise fail(exc) from None
     finally:

@@ -189,6 +189,12 @@ def align(key: pl.LazyFrame | pl.DataFrame | str | Path,
     AlignmentError
         Listing counts and examples of what did not align.
 
+    See Also
+    --------
+    scoreframe.alignment_report : The counts of what aligned, without joining.
+    scoreframe.validate_trials : The checks applied to the aligned table.
+    scoreframe.write_trials : Write the aligned trials as a Parquet dataset.
+
     Examples
     --------
     >>> import polars as pl

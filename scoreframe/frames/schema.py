@@ -30,11 +30,11 @@ def polars_frame(data: object) -> pl.DataFrame | pl.LazyFrame:
         return data
     mod, name = type(data).__module__, type(data).__name__
     if mod.startswith("pyarrow") and name in ("Table", "RecordBatch"):
-        out = pl.from_arrow(data)  # type: ignore[arg-type]
+        out = pl.from_arrow(data)
         if isinstance(out, pl.DataFrame):
             return out
     if mod.startswith("pandas") and name == "DataFrame":
-        return pl.from_pandas(data)  # type: ignore[arg-type]
+        return pl.from_pandas(data)
     raise SchemaError(message("unsupported table", expected="a polars, pandas or pyarrow table",
                               got=name))
 
@@ -325,6 +325,11 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     ------
     SchemaError
         With the column, what was expected, what was found and where.
+
+    See Also
+    --------
+    scoreframe.scan_trials : Read a dataset (validated when it was written).
+    scoreframe.align : Build a trial table from a key and scores.
 
     Examples
     --------

@@ -188,6 +188,23 @@ def connect(dataset: str | Path, *, name: str = "trials",
     ``tables`` (name -> a path in any registered format, or a frame) are registered beside it
     the same way: Parquet as Arrow datasets, other formats read into Arrow tables.
 
+    Parameters
+    ----------
+    dataset
+        A Parquet dataset (file, directory or glob).
+    name
+        The table name the dataset is seen as.
+
+    Returns
+    -------
+    duckdb.DuckDBPyConnection
+        A locked, in-memory connection.
+
+    See Also
+    --------
+    scoreframe.query : Run one SQL query over a dataset.
+    scoreframe.evaluate : Evaluate the trials a query selects (``where=``).
+
     Examples
     --------
     >>> import polars as pl, tempfile, pathlib
@@ -208,7 +225,7 @@ def connect(dataset: str | Path, *, name: str = "trials",
                                  where=f"`{dataset}`", hint="Give each table one name."),
                          parameter="tables")
     data = _arrow_dataset(dataset)
-    arrow = {t.name: t.arrow if t.arrow is not None else _arrow_dataset(t.path)  # type: ignore[arg-type]
+    arrow = {t.name: t.arrow if t.arrow is not None else _arrow_dataset(t.path)  # type: ignore[arg-type]  # a table without Arrow data has a path
              for t in extra}
     con = _confined(enable_external_access=False, lock_configuration=True)
     con.register(name, data)
@@ -355,7 +372,8 @@ def query(sql: str, dataset: str | Path, *, tables: Mapping[str, TableSource] | 
     at = _at(dataset, sql_name)
     rel, close = _open(sql, dataset, tables, at)
     try:
-        return _run(rel.pl, at)
+        out: pl.DataFrame = _run(rel.pl, at)
+        return out
     finally:
         close()
 

@@ -25,6 +25,7 @@ import os
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -152,6 +153,11 @@ def synth_chunks(n_trials: int, *, n_systems: int = 3, seed: int = 0, target_rat
     ScoreframeError
         When an argument is out of range (checked before anything is generated).
 
+    See Also
+    --------
+    scoreframe.write_trials : Write the chunks as a dataset.
+    scoreframe.evaluate : Evaluate them.
+
     Examples
     --------
     >>> df = next(synth_chunks(1000, n_systems=2, seed=1))
@@ -180,7 +186,8 @@ def synth_chunks(n_trials: int, *, n_systems: int = 3, seed: int = 0, target_rat
     return _generate(n_trials, n_chunks, threads, kwargs)
 
 
-def _generate(n_trials: int, n_chunks: int, threads: int, kwargs: dict) -> Iterator[pl.DataFrame]:
+def _generate(n_trials: int, n_chunks: int, threads: int,
+              kwargs: dict[str, Any]) -> Iterator[pl.DataFrame]:
     """Chunks in order, ``threads`` of them generated ahead on a thread pool."""
     if threads == 1 or n_chunks == 1:
         for c in range(n_chunks):

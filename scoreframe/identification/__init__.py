@@ -16,7 +16,6 @@ from scoreframe.identification._search import (
     read_score_matrix,
     search_statistics,
 )
-from scoreframe.kernels.identification import TIE_RULES
 
-__all__ = ["THRESHOLD_CONVENTIONS", "TIE_RULES", "Searches", "cmc_curve", "fnir_fpir_curve",
+__all__ = ["THRESHOLD_CONVENTIONS", "Searches", "cmc_curve", "fnir_fpir_curve",
            "identify", "read_score_matrix", "search_statistics"]

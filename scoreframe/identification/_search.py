@@ -57,6 +57,23 @@ def read_score_matrix(path: str | Path) -> pl.LazyFrame:
     ``gallery_ids``, and either ``mates`` (probes x gallery, bool) or ``probe_subjects`` and
     ``gallery_subjects`` (a candidate is the mate when the subjects are equal).
 
+    Parameters
+    ----------
+    path
+        The ``.npz`` or HDF5 file.
+
+    Returns
+    -------
+    polars.LazyFrame
+        Candidate rows ``probe, gallery, score, mate``, as :func:`identify` takes them.
+
+    See Also
+    --------
+    identify : Evaluate the searches it holds.
+    scoreframe.io.read_bosaris_hdf5 : The BOSARIS HDF5 score matrix.
+
+    Examples
+    --------
     >>> import numpy as np, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "m.npz")
     >>> np.savez(p, scores=np.array([[0.9, 0.1]]), probe_ids=np.array(["p"]),
@@ -125,6 +142,22 @@ class Searches:
     """The merged per-probe state of an identification experiment, with its grouping.
 
     ``groups[i]`` is the condition key of probe code ``i`` (a tuple over ``by``).
+
+    See Also
+    --------
+    search_statistics : How it is made.
+    identify : The summary read from it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"probe": ["p1", "p1", "p2", "p2"], "score": [0.9, 0.5, 0.2, 0.8],
+    ...                    "mate": [True, False, True, False], "site": ["x", "x", "y", "y"]})
+    >>> s = search_statistics(df, by="site")
+    >>> s.by, s.groups
+    (('site',), [('x',), ('y',)])
+    >>> [(key["site"], mask.tolist()) for key, mask in s.units()]  # then the pooled row
+    [('x', [True, False]), ('y', [False, True]), ('all', [True, True])]
     """
 
     by: tuple[str, ...]
@@ -148,6 +181,37 @@ def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
 
     Raises on missing columns, null or NaN scores, null mate flags and probes with more than
     one mate.
+
+    Parameters
+    ----------
+    data
+        Candidate rows ``probe, score, mate`` (and the ``by`` columns): a frame or a path.
+    by
+        Condition columns; each probe belongs to one condition.
+    where
+        A SQL predicate selecting candidate rows first.
+    max_rank
+        The deepest rank kept per probe (the CMC's length).
+    batch_rows
+        Rows reduced per batch (memory, not results, depends on it).
+
+    Returns
+    -------
+    Searches
+        The merged per-probe state.
+
+    See Also
+    --------
+    identify, cmc_curve, fnir_fpir_curve : The results computed from it.
+    Searches : What it returns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"probe": ["p1", "p1", "p2"], "score": [0.9, 0.5, 0.2],
+    ...                    "mate": [False, True, True]})
+    >>> search_statistics(df, max_rank=2).groups  # one probe code per probe, no conditions
+    [(), ()]
     """
     by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c]
     if max_rank < 1:
@@ -345,6 +409,33 @@ def cmc_curve(data: Any, *, max_rank: int = 20, by: Sequence[str] | str | None =
               ) -> pl.DataFrame:
     """The CMC: identification rate at every rank from 1 to ``max_rank``, per condition.
 
+    Parameters
+    ----------
+    data
+        Candidate rows ``probe, score, mate`` (and the ``by`` columns): a frame or a path.
+    max_rank
+        The deepest rank.
+    by
+        Condition columns.
+    where
+        A SQL predicate selecting candidate rows first.
+    tie
+        How a mate tied with non-mates is ranked: ``pessimistic`` (after them),
+        ``optimistic`` (before them) or ``stable`` (in row order).
+    pooled
+        Add the pooled row (over all conditions) when ``by`` is given.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per condition and rank: ``n_mated``, ``rank``, ``identification_rate``.
+
+    See Also
+    --------
+    identify : The rank-1 and open-set summary.
+    fnir_fpir_curve : The open-set curve.
+    scoreframe.views.plots.cmc_plot : Its chart.
+
     Examples
     --------
     >>> import polars as pl
@@ -365,6 +456,33 @@ def fnir_fpir_curve(data: Any, *, rank: int = 1, by: Sequence[str] | str | None 
 
     One point per distinct best score of the non-mated searches (each the lowest threshold
     with that FPIR), highest first. Needs mated and non-mated searches.
+
+    Parameters
+    ----------
+    data
+        Candidate rows ``probe, score, mate`` (and the ``by`` columns): a frame or a path.
+    rank
+        The rank a mate must reach.
+    by
+        Condition columns.
+    where
+        A SQL predicate selecting candidate rows first.
+    tie
+        How a mate tied with non-mates is ranked: ``pessimistic`` (after them),
+        ``optimistic`` (before them) or ``stable`` (in row order).
+    pooled
+        Add the pooled row (over all conditions) when ``by`` is given.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per condition and threshold: ``rank``, ``threshold``, ``fpir``, ``fnir``.
+
+    See Also
+    --------
+    identify : FNIR at given FPIR targets.
+    cmc_curve : The closed-set curve.
+    scoreframe.views.plots.fnir_fpir_plot : Its chart.
 
     Examples
     --------

@@ -37,14 +37,14 @@ from scoreframe.io.bosaris_hdf5 import (
     read_bosaris_hdf5,
     write_bosaris_hdf5,
 )
-from scoreframe.io.lines import DEFAULT_MAX_LINE_BYTES, max_line_bytes
+from scoreframe.io.lines import max_line_bytes
 from scoreframe.io.multiclass import (
     read_lre22_key,
     read_lre22_scores,
     read_multiclass_scores,
     read_multiclass_truth,
 )
-from scoreframe.io.parquet import dataset_validated, validation_mark
+from scoreframe.io.parquet import dataset_validated
 from scoreframe.io.tables import (
     read_nist_key,
     read_nist_scores,
@@ -64,7 +64,6 @@ from scoreframe.io.text import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_LINE_BYTES",
     "Format",
     "ReadOptions",
     "dataset_validated",
@@ -91,7 +90,6 @@ __all__ = [
     "read_trials",
     "register_format",
     "scan_trials",
-    "validation_mark",
     "write_all",
     "write_any",
     "write_bosaris_hdf5",
@@ -121,6 +119,11 @@ def write_all(jobs: Sequence[tuple[pl.DataFrame, str | Path, str, Kind]], *,
         The input files of the computation (never modified).
     max_dense_bytes
         BOSARIS HDF5 limit (see :func:`write_bosaris_hdf5`).
+
+    See Also
+    --------
+    scoreframe.write_trials : One dataset.
+    scoreframe.io.write_any : One file in any format.
 
     Examples
     --------

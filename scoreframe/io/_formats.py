@@ -68,6 +68,16 @@ class ReadOptions:
         schema. Eager readers always check.
     max_row_group_bytes
         Parquet: the largest row group decoded (see :func:`scoreframe.io.parquet.scan_trials`).
+
+    See Also
+    --------
+    Format : The registry entry whose reader takes it.
+    scoreframe.read_any : Read a file in any registered format.
+
+    Examples
+    --------
+    >>> ReadOptions(kind="key", order=("label", "model", "segment")).order
+    ('label', 'model', 'segment')
     """
 
     kind: Kind | None = None
@@ -124,6 +134,18 @@ class Format:
         The writer's own options (``partition_by``...); :func:`write_trials` refuses others.
     streams
         The writer takes a LazyFrame or an iterable of DataFrame chunks, not only a DataFrame.
+
+    See Also
+    --------
+    register_format : Add a format to the registry.
+    get_format : Look one up by name.
+    format_names : The registered names.
+
+    Examples
+    --------
+    >>> nist = get_format("nist")
+    >>> nist.read is not None, nist.write is not None, nist.sniff_for
+    (True, True, ('tsv',))
     """
 
     name: str
@@ -184,6 +206,21 @@ def format_names(*, readable: bool | None = None, writable: bool | None = None
                  ) -> tuple[str, ...]:
     """The registered format names, in registration order (optionally only readable/writable).
 
+    Parameters
+    ----------
+    readable, writable
+        Keep only formats with (True) or without (False) a reader / a writer.
+
+    Returns
+    -------
+    tuple of str
+        The names, in registration order.
+
+    See Also
+    --------
+    get_format : The entry of one name.
+    guess_format : The name that fits a file.
+
     Examples
     --------
     >>> format_names()[:3]
@@ -195,7 +232,32 @@ def format_names(*, readable: bool | None = None, writable: bool | None = None
 
 
 def get_format(name: str) -> Format:
-    """The registry entry of ``name``; an unknown name is an error listing the known ones."""
+    """The registry entry of ``name``; an unknown name is an error listing the known ones.
+
+    Parameters
+    ----------
+    name
+        A registered format name.
+
+    Returns
+    -------
+    Format
+        Its registry entry.
+
+    See Also
+    --------
+    format_names : The names it accepts.
+    register_format : Add an entry.
+
+    Examples
+    --------
+    >>> get_format("kaldi").description
+    'Kaldi trials (enroll test target|nontarget) and scores'
+    >>> get_format("matlab")
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.FormatError: unknown format: expected parquet | ...
+    """
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -238,6 +300,21 @@ def guess_format(path: str | Path) -> str:
     names a general format, the file's first lines are sniffed for a more specific one: a
     ``.tsv`` with NIST's header is NIST, a ``.txt`` whose lines are ``1|0 enroll test`` is a
     VoxCeleb list.
+
+    Parameters
+    ----------
+    path
+        A file or directory.
+
+    Returns
+    -------
+    str
+        A registered format name.
+
+    See Also
+    --------
+    scoreframe.read_any : Read a file in the format guessed.
+    format_names : The candidates.
 
     Examples
     --------

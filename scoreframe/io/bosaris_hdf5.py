@@ -29,10 +29,12 @@ import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
 import polars as pl
+from numpy.typing import DTypeLike, NDArray
 
 from scoreframe.errors import FormatError, ScoreframeError, ScoreframeWarning, message
 from scoreframe.frames.schema import Kind, validate_trials
@@ -192,7 +194,9 @@ def _read_long(f: h5py.File, kind: Kind, shape: tuple[int, int],
             values.append(np.asarray(scores_ds[a:b][i, j], dtype=np.float64))
         ii.append(i.astype(np.int64) + a)
         jj.append(j.astype(np.int64))
-    cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))  # noqa: E731
+    def cat(xs: list[NDArray[Any]], dt: DTypeLike) -> NDArray[Any]:
+        return np.concatenate(xs) if xs else np.zeros(0, dt)
+
     out = {}
     if kind == "key":
         out["label"] = cat(values, bool)
@@ -227,6 +231,11 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None, *,
     ------
     FormatError
         Naming the file and the dataset.
+
+    See Also
+    --------
+    write_bosaris_hdf5 : The writer.
+    scoreframe.read_any : Any registered format.
 
     Examples
     --------
@@ -319,7 +328,7 @@ def _codes(col: pl.Series) -> tuple[pl.Series, np.ndarray]:
 
 def _name_array(names: pl.Series) -> np.ndarray:
     encoded = names.cast(pl.Binary).to_numpy()
-    width = max(1, int(names.str.len_bytes().max() or 1))  # type: ignore[arg-type]
+    width = max(1, int(names.str.len_bytes().max() or 1))  # type: ignore[arg-type]  # polars stubs: Series.max() is any scalar; here an int
     return np.asarray(encoded, dtype=f"S{width}")
 
 
@@ -385,6 +394,11 @@ def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
         segment cell, 9 for scores) would exceed this many bytes; ``None`` for no limit. The
         dense size is logged before writing, and above 1 GiB a
         :class:`~scoreframe.errors.ScoreframeWarning` says it.
+
+    See Also
+    --------
+    read_bosaris_hdf5 : The reader.
+    scoreframe.write_any : Any registered format.
 
     Examples
     --------

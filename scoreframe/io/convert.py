@@ -19,6 +19,7 @@ from scoreframe import io as sio
 from scoreframe.errors import UsageError, message
 from scoreframe.frames.schema import Kind
 from scoreframe.io.atomic import atomic_outputs, check_outputs
+from scoreframe.io.bosaris_hdf5 import DEFAULT_MAX_DENSE_BYTES
 from scoreframe.io.parquet import infer_kind, write_trials
 
 __all__ = ["PAIRED_FORMATS", "ConvertResult", "convert_trials", "output_format",
@@ -93,7 +94,7 @@ def convert_trials(data: pl.LazyFrame | pl.DataFrame, output: str | Path, *,
                    overwrite: bool = False, inputs: Sequence[str | Path] = (),
                    trial_id: Sequence[str] | None = None,
                    progress: Callable[[int], None] | None = None,
-                   max_dense_bytes: int | None = sio.DEFAULT_MAX_DENSE_BYTES) -> ConvertResult:
+                   max_dense_bytes: int | None = DEFAULT_MAX_DENSE_BYTES) -> ConvertResult:
     """Write a trial table in another format, all outputs or none.
 
     Parameters

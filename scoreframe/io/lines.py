@@ -98,6 +98,16 @@ def max_line_bytes(limit: int | None) -> Iterator[int]:
     The readers' ``max_line_bytes=`` argument overrides it for one call; the command line
     sets it from ``--max-line-bytes``.
 
+    Parameters
+    ----------
+    limit
+        Longest line, in bytes; None keeps the current limit.
+
+    See Also
+    --------
+    scoreframe.io.read_text_trials : A reader it bounds.
+    scoreframe.io.read_table : Another reader it bounds.
+
     Examples
     --------
     >>> with max_line_bytes(4096):
@@ -277,7 +287,7 @@ def _gunzip_with(opener: object, path: Path, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     bad: int | None = None
-    with opener(path, "rb") as fh:  # type: ignore[operator]
+    with opener(path, "rb") as fh:  # type: ignore[operator]  # gzip.open or an isal opener, typed object
         while bad is None:
             chunk = fh.read(_GZIP_CHUNK)
             if not chunk:

@@ -285,6 +285,11 @@ def read_multiclass_scores(source: Source, *, fmt: str | None = None,
         Missing ids or scores, NaN, duplicate or missing (segment, class) scores, unknown
         classes (naming the file and line, or the row).
 
+    See Also
+    --------
+    read_multiclass_truth : The matching truth.
+    scoreframe.multiclass.read_scores : The checked long-form reader.
+
     Examples
     --------
     >>> import polars as pl
@@ -367,6 +372,11 @@ def read_multiclass_truth(source: Source, *, fmt: str | None = None,
         As :func:`read_multiclass_scores`; a segment listed twice (per ``system`` when the truth
         has that column) names both lines.
 
+    See Also
+    --------
+    read_multiclass_scores : The matching scores.
+    scoreframe.multiclass.read_truth : The checked long-form reader.
+
     Examples
     --------
     >>> import polars as pl
@@ -401,9 +411,32 @@ def _truth(t: _Table, classes: Sequence[str] | None) -> pl.DataFrame:
 
 
 def read_lre22_scores(path: str | Path) -> pl.DataFrame:
-    """Read a NIST LRE22 system output TSV: ``segmentid`` + one log-likelihood column per language.
+    r"""Read a NIST LRE22 system output TSV: ``segmentid`` + one log-likelihood column per language.
 
     The same checks as :func:`read_multiclass_scores`; the file must have ``segmentid``.
+
+    Parameters
+    ----------
+    path
+        The tab-separated system output.
+
+    Returns
+    -------
+    polars.DataFrame
+        Long form: ``segment``, ``class``, ``score``, one row per segment and language.
+
+    See Also
+    --------
+    read_lre22_key : The matching key.
+    scoreframe.multiclass.evaluate_multiclass : Evaluate them.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "system.tsv"
+    >>> _ = p.write_text("segmentid\teng\tfra\nseg1\t1.5\t-0.5\n")
+    >>> read_lre22_scores(p).rows()
+    [('seg1', 'eng', 1.5), ('seg1', 'fra', -0.5)]
     """
     t = _load(path, "tsv", "scores")
     _column(t, ("segmentid",), "LRE22 `segmentid`")
@@ -411,7 +444,34 @@ def read_lre22_scores(path: str | Path) -> pl.DataFrame:
 
 
 def read_lre22_key(path: str | Path, *, classes: Sequence[str] | None = None) -> pl.DataFrame:
-    """Read a NIST LRE22 key TSV (``segmentid``, ``language_code`` + metadata columns)."""
+    r"""Read a NIST LRE22 key TSV (``segmentid``, ``language_code`` + metadata columns).
+
+    Parameters
+    ----------
+    path
+        The tab-separated key.
+    classes
+        The known languages: a segment labelled with another one is an error naming its line
+        (default: any language).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``segment``, ``class`` and the metadata columns, one row per segment.
+
+    See Also
+    --------
+    read_lre22_scores : The matching scores.
+    scoreframe.multiclass.evaluate_multiclass : Evaluate them.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "key.tsv"
+    >>> _ = p.write_text("segmentid\tlanguage_code\tsource\nseg1\teng\tcts\n")
+    >>> read_lre22_key(p).rows()
+    [('seg1', 'eng', 'cts')]
+    """
     t = _load(path, "tsv", "truth")
     _column(t, ("segmentid",), "LRE22 `segmentid`")
     _column(t, ("language_code",), "LRE22 `language_code`")

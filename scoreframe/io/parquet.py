@@ -91,6 +91,12 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
         any data are read: a row group is decoded whole, so a huge (or forged) one would
         exceed any memory limit.
 
+    See Also
+    --------
+    scoreframe.read_trials : The eager reader.
+    scoreframe.write_trials : The writer.
+    scoreframe.query : SQL over the same dataset.
+
     Examples
     --------
     >>> import polars as pl, tempfile, pathlib
@@ -129,6 +135,23 @@ def read_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
     A dataset replaced by another process while it is read (``write_trials(...,
     overwrite=True)``) is read again (:func:`scoreframe.io.atomic.consistent_read`): the
     result is always one complete version, never a mix or a missing file.
+
+    Parameters
+    ----------
+    source
+        A Parquet file, directory or glob.
+    where
+        A SQL predicate selecting trials first.
+    kind
+        The expected kind (``key``, ``scores``, ``trials``, ``ndx``); inferred when None.
+    max_row_group_bytes
+        Refuse a file whose footer declares a larger row group (uncompressed), as
+        :func:`scan_trials` does.
+
+    Returns
+    -------
+    polars.DataFrame
+        The validated trials.
 
     See Also
     --------
@@ -278,6 +301,21 @@ def dataset_validated(source: str | Path) -> bool:
     not to have changed since they were written: a damaged data page that still decodes is
     not detected.
 
+    Parameters
+    ----------
+    source
+        A Parquet file, directory or glob.
+
+    Returns
+    -------
+    bool
+        Whether the validation can be skipped.
+
+    See Also
+    --------
+    scoreframe.write_trials : Records the validation.
+    scoreframe.validate_trials : The checks.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -405,7 +443,7 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
                     chunk.write_parquet(out / f"part-{i:05d}.parquet", metadata=meta)
             total += chunk.height
             if progress is not None:
-                progress(total)  # type: ignore[operator]
+                progress(total)  # type: ignore[operator]  # a callable taking the row count, typed object
         if writer is not None:
             writer.close()
         elif single:

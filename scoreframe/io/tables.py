@@ -226,10 +226,39 @@ def _renamed(df: pl.DataFrame, mapping: Mapping[str, str], path: Path, fmt: str)
 
 def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
                   max_line_bytes: int | None = None) -> pl.DataFrame:
-    """Read a NIST SRE trial key TSV; metadata columns are kept as condition columns.
+    r"""Read a NIST SRE trial key TSV; metadata columns are kept as condition columns.
 
     ``text_columns`` name metadata columns read as text, never as numbers;
     ``max_line_bytes`` is the longest line accepted (see :func:`read_table`).
+
+    Parameters
+    ----------
+    path
+        The file (gzip-compressed files are read too).
+    text_columns
+        Metadata columns read as text.
+    max_line_bytes
+        Longest line accepted, in bytes (see :func:`read_table`).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``segment``, ``label`` and the metadata columns.
+
+    See Also
+    --------
+    read_nist_scores : The matching scores.
+    write_nist_key : The writer.
+    scoreframe.align : Join key and scores.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "key.tsv"
+    >>> _ = p.write_text("modelid\tsegmentid\ttargettype\tgender\n"
+    ...                  "m1\ts1\ttarget\tf\nm1\ts2\tnontarget\tf\n")
+    >>> read_nist_key(p).rows()
+    [('m1', 's1', True, 'f'), ('m1', 's2', False, 'f')]
     """
     path = Path(path)
     df = _renamed(_read_delimited(path, "\t", text_columns, max_line_bytes), NIST_KEY, path,
@@ -253,9 +282,35 @@ def _require_targettype(df: pl.DataFrame, path: Path) -> None:
 
 
 def read_nist_scores(path: str | Path, *, max_line_bytes: int | None = None) -> pl.DataFrame:
-    """Read a NIST SRE system output TSV (``modelid segmentid side LLR``).
+    r"""Read a NIST SRE system output TSV (``modelid segmentid side LLR``).
 
     ``max_line_bytes`` is the longest line accepted (see :func:`read_table`).
+
+    Parameters
+    ----------
+    path
+        The file (gzip-compressed files are read too).
+    max_line_bytes
+        Longest line accepted, in bytes (see :func:`read_table`).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``segment``, ``side`` and ``score``.
+
+    See Also
+    --------
+    read_nist_key : The matching key.
+    write_nist_scores : The writer.
+    scoreframe.align : Join key and scores.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "system.tsv"
+    >>> _ = p.write_text("modelid\tsegmentid\tside\tLLR\nm1\ts1\ta\t2.5\n")
+    >>> read_nist_scores(p).rows()
+    [('m1', 's1', 'a', 2.5)]
     """
     path = Path(path)
     df = _numeric(_renamed(_read_delimited(path, "\t", (), max_line_bytes), NIST_SCORES, path,
@@ -273,7 +328,31 @@ def _require(data: pl.DataFrame, columns: tuple[str, ...], path: str | Path, wha
 
 
 def write_nist_scores(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
-    """Write ``modelid segmentid side LLR`` (side ``a`` unless a ``side`` column exists)."""
+    r"""Write ``modelid segmentid side LLR`` (side ``a`` unless a ``side`` column exists).
+
+    Parameters
+    ----------
+    data
+        The trials to write.
+    path
+        The file written (atomically).
+    overwrite
+        Replace an existing file (otherwise an error).
+
+    See Also
+    --------
+    read_nist_scores : The reader.
+    write_nist_key : The key file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import polars as pl
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "system.tsv"
+    >>> write_nist_scores(pl.DataFrame({"model": ["m1"], "segment": ["s1"], "score": [2.5]}), p)
+    >>> p.read_text().splitlines()
+    ['modelid\tsegmentid\tside\tLLR', 'm1\ts1\ta\t2.5']
+    """
     _require(data, ("model", "segment", "score"), path, "NIST scores")
     side = pl.col("side") if "side" in data.columns else pl.lit("a").alias("side")
     out_df = data.select(pl.col("model").alias("modelid"), pl.col("segment").alias("segmentid"),
@@ -283,10 +362,33 @@ def write_nist_scores(data: pl.DataFrame, path: str | Path, *, overwrite: bool =
 
 
 def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
-    """Write a NIST-style key TSV (``modelid segmentid targettype`` + other columns).
+    r"""Write a NIST-style key TSV (``modelid segmentid targettype`` + other columns).
 
     A key belongs to no system: a ``system`` column is not written (NIST system outputs are
     one file per system), so the key and scores files read back and align.
+
+    Parameters
+    ----------
+    data
+        The trials to write.
+    path
+        The file written (atomically).
+    overwrite
+        Replace an existing file (otherwise an error).
+
+    See Also
+    --------
+    read_nist_key : The reader.
+    write_nist_scores : The scores file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import polars as pl
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "key.tsv"
+    >>> write_nist_key(pl.DataFrame({"model": ["m1"], "segment": ["s1"], "label": [True]}), p)
+    >>> p.read_text().splitlines()
+    ['modelid\tsegmentid\ttargettype', 'm1\ts1\ttarget']
     """
     _require(data, ("model", "segment", "label"), path, "NIST key")
     if "system" in data.columns and data["system"].n_unique() > 1:
@@ -320,7 +422,7 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
                trial_id: Sequence[str] | None = None,
                text_columns: Sequence[str] = (),
                max_line_bytes: int | None = None) -> pl.DataFrame:
-    """Read a CSV, TSV or Parquet table, renaming columns to the canonical names.
+    r"""Read a CSV, TSV or Parquet table, renaming columns to the canonical names.
 
     Parameters
     ----------
@@ -342,6 +444,24 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         Longest line of a text table accepted, in bytes (default
         :func:`scoreframe.io.lines.line_limit`, 1 MiB): a longer line is an error naming the
         file and line, found without reading the line whole.
+
+    Returns
+    -------
+    polars.DataFrame
+        The trials in the canonical schema, checked.
+
+    See Also
+    --------
+    write_table : The writer.
+    scoreframe.read_any : Any registered format.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> _ = p.write_text("enroll,test,llr\nm1,s1,0.5\n")
+    >>> read_table(p, columns={"model": "enroll", "segment": "test", "score": "llr"}).rows()
+    [('m1', 's1', 0.5)]
     """
     path = Path(path)
     suffix = _suffix(path)
@@ -381,7 +501,31 @@ def _read_parquet_file(path: Path) -> pl.DataFrame:
 
 
 def write_table(data: pl.DataFrame, path: str | Path, *, overwrite: bool = False) -> None:
-    """Write a CSV (``.csv``), TSV (other suffixes) or single Parquet file atomically."""
+    r"""Write a CSV (``.csv``), TSV (other suffixes) or single Parquet file atomically.
+
+    Parameters
+    ----------
+    data
+        The trials to write.
+    path
+        The file written (atomically).
+    overwrite
+        Replace an existing file (otherwise an error).
+
+    See Also
+    --------
+    read_table : The reader.
+    scoreframe.write_any : Any registered format.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import polars as pl
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> write_table(pl.DataFrame({"model": ["m1"], "segment": ["s1"], "score": [2.5]}), p)
+    >>> p.read_text()
+    'model,segment,score\nm1,s1,2.5\n'
+    """
     path = Path(path)
     with atomic_output(path, overwrite=overwrite) as out:
         if path.suffix == ".parquet":

@@ -45,7 +45,7 @@ __all__ = [
     "write_text_trials",
 ]
 
-_FIELDS: dict[str, tuple[str, ...]] = {
+_FIELDS: dict[Kind, tuple[str, ...]] = {
     "key": ("model", "segment", "label"),
     "ndx": ("model", "segment"),
     "scores": ("model", "segment", "score"),
@@ -63,7 +63,7 @@ def fields_kind(order: Sequence[str]) -> Kind:
     """
     for kind, fields in _FIELDS.items():
         if sorted(order) == sorted(fields) and len(order) == len(fields):
-            return kind  # type: ignore[return-value]
+            return kind
     raise FormatError(message(
         "bad column order", expected="the columns of a key (model, segment, label), an ndx "
         "(model, segment), scores (model, segment, score) or trials (all four), each once, "
@@ -101,6 +101,11 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
         truncated gzip.
     SchemaError
         Bad labels, NaN scores, duplicate trials (with line numbers).
+
+    See Also
+    --------
+    write_text_trials : The writer.
+    read_key_txt, read_scores_txt : The BOSARIS layouts.
 
     Examples
     --------
@@ -191,38 +196,190 @@ def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: K
 
 
 def read_key_txt(path: str | Path) -> pl.DataFrame:
-    """BOSARIS text Key: ``model segment target|nontarget`` -> ``model, segment, label``."""
+    r"""BOSARIS text Key: ``model segment target|nontarget`` -> ``model, segment, label``.
+
+    Parameters
+    ----------
+    path
+        The text file (gzip-compressed files are read too).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``segment`` (text) and ``label`` (boolean), checked as
+        :func:`read_text_trials` checks them.
+
+    See Also
+    --------
+    read_scores_txt : The matching scores.
+    read_ndx_txt : A trial list without labels.
+    scoreframe.align : Join key and scores.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "key.txt"
+    >>> _ = p.write_text("m1 s1 target\nm1 s2 nontarget\n")
+    >>> read_key_txt(p)["label"].to_list()
+    [True, False]
+    """
     return read_text_trials(path, "key")
 
 
 def read_ndx_txt(path: str | Path) -> pl.DataFrame:
-    """BOSARIS text Ndx: ``model segment`` -> ``model, segment``."""
+    r"""BOSARIS text Ndx: ``model segment`` -> ``model, segment``.
+
+    Parameters
+    ----------
+    path
+        The text file (gzip-compressed files are read too).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model`` and ``segment`` (text), one row per trial.
+
+    See Also
+    --------
+    read_key_txt : The labelled trial list.
+    read_scores_txt : Scores of the listed trials.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "trials.ndx"
+    >>> _ = p.write_text("m1 s1\nm1 s2\n")
+    >>> read_ndx_txt(p).rows()
+    [('m1', 's1'), ('m1', 's2')]
+    """
     return read_text_trials(path, "ndx")
 
 
 def read_scores_txt(path: str | Path) -> pl.DataFrame:
-    """BOSARIS text Scores: ``model segment score`` -> ``model, segment, score``."""
+    r"""BOSARIS text Scores: ``model segment score`` -> ``model, segment, score``.
+
+    Parameters
+    ----------
+    path
+        The text file (gzip-compressed files are read too).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model``, ``segment`` (text) and ``score`` (float64); a NaN score is an error.
+
+    See Also
+    --------
+    read_key_txt : The matching key.
+    scoreframe.align : Join key and scores.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "scores.txt"
+    >>> _ = p.write_text("m1 s1 2.5\nm1 s2 -1\n")
+    >>> read_scores_txt(p)["score"].to_list()
+    [2.5, -1.0]
+    """
     return read_text_trials(path, "scores")
 
 
 def read_kaldi_trials(path: str | Path) -> pl.DataFrame:
-    """Kaldi trials file ``enroll test target|nontarget`` -> ``model, segment, label``."""
+    r"""Kaldi trials file ``enroll test target|nontarget`` -> ``model, segment, label``.
+
+    Parameters
+    ----------
+    path
+        The text file (gzip-compressed files are read too).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model`` (the enrollment id), ``segment`` (the test utterance) and ``label``.
+
+    See Also
+    --------
+    read_kaldi_scores : The matching scores.
+    scoreframe.align : Join key and scores.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "trials"
+    >>> _ = p.write_text("spk1 utt1 target\nspk1 utt2 nontarget\n")
+    >>> read_kaldi_trials(p).rows()
+    [('spk1', 'utt1', True), ('spk1', 'utt2', False)]
+    """
     return read_text_trials(path, "key", fmt="Kaldi")
 
 
 def read_kaldi_scores(path: str | Path) -> pl.DataFrame:
-    """Kaldi score file ``enroll test score`` -> ``model, segment, score``."""
+    r"""Kaldi score file ``enroll test score`` -> ``model, segment, score``.
+
+    Parameters
+    ----------
+    path
+        The text file (gzip-compressed files are read too).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``model`` (the enrollment id), ``segment`` (the test utterance) and ``score``.
+
+    See Also
+    --------
+    read_kaldi_trials : The matching trial list.
+    scoreframe.align : Join key and scores.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "scores"
+    >>> _ = p.write_text("spk1 utt1 3.25\nspk1 utt2 -0.5\n")
+    >>> read_kaldi_scores(p).rows()
+    [('spk1', 'utt1', 3.25), ('spk1', 'utt2', -0.5)]
+    """
     return read_text_trials(path, "scores", fmt="Kaldi")
 
 
 def write_text_trials(data: pl.DataFrame, path: str | Path, kind: Kind, *,
                       overwrite: bool = False, order: Sequence[str] | None = None,
                       labels: tuple[str, str] = ("target", "nontarget")) -> None:
-    """Write ``model segment [target|nontarget | score]`` lines atomically.
+    r"""Write ``model segment [target|nontarget | score]`` lines atomically.
 
     ``order`` writes the fields in another order (a permutation of ``kind``'s fields) and
     ``labels`` spells target and non-target (VoxCeleb lists: ``("1", "0")``). Rows with a
     null label cannot be written as a key and are an error.
+
+    Parameters
+    ----------
+    data
+        The trials, with the columns of ``kind`` (``model, segment`` and ``label`` or
+        ``score``).
+    path
+        The file written (atomically; an existing file only with ``overwrite=True``).
+    kind
+        ``"key"``, ``"ndx"`` or ``"scores"``.
+
+    See Also
+    --------
+    read_text_trials : The reader.
+    scoreframe.write_any : Any registered format.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import polars as pl
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "key.txt"
+    >>> key = pl.DataFrame({"model": ["m1", "m1"], "segment": ["s1", "s2"],
+    ...                     "label": [True, False]})
+    >>> write_text_trials(key, p, "key")
+    >>> p.read_text()
+    'm1 s1 target\nm1 s2 nontarget\n'
+    >>> write_text_trials(key, p, "key", order=["label", "model", "segment"], labels=("1", "0"),
+    ...                   overwrite=True)
+    >>> p.read_text().splitlines()
+    ['1 m1 s1', '0 m1 s2']
     """
     fields = tuple(order) if order else _FIELDS[kind]
     missing = [c for c in fields if c not in data.columns]

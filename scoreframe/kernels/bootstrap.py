@@ -170,7 +170,7 @@ def poisson_from_uniform(u: U64) -> NDArray[np.uint8]:
     1.0
     """
     u = np.asarray(u, dtype=np.uint64)
-    k = _TABLE[u >> _CELL]
+    k: NDArray[np.uint8] = _TABLE[u >> _CELL]
     amb = np.nonzero(k == 255)
     if amb[0].size:
         k[amb] = np.searchsorted(_THRESHOLDS, u[amb], side="right")

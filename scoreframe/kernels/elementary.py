@@ -30,6 +30,16 @@ __all__ = [
 def sigmoid(x: ArrayLike) -> NDArray[np.float64]:
     """Logistic sigmoid ``1 / (1 + exp(-x))``; ``sigmoid(-inf) = 0``, ``sigmoid(inf) = 1``.
 
+    Parameters
+    ----------
+    x
+        Log odds (any real, +-inf allowed).
+
+    Returns
+    -------
+    numpy.ndarray
+        Probabilities in [0, 1], float64.
+
     See Also
     --------
     logit : Its inverse.
@@ -45,6 +55,16 @@ def sigmoid(x: ArrayLike) -> NDArray[np.float64]:
 def logit(p: ArrayLike) -> NDArray[np.float64]:
     """Log odds ``log(p / (1 - p))``; ``logit(0) = -inf``, ``logit(1) = inf``.
 
+    Parameters
+    ----------
+    p
+        Probabilities in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        The log odds, float64.
+
     See Also
     --------
     sigmoid : Its inverse.
@@ -57,13 +77,24 @@ def logit(p: ArrayLike) -> NDArray[np.float64]:
     """
     p = np.asarray(p, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        return np.log(p) - np.log1p(-p)
+        out: NDArray[np.float64] = np.log(p) - np.log1p(-p)
+    return out
 
 
 def probit(p: ArrayLike) -> NDArray[np.float64]:
     """Inverse of the standard normal CDF; ``probit(0) = -inf``, ``probit(1) = inf``.
 
     The axes of DET plots are probit-warped error rates.
+
+    Parameters
+    ----------
+    p
+        Probabilities in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Standard normal quantiles, float64.
 
     See Also
     --------
@@ -221,6 +252,23 @@ def neglogsigmoid(x: ArrayLike) -> NDArray[np.float64]:
 def effective_prior(p_target: ArrayLike, c_miss: ArrayLike = 1.0,
                     c_fa: ArrayLike = 1.0) -> NDArray[np.float64]:
     """Effective target prior ``p c_miss / (p c_miss + (1 - p) c_fa)`` ([BdV11], eq 10).
+
+    Parameters
+    ----------
+    p_target
+        Target prior(s), in [0, 1].
+    c_miss, c_fa
+        Costs of a miss and of a false alarm, positive.
+
+    Returns
+    -------
+    numpy.ndarray
+        The effective prior(s), broadcast over the inputs.
+
+    See Also
+    --------
+    scoreframe.logit : Its log odds, the Bayes threshold's negative.
+    scoreframe.min_dcf, scoreframe.act_dcf : Costs at the effective prior.
 
     Examples
     --------

@@ -49,7 +49,7 @@ def auc(tar: F64, non: F64, *, non_sorted: bool = False) -> float:
     0.75
     """
     ns = non if non_sorted else np.sort(non)
-    return float(auc_pair_count(tar, ns)) / (2.0 * tar.shape[0] * ns.shape[0])
+    return float(auc_pair_count(tar, ns)) / float(2 * tar.shape[0] * ns.shape[0])
 
 
 def _ece_terms(tar_w: F64, tar_llr: F64, non_w: F64, non_llr: F64, plo: F64,
@@ -102,7 +102,8 @@ def ece_ref(plo: F64) -> F64:
     """ECE of the uninformative system (all llrs 0): the binary entropy of the prior, in bits."""
     plo = np.asarray(plo, dtype=np.float64)
     p = expit(plo)
-    return (p * softplus(-plo) + (1.0 - p) * softplus(plo)) / LN2
+    out: F64 = (p * softplus(-plo) + (1.0 - p) * softplus(plo)) / LN2
+    return out
 
 
 def misleading_counts(tar: F64, non: F64) -> tuple[int, int]:

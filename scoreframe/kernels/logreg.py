@@ -269,11 +269,12 @@ class _Problem:
 
     def fun(self, w: F64) -> float:
         self._update(w)
-        return self.value
+        return float(self.value)
 
     def jac(self, w: F64) -> F64:
         self._update(w)
-        return self.grad
+        grad: F64 = self.grad
+        return grad
 
 
 def fit_linear(x_tar: F64, x_non: F64, *, p_target: float, rule: BetaRule,
@@ -376,7 +377,8 @@ class _MulticlassProblem:
         z = a[0] * self.ws[0]
         for ai, wi in zip(a[1:], self.ws[1:], strict=True):
             z = z + ai * wi
-        return z + b + self.logp
+        out: F64 = z + b + self.logp
+        return out
 
     def _update(self, theta: F64) -> None:
         if self._at is not None and np.array_equal(theta, self._at):

@@ -55,7 +55,8 @@ def log_posteriors(w: F64, prior: F64) -> F64:
     """``log softmax(w + log prior)`` per trial (natural log)."""
     with np.errstate(divide="ignore"):
         z = w + np.log(prior)
-    return z - logsumexp(z, axis=1, keepdims=True)
+    out: F64 = z - logsumexp(z, axis=1, keepdims=True)
+    return out
 
 
 def _trial_weights(y: I64, prior: F64) -> F64:
@@ -90,9 +91,11 @@ def bayes_decisions(w: F64, prior: F64, cost: F64 | None = None) -> I64:
     """Minimum-expected-cost decisions: ``argmin_j sum_i P(i|t) cost[i, j]`` (0-1 cost: MAP)."""
     lp = log_posteriors(np.asarray(w, dtype=np.float64), np.asarray(prior, dtype=np.float64))
     if cost is None:
-        return np.argmax(lp, axis=1).astype(np.int64)
+        map_: I64 = np.argmax(lp, axis=1).astype(np.int64)
+        return map_
     expected = np.exp(lp) @ np.asarray(cost, dtype=np.float64)
-    return np.argmin(expected, axis=1).astype(np.int64)
+    best: I64 = np.argmin(expected, axis=1).astype(np.int64)
+    return best
 
 
 def expected_cost(y: I64, decisions: I64, prior: F64, cost: F64 | None = None) -> float:
@@ -131,7 +134,7 @@ def detection_llrs(w: F64) -> F64:
         lse_top = m2 + np.log(np.exp(rest - m2[:, None]).sum(axis=1))
         lse = np.log(others) + m1[:, None]
         lse[rows, top] = np.where(np.isneginf(m2), -np.inf, lse_top)
-        out = w - (lse - math.log(k - 1))
+        out: F64 = w - (lse - math.log(k - 1))
     bad = ~np.isfinite(m1)
     if bad.any():  # rows holding an infinity: the plain formula, column by column
         sub = w[bad]

@@ -68,17 +68,20 @@ class BetaRule:
         x = np.asarray(x, dtype=np.float64)
         a, b = self.alpha, self.beta
         if (a, b) == (1.0, 1.0):
-            return np.logaddexp(0.0, -x)
+            cost: F64 = np.logaddexp(0.0, -x)
+            return cost
         if (a, b) == (0.5, 0.5):
             return (2.0 / np.pi) * np.exp(-0.5 * x)
         if a > 1.0:
             # 1 - I_q(a-1, b) = I_{1-q}(b, a-1), computed from 1-q = sigmoid(-x) without cancelling
-            return (a + b - 1.0) / (a - 1.0) * special.betainc(b, a - 1.0, special.expit(-x))
+            cost = (a + b - 1.0) / (a - 1.0) * special.betainc(b, a - 1.0, special.expit(-x))
+            return cost
         if a < 1.0:
             # B_u(b, a-1) = ((a+b-1)/(a-1)) B_u(b, a) - u^b q^(a-1)/(a-1), u = 1-q (DLMF 8.17)
             log_q, log_u = _log_sig(x), _log_sig(-x)
-            return (a + b - 1.0) / (a - 1.0) * special.betainc(b, a, np.exp(log_u)) \
+            cost = (a + b - 1.0) / (a - 1.0) * special.betainc(b, a, np.exp(log_u)) \
                 + np.exp(b * log_u + (a - 1.0) * log_q - self._log_b) / (1.0 - a)
+            return cost
         return b * _log_tail(x, b)
 
     def cost_non(self, x: ArrayLike) -> F64:
@@ -124,7 +127,8 @@ def _log_tail(x: F64, b: float) -> F64:
         series = np.polynomial.polynomial.polyval(q, np.concatenate([[0.0], coef]))
         series_half = float(np.polynomial.polynomial.polyval(0.5, np.concatenate([[0.0], coef])))
         small_q = -math.log(2.0) - _log_sig(x) + series_half - series + half
-    return np.where(u <= 0.5, near_one, small_q)
+    tail: F64 = np.where(u <= 0.5, near_one, small_q)
+    return tail
 
 
 def psr_beta(alpha: float | str, beta: float | None = None) -> BetaRule:

@@ -143,7 +143,8 @@ class Blocks:
         t = self.n_tar.astype(np.float64)
         m = self.n_non.astype(np.float64)
         with np.errstate(divide="ignore"):
-            return (np.log(t) - np.log(m)) - (np.log(self.total_tar) - np.log(self.total_non))
+            out: F64 = (np.log(t) - np.log(m)) - (np.log(self.total_tar) - np.log(self.total_non))
+        return out
 
 
 def label_runs(s: SortedScores) -> tuple[I64, NDArray[np.bool_]]:

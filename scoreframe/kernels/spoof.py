@@ -239,7 +239,8 @@ def interpolated_eer(pos: F64, *negs: F64) -> float:
         return np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
 
     def g(a: I64 | int, b: I64 | int) -> I64 | int:  # sign of 1 - pfa - tpr, in integers
-        return nn * nt - a * nt - b * nn
+        out: I64 | int = nn * nt - a * nt - b * nn
+        return out
 
     # g is non-decreasing in the threshold; v_lo = largest score with g <= 0, found by
     # bisection over each sorted class (O(log^2 n) work, no pass over the trials)
@@ -258,7 +259,7 @@ def interpolated_eer(pos: F64, *negs: F64) -> float:
     a_lo, b_lo = (int(v[0]) for v in counts(np.array([best])))
     g_lo = g(a_lo, b_lo)
     if g_lo == 0:
-        return a_lo / nn
+        return float(a_lo / nn)
     above = [x[np.searchsorted(x, best, side="right")] for x in arrays
              if np.searchsorted(x, best, side="right") < x.shape[0]]
     if above:
@@ -267,6 +268,6 @@ def interpolated_eer(pos: F64, *negs: F64) -> float:
         a_hi, b_hi = 0, 0  # the (0, 0) vertex
     g_hi = g(a_hi, b_hi)
     if a_hi == a_lo:
-        return a_lo / nn
+        return float(a_lo / nn)
     t = g_hi / (g_hi - g_lo)
-    return (a_hi + t * (a_lo - a_hi)) / nn
+    return float((a_hi + t * (a_lo - a_hi)) / nn)

@@ -12,8 +12,8 @@ May import: errors, checks, kernels, io, frames, stats.
 
 from scoreframe.metrics import binary as binary  # registers the binary metrics
 from scoreframe.metrics import families as families  # registers --spoof / --forensic metrics
+from scoreframe.metrics._biometric import CONVENTIONS as CONVENTIONS  # shared with cli/
 from scoreframe.metrics._biometric import (
-    CONVENTIONS,
     RatesAt,
     explode_targets,
     fmr_at_fnmr,
@@ -25,14 +25,18 @@ from scoreframe.metrics._biometric import (
     zero_fmr,
     zero_fnmr,
 )
-from scoreframe.metrics._intervals import (
-    INTERVALS,
-    MAX_BOOTSTRAP,
-    IntervalOptions,
-    Intervals,
-    interval_metrics,
-    metric_intervals,
-    replicate_values,
+from scoreframe.metrics._intervals import INTERVALS as INTERVALS  # shared with results/
+from scoreframe.metrics._intervals import MAX_BOOTSTRAP as MAX_BOOTSTRAP  # shared with results/
+from scoreframe.metrics._intervals import IntervalOptions
+from scoreframe.metrics._intervals import Intervals as Intervals  # shared with results/
+from scoreframe.metrics._intervals import (  # shared with results/, not public
+    interval_metrics as interval_metrics,
+)
+from scoreframe.metrics._intervals import (  # shared with results/, not public
+    metric_intervals as metric_intervals,
+)
+from scoreframe.metrics._intervals import (  # shared with results/, not public
+    replicate_values as replicate_values,
 )
 from scoreframe.metrics.forensic import auc
 from scoreframe.metrics.registry import (
@@ -41,14 +45,11 @@ from scoreframe.metrics.registry import (
     OperatingPoints,
     declare,
     declared,
-    display_columns,
     lookup,
 )
 from scoreframe.metrics.scalar import (
-    EER_METHODS,
     act_dcf,
     area_under_rocch,
-    check_scores,
     cllr,
     cross_entropy,
     eer,
@@ -63,33 +64,24 @@ from scoreframe.metrics.scalar import (
 )
 
 __all__ = [
-    "CONVENTIONS",
-    "EER_METHODS",
     "RatesAt",
-    "INTERVALS",
-    "MAX_BOOTSTRAP",
     "GroupStats",
     "IntervalOptions",
-    "Intervals",
     "Metric",
     "OperatingPoints",
     "act_dcf",
     "area_under_rocch",
     "auc",
-    "check_scores",
     "cllr",
     "cross_entropy",
     "declare",
     "declared",
-    "display_columns",
     "eer",
     "explode_targets",
     "fmr_at_fnmr",
     "fmr_fnmr",
     "fnmr_at_fmr",
-    "interval_metrics",
     "lookup",
-    "metric_intervals",
     "min_cllr",
     "min_dcf",
     "min_hter",
@@ -97,7 +89,6 @@ __all__ = [
     "pav_llrs",
     "prbep",
     "psr",
-    "replicate_values",
     "rocch",
     "sorted_scores",
     "uer",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -296,6 +296,16 @@ class RatesAt:
 
     ``fnmr`` and ``fmr`` are the rates reached at ``threshold`` (NaN where a target cannot be
     resolved with the number of trials); ``target`` repeats the requested rates.
+
+    See Also
+    --------
+    fnmr_at_fmr, fmr_at_fnmr : The functions that return it.
+
+    Examples
+    --------
+    >>> r = fnmr_at_fmr([1.0, 2.0, 3.0, 4.0], [0.0, 0.5, 1.5, -1.0], fmr=0.25)
+    >>> r.target.tolist(), r.fnmr.tolist(), r.fmr.tolist(), r.threshold.tolist()
+    ([0.25], [0.0], [0.25], [1.0])
     """
 
     target: F64
@@ -376,6 +386,18 @@ def fmr_at_fnmr(tar: ArrayLike, non: ArrayLike, fnmr: ArrayLike | float, *,
     See :func:`fnmr_at_fmr` for the parameters; bob's rule is ``frr_threshold``, pyeer's the
     last threshold whose FNMR is nearest the target.
 
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    fnmr
+        FNMR target(s), in (0, 1).
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+    strict
+        Accept ``score > threshold`` (default ``>=``).
+
     See Also
     --------
     fnmr_at_fmr, zero_fnmr
@@ -394,6 +416,19 @@ def fmr_at_fnmr(tar: ArrayLike, non: ArrayLike, fnmr: ArrayLike | float, *,
 def zero_fmr(tar: ArrayLike, non: ArrayLike, *, convention: str = "exact") -> float:
     """ZeroFMR: the FNMR at the lowest threshold with no false match.
 
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+
+    Returns
+    -------
+    float
+        The FNMR, a fraction.
+
     See Also
     --------
     zero_fnmr, fnmr_at_fmr
@@ -410,6 +445,19 @@ def zero_fnmr(tar: ArrayLike, non: ArrayLike, *, convention: str = "exact") -> f
     """ZeroFNMR: the FMR at the highest threshold with no false non-match.
 
     bob.measure 6.1.1 (``convention="bob"``) skips a tied lowest genuine score.
+
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+
+    Returns
+    -------
+    float
+        The FMR, a fraction.
 
     See Also
     --------
@@ -428,6 +476,19 @@ def zero_fnmr(tar: ArrayLike, non: ArrayLike, *, convention: str = "exact") -> f
 def min_hter(tar: ArrayLike, non: ArrayLike, *, convention: str = "exact") -> float:
     """Minimum half total error rate ``min_t (FMR(t) + FNMR(t)) / 2``.
 
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+
+    Returns
+    -------
+    float
+        The minimum HTER, a fraction.
+
     See Also
     --------
     scoreframe.min_dcf : the same minimum at ``p_target=0.5`` (unnormalized).
@@ -445,6 +506,16 @@ def mw_auc(tar: ArrayLike, non: ArrayLike) -> float:
 
     Counted in integers (``2U``) and divided once.
 
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+
+    Returns
+    -------
+    float
+        The AUC, in [0, 1].
+
     See Also
     --------
     scoreframe.auc
@@ -461,6 +532,20 @@ def mw_auc(tar: ArrayLike, non: ArrayLike) -> float:
 def fmr_fnmr(tar: ArrayLike, non: ArrayLike, thresholds: ArrayLike | float, *,
              strict: bool = False) -> tuple[F64, F64]:
     """FMR and FNMR at fixed thresholds (accept ``score >= t``; ``strict``: ``>``).
+
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    thresholds
+        Decision threshold(s).
+    strict
+        Accept ``score > threshold`` (default ``>=``).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        FMR and FNMR, one value per threshold.
 
     See Also
     --------
@@ -489,6 +574,25 @@ def verification_summary(tar: ArrayLike, non: ArrayLike, *,
     ``zero_fmr_threshold``, ``zero_fnmr``, ``zero_fnmr_threshold``, ``min_hter``,
     ``min_hter_threshold``, ``auc_mw`` and ``eer_peer`` (the peer's EER; ``None`` for
     ``"exact"``, whose EER conventions are those of :func:`scoreframe.eer`).
+
+    Parameters
+    ----------
+    tar, non
+        Genuine (target) and impostor (non-target) scores.
+    fmr, fnmr
+        FMR and FNMR targets (optional).
+    thresholds
+        Fixed thresholds (optional).
+    strict
+        Accept ``score > threshold`` (default ``>=``).
+    convention
+        ``"exact"`` (the definition), ``"bob"`` or ``"pyeer"`` (see
+        :func:`fnmr_at_fmr`).
+
+    Returns
+    -------
+    dict
+        The values named above.
 
     See Also
     --------
@@ -553,7 +657,7 @@ def verification_values(units: Sequence[Any], request: VerificationRequest, *,
     return out
 
 
-def _from_extras(name: str):  # noqa: ANN202 - a small closure factory
+def _from_extras(name: str) -> Callable[[GroupStats], object]:
     def compute(g: GroupStats) -> object:
         v = g.extras.get("verification")
         if v is None and "verification" not in g.extras and g.stats.verification is not None:
@@ -652,7 +756,7 @@ def attach_target_columns(results: Any, stats: Any, values: Sequence[dict[str, A
     if with_iv:
         from scoreframe.metrics._biometric_intervals import target_intervals
 
-        values = [target_intervals(us.stats, request, v, intervals,  # type: ignore[arg-type]
+        values = [target_intervals(us.stats, request, v, intervals,  # type: ignore[arg-type]  # request is set when intervals are (with_iv)
                                    values_of=from_statistics)
                   if v and us.stats.replicates else v
                   for us, v in zip(stats.units, values, strict=True)]
@@ -679,6 +783,23 @@ def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
     struct's fields (with their ``_lo``/``_hi`` bounds when ``evaluate`` had ``bootstrap``).
     This is the flat form for pandas: ``explode_targets(res).to_pandas()`` (``res.to_pandas()``
     itself keeps each list-of-struct cell as an array of dicts).
+
+    Parameters
+    ----------
+    results
+        An :func:`scoreframe.evaluate` frame with verification columns.
+    kind
+        The per-target column to unnest.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group and target.
+
+    See Also
+    --------
+    scoreframe.explode_dcf : The same for operating points.
+    verification_summary : The values it spreads.
 
     Examples
     --------

@@ -88,7 +88,7 @@ def replicate_rates(stats: ScoreStats, request: VerificationRequest,
 
 
 def _nan(v: object) -> float:
-    return np.nan if v is None else float(v)  # type: ignore[arg-type]
+    return np.nan if v is None else float(v)  # type: ignore[arg-type]  # a numeric cell value (typed object)
 
 
 def _bound(v: float) -> float | None:

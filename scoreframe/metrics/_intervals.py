@@ -49,6 +49,12 @@ class IntervalOptions:
     interval
         ``"percentile"`` or ``"bca"``.
 
+    See Also
+    --------
+    scoreframe.bootstrap_evaluate : Intervals on every metric.
+    scoreframe.compare : Intervals on paired differences.
+    Intervals : Interval values.
+
     Examples
     --------
     >>> IntervalOptions(bootstrap=0)
@@ -111,7 +117,13 @@ def replicate_values(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[
 
 @dataclass(frozen=True)
 class Intervals:
-    """The intervals of one group: bounds per metric and the defined replicates."""
+    """The intervals of one group: bounds per metric and the defined replicates.
+
+    See Also
+    --------
+    IntervalOptions : How intervals are computed.
+    scoreframe.bootstrap_evaluate : Intervals on every metric.
+    """
 
     n_replicates: int
     bounds: dict[Key, tuple[F64, F64]]

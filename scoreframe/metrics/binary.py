@@ -28,7 +28,7 @@ def _eer(g: GroupStats) -> float:
             raise RuntimeError("NIST EER crossing not located")
         return s.nist
     if g.eer_method == "asvspoof":  # per-trial sweep on the group's sorted scores
-        return g.extras["eer_asvspoof"]
+        return float(g.extras["eer_asvspoof"])
     if g.eer_method == "kaldi":
         return (s.kaldi if s.kaldi is not None else s.n_tar - 1) / s.n_tar
     return kr.rocch_eer(s.blocks)

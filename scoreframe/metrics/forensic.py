@@ -204,6 +204,22 @@ def auc(tar: ArrayLike, non: ArrayLike) -> float:
     Equals scikit-learn ``roc_auc_score``, the Mann-Whitney ``U / (n_tar n_non)`` and
     ``1 -`` the area under the (steppy) ROC in (Pfa, Pmiss) space.
 
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores.
+
+    Returns
+    -------
+    float
+        The area, in [0, 1].
+
+    See Also
+    --------
+    scoreframe.area_under_rocch : The area under the ROC convex hull.
+    scoreframe.eer : Another threshold-free summary.
+    scoreframe.metrics.mw_auc : The Mann-Whitney AUC with its interval.
+
     Examples
     --------
     >>> auc([1.0, 2.0, 3.0], [0.0, 2.0])

@@ -46,8 +46,18 @@ EER_STATISTICS: dict[str, Statistic] = {"nist": NistEer(), "kaldi": KaldiEer()}
 class OperatingPoints:
     """Application operating points ``(p_target, c_miss, c_fa)`` and their effective priors.
 
-    >>> OperatingPoints((0.01, 0.5)).p.round(4).tolist()
-    [0.01, 0.5]
+    See Also
+    --------
+    scoreframe.effective_prior : The reduction of costs to a prior.
+    GroupStats : Carries them to every metric.
+
+    Examples
+    --------
+    >>> ops = OperatingPoints((0.01, 0.5))
+    >>> ops.p.round(4).tolist(), ops.default_dcf.round(4).tolist()
+    ([0.01, 0.5], [0.01, 0.5])
+    >>> OperatingPoints((0.01,), c_miss=10).p.round(4).tolist()  # the effective prior
+    [0.0917]
     """
 
     p_target: tuple[float, ...]
@@ -88,7 +98,26 @@ class OperatingPoints:
 
 @dataclass(frozen=True, eq=False)
 class GroupStats:
-    """A group's final statistics (its whole score range) with the evaluation's settings."""
+    """A group's final statistics (its whole score range) with the evaluation's settings.
+
+    A declared metric's ``compute`` receives one per group (and one per bootstrap replicate).
+
+    See Also
+    --------
+    Metric : Declarations that compute from it.
+    declare : Register a metric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scoreframe.kernels import sort_scores
+    >>> from scoreframe.stats import Request, reduce_sorted
+    >>> ops = OperatingPoints((0.01,))
+    >>> s = sort_scores(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.5, -1.0]))
+    >>> g = GroupStats(reduce_sorted(s, Request(thresholds=ops.threshold)), ops)
+    >>> g.n_tar, g.n_non, round(g.min_cllr, 6), lookup("eer").compute(g)
+    (3, 3, 0.333333, 0.16666666666666666)
+    """
 
     stats: ScoreStats
     ops: OperatingPoints
@@ -169,6 +198,18 @@ class Metric:
     class_column
         The column whose values split each group into classes for the statistics in
         ``needs`` that read classes (``trial_type`` for the anti-spoofing metrics).
+
+    See Also
+    --------
+    declare : Register one.
+    declared, lookup : Read the registry.
+    scoreframe.evaluate : Computes every declared metric.
+
+    Examples
+    --------
+    >>> m = lookup("eer")
+    >>> m.name, m.header, m.scale, m.per_operating_point, m.has_intervals
+    ('eer', 'EER (%)', 100.0, False, True)
     """
 
     name: str
@@ -206,6 +247,31 @@ def declare(metric: Metric) -> Metric:
 
     Names are unique among group-level metrics and among per-operating-point metrics (a
     group-level summary may share its name with the per-point value, e.g. ``dr30_ok``).
+
+    Parameters
+    ----------
+    metric
+        The declaration; its name must be new among metrics of its kind.
+
+    Returns
+    -------
+    Metric
+        ``metric``, so a module can keep it.
+
+    See Also
+    --------
+    Metric : What is declared.
+    declared, lookup : Read the registry.
+
+    Examples
+    --------
+    A name is declared once (a new metric is one call, at import of its module; see the
+    how-to in ``docs/architecture.md``):
+
+    >>> declare(lookup("eer"))
+    Traceback (most recent call last):
+    ...
+    ValueError: metric 'eer' is declared twice
     """
     key = (metric.name, metric.per_operating_point)
     if key in _REGISTRY:
@@ -216,7 +282,32 @@ def declare(metric: Metric) -> Metric:
 
 def declared(*, family: str | Sequence[str] | None = "binary",
              per_operating_point: bool | None = None) -> list[Metric]:
-    """Declared metrics in declaration order, filtered by family and kind."""
+    """Declared metrics in declaration order, filtered by family and kind.
+
+    Parameters
+    ----------
+    family
+        A family, several, or None for all (default: the always-computed ``binary``).
+    per_operating_point
+        Keep only per-operating-point (True) or group-level (False) metrics.
+
+    Returns
+    -------
+    list of Metric
+        In declaration order.
+
+    See Also
+    --------
+    declare : Add to it.
+    lookup : One declaration by name.
+
+    Examples
+    --------
+    >>> [m.name for m in declared()][:5]
+    ['eer', 'cllr', 'min_cllr', 'cal_loss', 'prbep']
+    >>> [m.name for m in declared(per_operating_point=True)][:4]
+    ['act_dcf', 'act_dcf_norm', 'min_dcf', 'min_dcf_norm']
+    """
     fams = None if family is None else ({family} if isinstance(family, str) else set(family))
     return [m for m in _REGISTRY.values()
             if (fams is None or m.family in fams)
@@ -224,7 +315,28 @@ def declared(*, family: str | Sequence[str] | None = "binary",
 
 
 def lookup(name: str) -> Metric:
-    """The declaration of one metric, by column name."""
+    """The declaration of one metric, by column name.
+
+    Parameters
+    ----------
+    name
+        A metric's column name.
+
+    Returns
+    -------
+    Metric
+        Its declaration (a group-level one first).
+
+    See Also
+    --------
+    declared : Every declaration.
+    declare : Add one.
+
+    Examples
+    --------
+    >>> lookup("min_dcf_norm").display, lookup("min_dcf_norm").per_operating_point
+    ('minDCF', True)
+    """
     for per_point in (False, True):
         if (name, per_point) in _REGISTRY:
             return _REGISTRY[(name, per_point)]

@@ -105,7 +105,7 @@ def sorted_scores(tar: ArrayLike | SortedScores, non: ArrayLike | None = None) -
     --------
     >>> s = sorted_scores([0.5, 2.0, 3.0], [-1.0, 0.0, 1.0])
     >>> eer(s), min_dcf(s, p_target=0.5)
-    (0.16666666666666666, 0.3333333333333333)
+    (0.16666666666666666, 0.16666666666666666)
     """
     if isinstance(tar, SortedScores):
         return tar
@@ -141,8 +141,12 @@ def _normalize(dcf: F64, p: F64, q: F64) -> F64:
 
 def act_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike | None = None,
             c_miss: ArrayLike = 1.0, c_fa: ArrayLike = 1.0,
-            prior_log_odds: ArrayLike | None = None, normalize: bool = True) -> float | F64:
+            prior_log_odds: ArrayLike | None = None, normalize: bool = False) -> float | F64:
     """Actual DCF (empirical Bayes error rate) of llrs at the Bayes threshold.
+
+    ``act_dcf`` is the raw cost, as the ``act_dcf`` column of :func:`scoreframe.evaluate`
+    and BOSARIS' ``Results.get_act_dcf``; ``normalize=True`` gives the normalized DCF that
+    NIST evaluations report (the ``act_dcf_norm`` column).
 
     Parameters
     ----------
@@ -153,17 +157,27 @@ def act_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike
     prior_log_odds
         Alternative to ``p_target``: the threshold is ``-prior_log_odds`` exactly.
     normalize
-        Divide by the default system's cost ``min(p, 1 - p)`` ([BdV11] eq 13).
+        Divide by the default system's cost ``min(p, 1 - p)`` ([BdV11] eq 13); off by
+        default, so ``act_dcf`` means the same as the ``act_dcf`` column of ``evaluate``.
 
     Returns
     -------
     float or ndarray
         A float for a scalar operating point, else one value per operating point.
 
+    See Also
+    --------
+    min_dcf : The cost at the best threshold; ``act_dcf - min_dcf`` is the calibration loss.
+    cllr : The cost averaged over all operating points.
+    eer : The threshold-free summary of discrimination.
+    scoreframe.det_curve : The curve whose points these costs weigh.
+
     Examples
     --------
-    >>> round(act_dcf([1, 2, 5, 7], [-7, -5, -2, -1], prior_log_odds=1.0, normalize=False), 6)
+    >>> round(act_dcf([1, 2, 5, 7], [-7, -5, -2, -1], prior_log_odds=1.0), 6)
     0.067235
+    >>> round(act_dcf([1, 2, 5, 7], [-7, -5, -2, -1], p_target=0.5, normalize=True), 6)
+    0.0
     """
     s = sorted_scores(tar, non)
     p, q, thr = _ops(p_target, c_miss, c_fa, prior_log_odds)
@@ -174,12 +188,44 @@ def act_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike
 
 def min_dcf(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: ArrayLike | None = None,
             c_miss: ArrayLike = 1.0, c_fa: ArrayLike = 1.0,
-            prior_log_odds: ArrayLike | None = None, normalize: bool = True) -> float | F64:
+            prior_log_odds: ArrayLike | None = None, normalize: bool = False) -> float | F64:
     """Minimum DCF over all thresholds (on the ROCCH, [BdV11] eqs 15-16, 25).
+
+    ``min_dcf`` is the raw cost, as the ``min_dcf`` column of :func:`scoreframe.evaluate` and
+    BOSARIS' ``fast_minDCF`` / ``Results.get_min_dcf``; ``normalize=True`` gives the
+    normalized DCF that NIST evaluations report (the ``min_dcf_norm`` column).
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or a :class:`SortedScores` as ``tar``); any strictly
+        increasing map of the scores gives the same value.
+    p_target, c_miss, c_fa
+        Operating point(s); reduced to the effective prior ([BdV11] eq 10).
+    prior_log_odds
+        Alternative to ``p_target``: the effective prior's log odds.
+    normalize
+        Divide by the default system's cost ``min(p, 1 - p)`` ([BdV11] eq 13); off by
+        default, so ``min_dcf`` means the same as the ``min_dcf`` column of ``evaluate``.
+
+    Returns
+    -------
+    float or ndarray
+        A float for a scalar operating point, else one value per operating point.
+
+    See Also
+    --------
+    act_dcf : The cost at the Bayes threshold of the scores taken as llrs.
+    eer : The largest ``min_dcf`` over all priors (unit costs).
+    min_cllr : The minimum cost averaged over all operating points.
+    scoreframe.det_curve : The curve whose convex hull holds the minimizing point.
 
     Examples
     --------
     >>> round(min_dcf([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4], p_target=0.5), 6)
+    0.266667
+    >>> round(min_dcf([-3, 1, 2, 5, 7], [-7, -5, -2, -1, 3, 4], p_target=0.5,
+    ...               normalize=True), 6)
     0.533333
     """
     s = sorted_scores(tar, non)
@@ -194,10 +240,24 @@ def eer(tar: ArrayLike, non: ArrayLike | None = None, *, method: EerMethod = "ro
 
     Parameters
     ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
     method
         ``"rocch"`` (default, BOSARIS: where the ROC convex hull crosses ``pmiss = pfa``),
         ``"nist"`` (linear interpolation of the per-trial ROC, NIST SRE scorer), ``"kaldi"``
-        (Kaldi ``compute-eer``).
+        (Kaldi ``compute-eer``), ``"asvspoof"`` (the ASVspoof challenge's per-trial sweep).
+
+    Returns
+    -------
+    float
+        The error rate, a fraction in ``[0, 0.5]``.
+
+    See Also
+    --------
+    min_dcf : The cost at one operating point; ``eer`` is its largest value over priors.
+    act_dcf : The cost of the scores as calibrated llrs.
+    scoreframe.det_curve : The curve on which the EER is read.
+    prbep : The break-even point of precision and recall.
 
     Examples
     --------
@@ -330,6 +390,23 @@ def area_under_rocch(tar: ArrayLike, non: ArrayLike | None = None) -> float:
 def cllr(tar: ArrayLike, non: ArrayLike | None = None) -> float:
     """Cllr in bits, scores taken as natural-log llrs ([BdV11] eq 18).
 
+    Parameters
+    ----------
+    tar, non
+        Target and non-target llrs (or ``tar`` alone as a :func:`sorted_scores` result).
+
+    Returns
+    -------
+    float
+        The log-likelihood-ratio cost in bits: 0 for a perfect system, 1 for one that always
+        says ``llr = 0``.
+
+    See Also
+    --------
+    min_cllr : The cost after optimal calibration; ``cllr - min_cllr`` is the calibration loss.
+    cross_entropy : The same cost at one prior.
+    act_dcf : The cost at one operating point.
+
     Examples
     --------
     >>> round(cllr([1, 2, 5, 7], [-7, -5, -2, -1]), 6)
@@ -346,6 +423,18 @@ def min_cllr(tar: ArrayLike, non: ArrayLike | None = None, *, ramp: bool = False
     Between 0 and 1 and at most :func:`cllr`; exactly 1 when the scores are all tied.
     ``ramp=True`` reproduces BOSARIS ``min_cllr`` to the last digits instead, including its
     ``k*1e-6/n`` monotonicity ramp (constant scores then give 1.00000018).
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target scores (or ``tar`` alone as a :func:`sorted_scores` result).
+    ramp
+        Reproduce BOSARIS ``min_cllr`` exactly, ramp included.
+
+    Returns
+    -------
+    float
+        minCllr in bits.
 
     See Also
     --------
@@ -401,6 +490,27 @@ def psr(tar: ArrayLike, non: ArrayLike | None = None, *, p_target: float,
     ``pi mean_T C(q, H1) + (1 - pi) mean_N C(q, H2)`` with ``q = sigmoid(llr + logit(pi))`` and
     ``C`` the Beta-family rule ``rule`` (``log``, ``brier``, ``boost``, ``asym`` or
     ``(alpha, beta)``). ``normalize`` divides by the default system's value (1 = useless).
+
+    Parameters
+    ----------
+    tar, non
+        Target and non-target llrs.
+    p_target
+        The prior ``pi``, in (0, 1).
+    rule
+        The scoring rule: a name or ``(alpha, beta)``.
+    normalize
+        Divide by the default system's value.
+
+    Returns
+    -------
+    float
+        The objective (0 for a perfect system; the log rule in nats).
+
+    See Also
+    --------
+    cllr : The logarithmic rule at ``p_target = 0.5``, normalized.
+    cross_entropy : The logarithmic rule at one prior.
 
     Examples
     --------

@@ -169,6 +169,12 @@ class MulticlassCalibration(_MulticlassEstimator):
     training_ : dict
         Counts, objective values, convergence report.
 
+    See Also
+    --------
+    MulticlassFusion : Fusion of several systems.
+    scoreframe.multiclass.evaluate_multiclass : Cllr-style metrics before and after.
+    scoreframe.LinearCalibration : The binary analogue.
+
     Examples
     --------
     >>> import polars as pl
@@ -307,6 +313,26 @@ class MulticlassFusion(_MulticlassEstimator):
         One offset per class (``beta`` in the model file).
     classes_, training_
         As :class:`MulticlassCalibration`.
+
+    See Also
+    --------
+    MulticlassCalibration : One system.
+    scoreframe.LinearFusion : The binary analogue.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> w = [[2, 0, 0], [1, 1, 0], [0, 1, 1], [0, 2, 0], [1, 0, 0], [-1, 1, 1], [0, 0, 2],
+    ...      [-1, 0, 1], [1, 0, 0]]
+    >>> x = pl.DataFrame({"segment": [f"t{i}" for i in range(9) for _ in range(3)],
+    ...                   "class": ["a", "b", "c"] * 9, "score": [float(v) for r in w for v in r]})
+    >>> y = x.with_columns(score=pl.col("score") * 0.5 + (pl.col("class") == "a"))
+    >>> tr = pl.DataFrame({"segment": [f"t{i}" for i in range(9)], "class": list("aaabbbccc")})
+    >>> fus = MulticlassFusion().fit({"x": x, "y": y}, tr)
+    >>> {k: round(v, 4) for k, v in fus.weights_.items()}, fus.classes_
+    ({'x': 0.8586, 'y': 0.2747}, ['a', 'b', 'c'])
+    >>> fus.transform({"x": x, "y": y}).collect().columns[:3]
+    ['segment', 'class', 'score_raw_x']
     """
 
     method = "multiclass_fusion"

@@ -109,6 +109,12 @@ def evaluate_multiclass(scores: Data, truth: Data, *, by: Sequence[str] | str | 
         ``c_primary`` and ``cavg_by_p`` (list of structs). Actual and minimum Cavg are the
         exact values of their integer error counts, correctly rounded.
 
+    See Also
+    --------
+    cavg_sweep : Cavg over a range of priors.
+    read_scores, read_truth : Read its inputs.
+    scoreframe.evaluate : The binary evaluation.
+
     Examples
     --------
     >>> import polars as pl
@@ -162,6 +168,28 @@ def cavg_sweep(scores: Data, truth: Data, *, by: Sequence[str] | str | None = No
     ``calibrated`` (after the Cmxe-optimal affine recalibration trained on these same data: an
     oracle reference) and ``minimum`` (evaluator-optimized threshold). The detection llrs are
     sorted once per group (and the recalibrated ones once) for all priors.
+
+    Parameters
+    ----------
+    scores
+        Multiclass scores (see :func:`read_scores`).
+    truth
+        The true class per segment (see :func:`read_truth`).
+    by
+        Condition columns.
+    prior_log_odds
+        The grid of ``logit(p_target)``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Per group and prior: ``prior_log_odds``, ``p_target``, ``actual``, ``calibrated``,
+        ``minimum``.
+
+    See Also
+    --------
+    evaluate_multiclass : Cavg at given priors.
+    scoreframe.views.plots.cavg_sweep_plot : Its chart.
 
     Examples
     --------

@@ -41,6 +41,25 @@ def read_scores(source: Data, *, fmt: str | None = None,
     NIST LRE22 system output); frames of any kind are converted by
     :func:`scoreframe.frames.lazy.as_lazy` and checked the same way.
 
+    Parameters
+    ----------
+    source
+        A path or a frame.
+    fmt
+        The file's format when a path (guessed when None).
+    classes
+        The known classes (default: those present).
+
+    Returns
+    -------
+    polars.DataFrame
+        The checked long-form scores.
+
+    See Also
+    --------
+    read_truth : The matching truth.
+    score_matrices : The arrays the kernels take.
+
     Examples
     --------
     >>> import pyarrow as pa
@@ -56,6 +75,25 @@ def read_truth(source: Data, *, fmt: str | None = None,
     """Read and check a truth table into ``segment, class`` (+ ``system``, conditions).
 
     See :func:`scoreframe.io.multiclass.read_multiclass_truth` for the accepted column names.
+
+    Parameters
+    ----------
+    source
+        A path or a frame.
+    fmt
+        The file's format when a path (guessed when None).
+    classes
+        The known classes (default: those present).
+
+    Returns
+    -------
+    polars.DataFrame
+        The checked truth table.
+
+    See Also
+    --------
+    read_scores : The matching scores.
+    score_matrices : The arrays the kernels take.
 
     Examples
     --------
@@ -163,6 +201,29 @@ def score_matrices(scores: pl.DataFrame, truth: pl.DataFrame | None, *,
     exactly one score per (segment, class); with ``truth``: one truth per segment, a known
     class, and a truth for every scored segment. A ``system`` column in the truth (segment ids
     per system, as in the cifar10 set) is a join key only when it names every scored system.
+
+    Parameters
+    ----------
+    scores
+        Long-form scores (:func:`read_scores`).
+    truth
+        The truth table (:func:`read_truth`), or None for unlabelled scores.
+    by
+        Condition columns.
+    classes
+        The known classes (default: the score table's, sorted).
+    where, truth_where
+        How messages name the two tables.
+
+    Returns
+    -------
+    list of Group
+        One ``(N, K)`` score matrix (with labels) per group.
+
+    See Also
+    --------
+    read_scores, read_truth : Its inputs.
+    evaluate_multiclass : The evaluation.
 
     Examples
     --------

@@ -51,6 +51,18 @@ class Embeddings:
         One speaker label per row when the input had a ``speaker`` column, else ``None``.
     where
         How messages name the input.
+
+    See Also
+    --------
+    read_embeddings : How it is read.
+    scoreframe.normalize : Normalize from embeddings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = read_embeddings((["a", "b", "c"], np.eye(3)))
+    >>> e.ids.tolist(), e.vectors.shape, e.speakers is None
+    (['a', 'b', 'c'], (3, 3), True)
     """
 
     ids: NDArray[np.str_]
@@ -86,7 +98,7 @@ def _from_frame(df: pl.DataFrame, where: str) -> tuple[Any, Any, Any]:
                                                                      .to_list())[:5])))
         dim = int(lens[0]) if lens.len() else 0
         col = col.cast(pl.Array(pl.Float64, dim))
-    size = col.dtype.size  # type: ignore[attr-defined]
+    size = col.dtype.size  # type: ignore[attr-defined]  # polars stubs: Array/numeric dtypes' size is not on DataType
     vectors = col.cast(pl.Array(pl.Float64, size)).to_numpy()
     speakers = df["speaker"].cast(pl.String).to_numpy() if "speaker" in df.columns else None
     return df[idc].cast(pl.String).to_numpy(), vectors, speakers
@@ -100,6 +112,16 @@ def read_embeddings(source: object) -> Embeddings:
     ``vector`` (or ``vectors``, ``embedding``, ``embeddings``) array. An optional ``speaker``
     column/array labels each vector (used by the leakage guard).
 
+    Parameters
+    ----------
+    source
+        A path, a frame with ``id`` and ``vector`` columns, or an ``(ids, array)`` pair.
+
+    Returns
+    -------
+    Embeddings
+        The checked vectors and ids.
+
     Raises
     ------
     FormatError
@@ -107,6 +129,11 @@ def read_embeddings(source: object) -> Embeddings:
     ValidationError
         Vectors of different dimensions, NaN or infinite values, all-zero vectors, repeated
         ids, or no vectors at all.
+
+    See Also
+    --------
+    Embeddings : What it returns.
+    scoreframe.normalize : Uses it for cohort scores.
 
     Examples
     --------
@@ -220,7 +247,8 @@ def block_rows(n_cohort: int) -> int:
 
 def trial_scores(left: F64, right: F64) -> F64:
     """Row-wise dot products (cosine scores of normalized vectors)."""
-    return np.einsum("ij,ij->i", left, right)
+    scores: F64 = np.einsum("ij,ij->i", left, right)
+    return scores
 
 
 @dataclass(frozen=True)

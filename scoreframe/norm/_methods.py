@@ -32,6 +32,19 @@ class Convention:
     top_k_for_all
         Whether ``top_k`` also selects the cohort of z-, t- and s-norm (SpeechBrain's
         ``cohort_size``) instead of only AS-norm's.
+
+    See Also
+    --------
+    scoreframe.normalize : Takes it as ``convention=``.
+    scoreframe.cohort_statistics : Computed under it.
+
+    Examples
+    --------
+    >>> from scoreframe.norm import CONVENTIONS
+    >>> CONVENTIONS["speechbrain"]
+    Convention(ddof=1, top_k=None, top_k_for_all=True)
+    >>> CONVENTIONS["wespeaker"].top_k
+    300
     """
 
     ddof: int

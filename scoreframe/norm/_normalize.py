@@ -256,7 +256,7 @@ def _statistics(source: str, methods: list[Method], ddof: int, *, cohort_scores:
         if too_few.height:
             raise ValidationError(message(
                 "`top_k` larger than the cohort", where=f"the {side} cohort scores",
-                expected=f"at least {int(too_few['top_k'].max())} cohort scores per id",  # type: ignore[arg-type]
+                expected=f"at least {int(too_few['top_k'].max())} cohort scores per id",  # type: ignore[arg-type]  # polars stubs: Series.max() is any scalar; here an int
                 got=f"{too_few['id'].n_unique()} id(s) with fewer, e.g. " + ", ".join(
                     f"`{r['id']!s}` ({r['n']})" for r in too_few.head(3).iter_rows(named=True))))
         frames.append(st)

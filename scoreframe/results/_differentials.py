@@ -70,6 +70,11 @@ class Differentials:
     threshold
         The global threshold (accept ``score >= threshold``).
 
+    See Also
+    --------
+    scoreframe.differentials : How it is made.
+    scoreframe.views.plots.differentials_plot : Its chart.
+
     Examples
     --------
     >>> import polars as pl
@@ -147,9 +152,10 @@ def _summary_values(fm_l: list[float], fn_l: list[float], *, alpha: float,
 
 
 def _replicate_bounds(st: Any, by_cols: list[str], pair_cols: list[str],
-                      gen_keys: list[tuple], imp_keys: list[tuple], options: Any, *,
+                      gen_keys: list[tuple[str | None, ...]],
+                      imp_keys: list[tuple[str | None, ...]], options: Any, *,
                       alpha: float, garbe_weight: float
-                      ) -> tuple[dict[tuple, tuple[float | None, float | None]],
+                      ) -> tuple[dict[tuple[object, ...], tuple[float | None, float | None]],
                                  dict[str, tuple[float | None, float | None]]]:
     """Bounds of every group's rate and of every summary, from the units' replicates."""
     from scoreframe.metrics._biometric_intervals import interval_bounds
@@ -203,12 +209,13 @@ def _replicate_bounds(st: Any, by_cols: list[str], pair_cols: list[str],
                      _summary_values(p_fm, p_fn, alpha=alpha, garbe_weight=garbe_weight)])
     whole = _Whole(st.units)
     lo, hi = interval_bounds(np.concatenate((rates, summ), axis=1),
-                             np.concatenate((prate, psum)), whole, options)  # type: ignore[arg-type]
+                             np.concatenate((prate, psum)), whole, options)  # type: ignore[arg-type]  # a stand-in with the statistics' unit fields
 
     def f(v: float) -> float | None:
         return None if np.isnan(v) else float(v)
 
-    rate_b = {k: (f(lo[j]), f(hi[j])) for j, k in enumerate(keys)}
+    rate_b: dict[tuple[object, ...], tuple[float | None, float | None]] = {
+        k: (f(lo[j]), f(hi[j])) for j, k in enumerate(keys)}
     m = len(keys)
     summ_b = {name: (f(lo[m + j]), f(hi[m + j])) for j, name in enumerate(measures)}
     return rate_b, summ_b
@@ -341,8 +348,8 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     st, _ = group_statistics(data, by=[*by_cols, *pair_cols], where=where, pooled=False,
                              verification=VerificationRequest(thresholds=(thr,)),
                              intervals=opts, **engine)
-    gen: dict[tuple, list[int]] = {}
-    imp: dict[tuple, list[int]] = {}
+    gen: dict[tuple[str | None, ...], list[int]] = {}
+    imp: dict[tuple[str | None, ...], list[int]] = {}
     for us in st.units:
         key = us.unit.key
         s = us.stats
@@ -377,7 +384,7 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     schema = {c: pl.String for c in [*by_cols, *pair_names]} | {
         "kind": pl.String, "n_trials": pl.Int64, "errors": pl.Int64, "rate": pl.Float64,
         "reason": pl.String}
-    rate_b: dict[tuple, tuple[float | None, float | None]] = {}
+    rate_b: dict[tuple[object, ...], tuple[float | None, float | None]] = {}
     summ_b: dict[str, tuple[float | None, float | None]] = {}
     if opts is not None:
         rate_b, summ_b = _replicate_bounds(st, by_cols, pair_cols, list(gen), list(imp), opts,

@@ -88,7 +88,7 @@ def check_threshold_table(table: object, row_cols: Sequence[str]) -> pl.DataFram
     """
     if not isinstance(table, pl.DataFrame):
         try:
-            table = pl.DataFrame(table)  # type: ignore[arg-type]
+            table = pl.DataFrame(table)  # type: ignore[arg-type]  # any table-like; polars rejects a bad one
         except Exception:  # noqa: BLE001 - the message below says what is expected
             raise ScoreframeError(message(
                 "bad `thresholds` table", expected="a data frame with a `threshold` column",

@@ -110,6 +110,12 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
         struct ``pmiss_min`` and ``pfa_min`` (the rates at the minimum-DCF point) with their
         intervals.
 
+    See Also
+    --------
+    scoreframe.evaluate : The point estimates.
+    scoreframe.compare : Paired differences with intervals.
+    scoreframe.trials_needed : Trials for a wanted interval width.
+
     Examples
     --------
     >>> import polars as pl
@@ -121,7 +127,7 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
     >>> bool((r["eer_lo"] <= r["eer"]).all() and (r["eer"] <= r["eer_hi"]).all())
     True
     """
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
+    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
                            seed=seed, interval=interval)
     stats, ops = group_statistics(
         data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa, pooled=pooled,
@@ -191,6 +197,17 @@ def trials_needed(results: pl.DataFrame, *, rel_width: float = 0.2) -> pl.DataFr
     ``c = (rel_width / present relative width)^2``, clipped at 1 and re-solved for the other
     side. New trials are assumed to behave like the present ones (for a two-way bootstrap:
     new speakers in the same proportions).
+
+    Parameters
+    ----------
+    results
+        A :func:`bootstrap_evaluate` frame.
+    rel_width
+        The wanted relative width of the minDCF interval.
+
+    See Also
+    --------
+    scoreframe.bootstrap_evaluate : The intervals of a dataset at hand.
 
     Examples
     --------

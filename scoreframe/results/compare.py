@@ -121,6 +121,12 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     AlignmentError
         When the two systems do not score the same trials (the message gives the counts).
 
+    See Also
+    --------
+    scoreframe.evaluate : The metrics of each system.
+    scoreframe.bootstrap_evaluate : Intervals of one system.
+    scoreframe.views.report.build_report : Both in an HTML report.
+
     Examples
     --------
     >>> from scoreframe.frames.synth import synth_chunks
@@ -134,7 +140,7 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     if a == b:
         raise ScoreframeError(message("compare needs two different systems", got=f"{a!r} twice"))
     by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c != "system"]
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
+    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
                            seed=seed, interval=interval)
     lf = scan_raw(data, where=where)
     schema = lf.collect_schema()

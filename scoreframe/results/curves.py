@@ -171,7 +171,7 @@ def _curves(data: Data, by: Sequence[str] | str | None, where: str | None, *,
     stats, ops = group_statistics(
         data, by=by, where=where, pooled=False,
         thresholds=None if grids is None else grids.thresholds,
-        det_resolution=det_resolution, **kw)  # type: ignore[arg-type]
+        det_resolution=det_resolution, **kw)
     out: list[tuple[dict[str, object], GroupStats]] = [
         (dict(u.unit.key), GroupStats(u.stats, ops)) for u in stats.units
         if u.stats.n_tar and u.stats.n_non]
@@ -215,6 +215,13 @@ def det_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
         ``probit_pfa``, ``probit_pmiss`` (infinite at 0 and 1), ``eer``, and the rule-of-30
         lines ``dr30_pfa = 30/N``, ``dr30_pmiss = 30/T`` with their probits.
 
+    See Also
+    --------
+    scoreframe.eer : Where the curve crosses the diagonal.
+    scoreframe.min_dcf : Its best point for a prior.
+    scoreframe.act_dcf : The point at the Bayes threshold.
+    scoreframe.views.plots.det_plot : Its chart.
+
     Examples
     --------
     >>> import polars as pl
@@ -241,7 +248,7 @@ def det_points(key: dict[str, object], g: GroupStats, *,
     s = g.stats
     if s.det_miss is not None:
         pm = np.concatenate(([0], s.det_miss)) / s.n_tar
-        pf = (s.n_non - np.concatenate(([0], s.det_fa))) / s.n_non  # type: ignore[arg-type]
+        pf = (s.n_non - np.concatenate(([0], s.det_fa))) / s.n_non  # type: ignore[arg-type]  # det_fa is set with det_miss (checked above)
     else:
         pm, pf = kr.rocch(s.blocks)
     hx, hy = kc.rocch_det(s.blocks, box=box, points_per_segment=points_per_segment)
@@ -285,6 +292,31 @@ def dcf_points(data: Data, *, by: Sequence[str] | str | None = None, where: str 
                p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0,
                c_fa: float = 1.0, **kw: Any) -> pl.DataFrame:
     """Actual and minimum DCF points per group, ready for ``det_plot(..., points=)``.
+
+    Parameters
+    ----------
+    data
+        Trials: a Parquet dataset path, a polars (Lazy)Frame, or anything
+        :func:`scoreframe.evaluate` takes.
+    by
+        Condition columns.
+    where
+        A SQL predicate selecting trials first.
+    p_target, c_miss, c_fa
+        The operating points, as in :func:`scoreframe.evaluate`.
+    **kw
+        Further options of :func:`scoreframe.evaluate` (engine, ``eer_method``...).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group and operating point: the actual and minimum DCF
+        with their miss and false-alarm rates.
+
+    See Also
+    --------
+    scoreframe.det_curve : The curve these points lie on.
+    scoreframe.min_dcf, scoreframe.act_dcf : The costs at them.
 
     Examples
     --------
@@ -414,6 +446,23 @@ def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     Returns group columns, ``prior_log_odds``, ``act`` (the system's Bayes error rate),
     ``min`` (after PAV, whose maximum is the ROCCH-EER) and ``default`` (``min(p, 1-p)``).
     The areas under them are ``2 log 2`` times Cllr, minCllr and 1 (on an infinite grid).
+
+    Parameters
+    ----------
+    data
+        Trials: a Parquet dataset path, a polars (Lazy)Frame, or anything
+        :func:`scoreframe.evaluate` takes.
+    by
+        Condition columns; one curve per group (and per ``system``).
+    where
+        A SQL predicate selecting trials first.
+    prior_log_odds
+        The grid of prior log odds (default: 801 points over [-10, 10]).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per group and prior log odds.
 
     See Also
     --------

@@ -99,10 +99,10 @@ def _value(m: Metric, v: object) -> object:
     if v is None:
         return None
     if m.dtype == "int":
-        return int(v)  # type: ignore[call-overload]
+        return int(v)  # type: ignore[call-overload]  # a numeric cell value (typed object)
     if m.dtype == "bool":
         return bool(v)
-    return float(v)  # type: ignore[arg-type]
+    return float(v)  # type: ignore[arg-type]  # a numeric cell value (typed object)
 
 
 def _equalized(members: Sequence[ScoreStats], eq: EqStats, ops: OperatingPoints
@@ -196,7 +196,7 @@ def _bound(v: object) -> float | None:
     """An interval bound as a float (``None`` where undefined)."""
     if v is None:
         return None
-    f = float(v)  # type: ignore[arg-type]
+    f = float(v)  # type: ignore[arg-type]  # a numeric cell value (typed object)
     return None if np.isnan(f) else f
 
 
@@ -337,6 +337,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         point (see :func:`explode_dcf`). Groups without targets or non-targets get null
         metrics and one :class:`DegenerateGroupWarning` naming them. ``.to_pandas()`` converts.
 
+    See Also
+    --------
+    scoreframe.compare : Two systems, paired.
+    scoreframe.bootstrap_evaluate : The same with intervals.
+    scoreframe.views.report.build_report : An HTML report.
+    scoreframe.explode_dcf : One row per operating point.
+    scoreframe.eer, scoreframe.min_dcf : The scalar metrics on arrays.
+
     Examples
     --------
     >>> import polars as pl
@@ -359,14 +367,14 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
 
         table, where = _fixed_thresholds(
             data, threshold_from=threshold_from, thresholds=thresholds, where=where, by=by,
-            pooled=pooled, request=vreq, engine=engine, memory_limit=memory_limit,  # type: ignore[arg-type]
+            pooled=pooled, request=vreq, engine=engine, memory_limit=memory_limit,  # type: ignore[arg-type]  # fixed_on implies vreq (set above)
             workers=workers, scheduler=scheduler, validate=validate, trial_id=trial_id,
             spill_dir=spill_dir)
         fixed_thr = fixed.table_thresholds(table)
-        req = VerificationRequest(vreq.fmr, vreq.fnmr, vreq.thresholds + fixed_thr,  # type: ignore[union-attr]
-                                  vreq.strict)  # type: ignore[union-attr]
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
-                           seed=seed, interval=interval) if bootstrap else None  # type: ignore[arg-type]
+        req = VerificationRequest(vreq.fmr, vreq.fnmr, vreq.thresholds + fixed_thr,  # type: ignore[union-attr]  # vreq is set on this branch
+                                  vreq.strict)  # type: ignore[union-attr]  # vreq is set on this branch
+    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
+                           seed=seed, interval=interval) if bootstrap else None  # type: ignore[arg-type]  # interval is validated by IntervalOptions
     fams = [f for f, on in (("spoof", spoof), ("forensic", forensic)) if on]
     stats, ops = group_statistics(
         data, metrics=declared(family=["binary", *fams]), by=by, where=where,
@@ -397,7 +405,7 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
                                         intervals=opts, request=vreq)
     if fixed_on:
         col = fixed.fixed_threshold_column(stats, table, fixed_thr,
-                                           offset=len(vreq.thresholds),  # type: ignore[union-attr]
+                                           offset=len(vreq.thresholds),  # type: ignore[union-attr]  # vreq is set on this branch
                                            intervals=opts)
         res = fixed.attach_fixed(res, stats, col)
     return res
@@ -419,7 +427,7 @@ def _fixed_thresholds(data: Data, *, threshold_from: str | None, thresholds: obj
     dev, _ = group_statistics(data, by=by, where=threshold_from, pooled=pooled,
                               verification=VerificationRequest(request.fmr, request.fnmr,
                                                                strict=request.strict),
-                              **engine)  # type: ignore[arg-type]
+                              **engine)  # type: ignore[arg-type]  # engine options forwarded as keywords
     table = fixed.dev_thresholds(dev, request)
     return table, fixed.eval_where(where, threshold_from)
 
@@ -466,8 +474,8 @@ def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: boo
     names = [c[:-3] for c in intervals.columns
              if c.endswith("_lo") and c[:-3] in results.columns and (eer or c != "eer_lo")]
     cols = [f"{m}_{e}" for m in names for e in ("lo", "hi")]
-    point_fields = {f.name for f in intervals.schema["dcf"].inner.fields}  # type: ignore[attr-defined]
-    res_fields = {f.name for f in results.schema["dcf"].inner.fields}  # type: ignore[attr-defined]
+    point_fields = {f.name for f in intervals.schema["dcf"].inner.fields}  # type: ignore[attr-defined]  # polars stubs: List dtype's inner is not on DataType
+    res_fields = {f.name for f in results.schema["dcf"].inner.fields}  # type: ignore[attr-defined]  # polars stubs: List dtype's inner is not on DataType
     dcf_names = [f[:-3] for f in point_fields if f.endswith("_lo") and f[:-3] in res_fields]
     lookup = {tuple(r[k] for k in keys): r for r in intervals.iter_rows(named=True)}
     rows = []
@@ -498,6 +506,16 @@ def group_columns(results: pl.DataFrame) -> list[str]:
 
 def explode_dcf(results: pl.DataFrame) -> pl.DataFrame:
     """One row per group x operating point: the ``dcf`` structs unnested beside the group.
+
+    Parameters
+    ----------
+    results
+        An :func:`scoreframe.evaluate` frame (with its ``dcf`` list column).
+
+    Returns
+    -------
+    polars.DataFrame
+        The group columns, then one column per field of ``dcf``.
 
     See Also
     --------

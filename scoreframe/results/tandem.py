@@ -51,6 +51,11 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
         The keys of :func:`scoreframe.metrics.spoof.t_dcf`, plus ``asv_system``, ``cm_system``,
         ``variant`` and ``n_trials`` (trials scored by both systems).
 
+    See Also
+    --------
+    scoreframe.spoof : The anti-spoofing metrics.
+    scoreframe.views.plots.t_dcf_plot : Its chart.
+
     Examples
     --------
     >>> import polars as pl
@@ -68,7 +73,7 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
     from scoreframe.metrics.spoof import t_dcf
 
     arrays, n = tandem_arrays(data, asv=asv, cm=cm, where=where, unpaired=unpaired)
-    res = t_dcf(*arrays, variant=variant, **costs)  # type: ignore[arg-type]
+    res = t_dcf(*arrays, variant=variant, **costs)  # type: ignore[arg-type]  # t_dcf checks variant (2021 | 2019)
     return {**res, "asv_system": asv, "cm_system": cm, "variant": variant, "n_trials": n}
 
 

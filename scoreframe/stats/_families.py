@@ -106,7 +106,7 @@ class PairCount(_TwoSided):
     def reduce(self, r: RangeData) -> int:
         """The pairs of this range's positives."""
         p, n = self.sides(r)
-        return kf.auc_pair_count(p.scores, n.scores) + 2 * p.n * n.offset
+        return int(kf.auc_pair_count(p.scores, n.scores)) + 2 * int(p.n) * int(n.offset)
 
     def merge(self, a: int, b: int) -> int:
         """Pair counts add."""
@@ -454,7 +454,8 @@ def ece_values(st: tuple[list[int], list[int], int, int], prior_log_odds: F64, n
     with np.errstate(invalid="ignore"):
         t = np.where(st[2] > 0, np.inf, sp / n_pos)
         n = np.where(st[3] > 0, np.inf, sn / n_neg)
-        return (prior * t + (1.0 - prior) * n) / kf.LN2
+        out: F64 = (prior * t + (1.0 - prior) * n) / kf.LN2
+        return out
 
 
 #: Mantissa bits kept by :class:`ScoreHistogram`'s buckets (a relative width of 2**-10).

@@ -129,7 +129,9 @@ def _rowwise_search(cum: I64, idx: I64) -> I64:
     base = (np.arange(rws, dtype=np.int64) * step)[:, None]
     flat = (cum[:, 1:] + base).ravel()  # inclusive sums
     pos = np.searchsorted(flat, (np.clip(idx, 0, step - 1) + base).ravel(), side="right")
-    return (pos.reshape(idx.shape) - np.arange(rws, dtype=np.int64)[:, None] * (width - 1))
+    out: NDArray[np.int64] = (pos.reshape(idx.shape)
+                              - np.arange(rws, dtype=np.int64)[:, None] * (width - 1))
+    return out
 
 
 def _exact_dot(w: NDArray[np.integer], g: I64, bound: int) -> list[int]:

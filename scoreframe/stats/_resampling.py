@@ -127,7 +127,7 @@ class Replicates:
 
     def max_weight(self) -> int:
         """Largest possible trial weight (product of the largest multiplicity per column)."""
-        return int(kb.MAX_POISSON) ** len(self.columns)
+        return int(kb.MAX_POISSON ** len(self.columns))
 
 
 @dataclass(frozen=True, eq=False)

@@ -58,7 +58,7 @@ def check_scheduler_address(address: object) -> str:
         shown = repr(address)[:80]
         raise EngineError(message("bad `scheduler`", expected="an address such as "
                                   "tcp://host:8786 (host and port)", got=shown))
-    return address  # type: ignore[return-value]
+    return address  # type: ignore[return-value]  # address matched the pattern: a str
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -173,7 +173,7 @@ class DaskExecutor:
         twice its timeout.
         """
         async def probe() -> None:
-            from distributed.comm import connect
+            from distributed.comm.core import connect
             from distributed.security import Security
 
             args = Security().get_connection_args("client")

@@ -104,7 +104,7 @@ def _row_estimate(data: object, lf: pl.LazyFrame) -> int:
         except Exception:  # an unreadable footer shows up as a clear error in the pass
             return 0
     if is_frame_like(data) and not isinstance(data, pl.LazyFrame):
-        return int(getattr(data, "num_rows", None) or len(data))  # type: ignore[arg-type]
+        return int(getattr(data, "num_rows", None) or len(data))  # type: ignore[arg-type]  # data is an Arrow table or a frame here (has len)
     return int(lf.select(pl.len()).collect(engine="streaming").item())
 
 

@@ -48,13 +48,13 @@ def plan_units(keys: Sequence[dict[str, str | None]], *, row_cols: Sequence[str]
     ...                                         pooled=True)]
     [({'g': 'f'}, (0, 1)), ({'g': 'm'}, (2,)), ({'g': 'all'}, (0, 1, 2))]
     """
-    rows: dict[tuple, list[int]] = {}
+    rows: dict[tuple[str | None, ...], list[int]] = {}
     for i, k in enumerate(keys):
         rows.setdefault(tuple(k[c] for c in row_cols), []).append(i)
     units = [Unit(dict(zip(row_cols, rk, strict=True)), tuple(ix)) for rk, ix in rows.items()]
     cond = [c for c in row_cols if c not in system_cols]
     if pooled and cond:
-        per_sys: dict[tuple, list[int]] = {}
+        per_sys: dict[tuple[str | None, ...], list[int]] = {}
         for i, k in enumerate(keys):
             per_sys.setdefault(tuple(k[c] for c in system_cols), []).append(i)
         for sk, ix in per_sys.items():
@@ -72,7 +72,7 @@ def class_plan(keys: Sequence[dict[str, str | None]], class_col: str | None
     """
     if class_col is None:
         return None, None
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[object, ...], int] = {}
     part = [seen.setdefault(tuple((c, v) for c, v in k.items() if c != class_col), len(seen))
             for k in keys]
     return [k.get(class_col) for k in keys], part

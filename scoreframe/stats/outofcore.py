@@ -122,7 +122,7 @@ class PartitionSpec:
 
     spill_dir: str
     group_cols: tuple[str, ...]
-    codes: dict[tuple, int]
+    codes: dict[tuple[str | None, ...], int]
     boundaries: np.ndarray
     schema: dict[str, Any]
     where: str | None
@@ -220,7 +220,7 @@ def clean_stale_spills(root: str | os.PathLike[str]) -> list[Path]:
 def _scan_piece(piece: Piece, spec: PartitionSpec) -> pl.LazyFrame:
     if piece.frame is not None:
         return piece.frame
-    lf = pl.scan_parquet(piece.path)  # type: ignore[arg-type]
+    lf = pl.scan_parquet(piece.path)  # type: ignore[arg-type]  # a piece read here always has a path
     names = lf.collect_schema().names()
     lits = []
     for k, v in piece.hive:
@@ -565,7 +565,7 @@ def pieces_of(data: object, lf: pl.LazyFrame) -> list[Piece]:
         for i, f in enumerate(files):
             rel = f.relative_to(root).parts[:-1] if f.is_relative_to(root) else ()
             hive = tuple(tuple(part.split("=", 1)) for part in rel if "=" in part)
-            out.append(Piece(i, str(f), hive))  # type: ignore[arg-type]
+            out.append(Piece(i, str(f), hive))  # type: ignore[arg-type]  # hive pairs are (name, value) 2-tuples
         if out:
             return out
     return [Piece(0, frame=lf)]
@@ -633,7 +633,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             workers: int | None, scheduler: str | None, id_cols: Sequence[str],
             where: str | None,
             where_name: str, progress: Callable[[int, int], None] | None = None,
-            spill_root: str | None = None, class_col: str | None = None) -> Any:
+            spill_root: str | None = None, class_col: str | None = None) -> Statistics:
     """Run the out-of-core engine (see the module docstring); returns ``Statistics``."""
     t0 = time.perf_counter()
     schema = lf.collect_schema()
@@ -700,7 +700,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             for c, cs in zip(group_cols, cats, strict=True):
                 mixed = mixed * (len(cs) + 1) + (cs.index(k[c]) if k[c] is not None
                                                  else len(cs))
-            lut[mixed] = code  # type: ignore[index]
+            lut[mixed] = code  # type: ignore[index]  # the loop runs only when lut is not None
         need = n_rows * (SPILL_BYTES_PER_TRIAL + (HASH_BYTES_PER_TRIAL if id_cols else 0))
         pspec = PartitionSpec(spill, tuple(group_cols), codes, boundaries, dict(schema),
                               piece_where, tuple(id_cols), hash_bits, batch_rows, cats, lut,

@@ -225,7 +225,8 @@ def string_hashes(values: pl.Series) -> np.ndarray:
     if uniq.len() == s.len():
         order = s.to_frame("v").join(uniq.to_frame("v").with_row_index("i"), on="v",
                                      how="left", maintain_order="left")["i"].to_numpy()
-        return h.to_numpy()[order]
+        keyed: np.ndarray = h.to_numpy()[order]
+        return keyed
     return s.replace_strict(uniq, h, return_dtype=pl.UInt64).to_numpy()
 
 
@@ -498,7 +499,7 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             nn = np.array([s.n_non for s in parts], np.int64)
             z = np.zeros(len(parts), np.int64)
             if tt.sum() and nn.sum():
-                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]
+                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]  # p and q are given when equalize is on
             members = tuple(base_stats(i) for i in u.members)
         out.append(UnitStats(u, st, eq, members))
         if progress is not None:

@@ -185,13 +185,13 @@ class ScoreStats:
     def det_miss(self) -> I64 | None:
         """Cumulative (global) misses at the kept steppy DET corners (:class:`DetCorners`)."""
         v = self._of_type(DetCorners)
-        return None if v is None else v[0]  # type: ignore[no-any-return]
+        return None if v is None else v[0]
 
     @property
     def det_fa(self) -> I64 | None:
         """Cumulative (global) false alarms at the kept DET corners (:class:`DetCorners`)."""
         v = self._of_type(DetCorners)
-        return None if v is None else v[1]  # type: ignore[no-any-return]
+        return None if v is None else v[1]
 
     @property
     def verification(self) -> VerificationStats | None:

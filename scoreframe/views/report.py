@@ -293,8 +293,8 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         from scoreframe.metrics import IntervalOptions
         from scoreframe.views._report_biometric import biometric_section
 
-        iv = IntervalOptions(bootstrap=bootstrap, ci=ci, seed=seed, interval=interval,  # type: ignore[arg-type]
-                             resample=resample) if bootstrap else None  # type: ignore[arg-type]
+        iv = IntervalOptions(bootstrap=bootstrap, ci=ci, seed=seed, interval=interval,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
+                             resample=resample) if bootstrap else None  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
         extra["biometric"] = biometric_section(
             source, stats, pl.concat(pieces["det"], how="vertical_relaxed") if pieces["det"]
             else pl.DataFrame(), options=biometric, by=by, where=where, intervals=iv)
@@ -305,7 +305,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         extra["comparison"] = compare_systems(
             source, compare[0], compare[1], by=by, where=where, p_target=p_list,
             bootstrap=bootstrap or 1000, ci=ci, resample=resample, seed=seed,
-            interval=interval, trial_id=ids)  # type: ignore[arg-type]
+            interval=interval, trial_id=ids)  # type: ignore[arg-type]  # interval is validated by the callee
     if forensic:
         extra["tippett"], extra["ece"] = cat("tippett"), cat("ece")
     if tandem:
@@ -314,7 +314,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
 
         arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where,
                                   unpaired=tandem_unpaired)
-        curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]
+        curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]  # variant is validated by the callee
         extra["t_dcf"] = curve
         best = curve.filter(pl.col("is_min")).row(0, named=True)
         notes.append(f"t-DCF ({t_dcf_variant}) of {tandem[1]} in front of {tandem[0]}: minimum "
@@ -339,7 +339,7 @@ def _fmt(v: object, digits: int = 4) -> str:
 def _cell(row: dict[str, Any], name: str, scale: float, digits: int) -> str:
     """A value (times ``scale``) and its ``[lo, hi]`` interval when the row has one."""
     def show(v: object) -> str:
-        return _fmt(None if v is None else scale * float(v), digits)  # type: ignore[arg-type]
+        return _fmt(None if v is None else scale * float(v), digits)  # type: ignore[arg-type]  # a numeric cell value (typed object)
 
     text = show(row.get(name))
     lo, hi = row.get(f"{name}_lo"), row.get(f"{name}_hi")

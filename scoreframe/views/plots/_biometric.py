@@ -167,6 +167,20 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
     interval as a vertical bar; a lower bound of 0 is drawn from the bottom of the axis (half
     the smallest positive value shown) and the subtitle says so.
 
+    Parameters
+    ----------
+    groups
+        A :func:`scoreframe.differentials` frame (or result).
+    width, height
+        The plot's size in pixels.
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.LayerChart or altair.FacetChart
+        The per-group rates.
+
     See Also
     --------
     scoreframe.differentials
@@ -205,7 +219,7 @@ def differentials_plot(groups: Any, *, width: int = WIDTH, height: int = HEIGHT,
         bars = df.filter(pl.col("rate_hi") > 0)
         positive = pl.concat([df["rate"], df["rate_lo"]]).drop_nulls()
         positive = positive.filter(positive > 0)
-        floor = float(positive.min()) / 2 if positive.len() else 1e-6  # type: ignore[arg-type]
+        floor = float(positive.min()) / 2 if positive.len() else 1e-6  # type: ignore[arg-type]  # polars stubs: Series.min() is any scalar; here a float
         if bars.filter(pl.col("rate_lo") <= 0).height:
             note += f"; a lower bound of 0 is drawn from {floor:.2g}"
         bars = bars.with_columns(pl.max_horizontal(pl.col("rate_lo"), pl.lit(floor))
@@ -246,7 +260,7 @@ def fmr_fnmr_plot(det: Any, *, points: Any = None, series: Sequence[str] | None 
 
     See Also
     --------
-    scoreframe.fnmr_at_fmr, scoreframe.views.plots.det_plot
+    scoreframe.metrics.fnmr_at_fmr, scoreframe.views.plots.det_plot
 
     Examples
     --------

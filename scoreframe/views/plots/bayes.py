@@ -79,6 +79,12 @@ def nber_plot(nber: Any, *, series: Sequence[str] | None = None,
     y_max
         Top of the y axis; larger values leave the plot at the frame.
 
+    See Also
+    --------
+    ape_plot : Cllr decomposition.
+    scoreframe.nber_curve : Its data.
+    nber_interval_plot : With intervals.
+
     Examples
     --------
     >>> import polars as pl
@@ -150,6 +156,43 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
     ``summary`` is an :func:`scoreframe.results.evaluate.evaluate` frame (``cllr``, ``min_cllr``,
     ``cal_loss`` per group): stacked bars of minCllr (discrimination) and calibration loss on
     one shared scale for all series.
+
+    Parameters
+    ----------
+    ape
+        A :func:`scoreframe.ape_curve` frame.
+    summary
+        An :func:`scoreframe.evaluate` frame of the same groups, for the Cllr bars (optional).
+    series
+        Group columns naming the series (default: all group columns).
+    styles
+        Series label -> :class:`SeriesStyle` (see :func:`series_scale`).
+    width, height
+        The plot's size in pixels.
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.HConcatChart or altair.LayerChart
+        Curves and bars side by side, or the curves alone without ``summary``.
+
+    See Also
+    --------
+    nber_plot : Bayes error rates by prior.
+    scoreframe.ape_curve : Its data.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> import scoreframe as sf
+    >>> rng = np.random.default_rng(0)
+    >>> df = pl.DataFrame({"score": np.r_[rng.normal(2, 1, 50), rng.normal(0, 1, 150)],
+    ...                    "label": np.r_[np.ones(50, bool), np.zeros(150, bool)]})
+    >>> type(ape_plot(sf.ape_curve(df), sf.evaluate(df))).__name__  # curves and Cllr bars
+    'HConcatChart'
+    >>> type(ape_plot(sf.ape_curve(df))).__name__  # the curves alone
+    'LayerChart'
     """
     df = series_labels(as_polars(ape), series)
     order = series_order(df, None)
@@ -191,5 +234,6 @@ def ape_plot(ape: Any, summary: Any = None, *, series: Sequence[str] | None = No
                  alt.Tooltip("value:Q", format=".4f"),
                  alt.Tooltip("cllr:Q", format=".4f")],
     ).properties(width=max(120, 40 * len(order)), height=height, title="Cllr decomposition")
-    return alt.hconcat(chart, bars).resolve_scale(color="independent", strokeDash="independent",
-                                                  strokeWidth="independent")
+    both: alt.HConcatChart = alt.hconcat(chart, bars).resolve_scale(
+        color="independent", strokeDash="independent", strokeWidth="independent")
+    return both

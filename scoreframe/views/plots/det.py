@@ -85,7 +85,8 @@ def _runs_kept(x: np.ndarray, y: np.ndarray, hull: np.ndarray, cell: float,
     change[1:] = ~same
     change[:-1] |= ~same
     change[0] = change[-1] = True  # both ends of the path, whatever their cells
-    return change | (hull & (code == 0))
+    keep: np.ndarray = change | (hull & (code == 0))
+    return keep
 
 
 def _prior_label(p: float) -> str:
@@ -123,6 +124,12 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     resolution
         Decimation cell of the steppy curve in probit units; ``"auto"`` is one pixel at
         ``width`` x ``height``; None draws every row.
+
+    See Also
+    --------
+    scoreframe.det_curve : Its data.
+    det_interval_plot : With intervals.
+    save_chart : Write it to a file.
 
     Examples
     --------
@@ -209,9 +216,10 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
                 note[-1] += (" " if note[-1].endswith(":") else "; ") + item
         subtitle += note
     head = alt.Title(title, subtitle=subtitle) if subtitle else alt.Title(title)
-    return alt.layer(*layers).properties(
+    chart: alt.LayerChart = alt.layer(*layers).properties(
         width=width, height=height, title=head,
         usermeta={"scoreframe": {"omitted_points": omitted}}).resolve_scale(color="shared")
+    return chart
 
 
 def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dict[str, str],

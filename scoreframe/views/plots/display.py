@@ -59,6 +59,25 @@ def enable_offline_display(*, force: bool = False, interactive: bool = False) ->
 
     ``interactive`` also attaches the Vega-Lite spec to every output (see
     :func:`offline_renderer`); outputs then grow by the size of the spec.
+
+    Parameters
+    ----------
+    force
+        Enable it even when another renderer than Altair's default is active.
+    interactive
+        Attach the Vega-Lite spec to every output.
+
+    See Also
+    --------
+    disable_offline_display : The reverse.
+    save_chart : Write a chart to a file.
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> enable_offline_display(force=True)
+    >>> alt.renderers.active
+    'scoreframe'
     """
     if RENDERER not in alt.renderers.names():
         alt.renderers.register(RENDERER, offline_renderer)
@@ -67,6 +86,19 @@ def enable_offline_display(*, force: bool = False, interactive: bool = False) ->
 
 
 def disable_offline_display() -> None:
-    """Go back to Altair's default renderer (HTML loading Vega from a CDN)."""
+    """Go back to Altair's default renderer (HTML loading Vega from a CDN).
+
+    See Also
+    --------
+    enable_offline_display : The reverse.
+
+    Examples
+    --------
+    >>> import altair as alt
+    >>> disable_offline_display()
+    >>> alt.renderers.active
+    'default'
+    >>> enable_offline_display(force=True)  # back to the offline renderer
+    """
     if alt.renderers.active == RENDERER:
         alt.renderers.enable("default")

@@ -84,6 +84,11 @@ def tippett_plot(tippett: Any, *, series: Sequence[str] | None = None,
     max_points
         Display decimation per series (the curves are steps between llrs).
 
+    See Also
+    --------
+    ece_plot : Another forensic chart.
+    scoreframe.forensic : The metrics.
+
     Examples
     --------
     >>> from scoreframe.metrics.forensic import tippett
@@ -131,6 +136,11 @@ def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
         A :func:`scoreframe.metrics.forensic.ece_curve` frame, optionally with group columns.
     log10
         Show the prior log odds in log10 units (lir's ECE plot axis).
+
+    See Also
+    --------
+    tippett_plot : Another forensic chart.
+    scoreframe.forensic : The metrics.
 
     Examples
     --------

@@ -92,6 +92,33 @@ def nber_interval_plot(nber: Any, intervals: Any, *, series: Sequence[str] | Non
     actual-DCF interval is a solid bar with a filled point, the minimum-DCF interval a thinner
     bar with an open point, both in the series' colour.
 
+    Parameters
+    ----------
+    nber
+        A :func:`scoreframe.nber_curve` frame.
+    intervals
+        A :func:`scoreframe.bootstrap_evaluate` frame of the same groups.
+    series
+        Group columns naming the series (default: all group columns).
+    styles
+        Series label -> :class:`SeriesStyle` (see :func:`series_scale`).
+    y_max
+        The top of the y axis.
+    width, height
+        The plot's size in pixels.
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.LayerChart
+        The curves with error bars at the evaluated priors.
+
+    See Also
+    --------
+    nber_plot : Without intervals.
+    forest_plot : Intervals of scalar metrics.
+
     Examples
     --------
     >>> from scoreframe.results.bootstrap import bootstrap_evaluate
@@ -147,6 +174,33 @@ def det_interval_plot(det: Any, intervals: Any, *, series: Sequence[str] | None 
     how
     far the operating point moves when the trials are resampled.
 
+    Parameters
+    ----------
+    det
+        A :func:`scoreframe.det_curve` frame.
+    intervals
+        A :func:`scoreframe.bootstrap_evaluate` frame of the same groups.
+    series
+        Group columns naming the series (default: all group columns).
+    styles
+        Series label -> :class:`SeriesStyle` (see :func:`series_scale`).
+    box
+        The plotted ``(pfa_lo, pfa_hi, pmiss_lo, pmiss_hi)`` range.
+    width, height
+        The plot's size in pixels.
+    title
+        The chart's title.
+
+    Returns
+    -------
+    altair.LayerChart
+        The DET curves with one interval box per series and prior.
+
+    See Also
+    --------
+    det_plot : Without intervals.
+    forest_plot : Intervals of scalar metrics.
+
     Examples
     --------
     >>> from scoreframe.results.bootstrap import bootstrap_evaluate
@@ -196,6 +250,27 @@ def forest_plot(comparison: Any, *, width: int = WIDTH, row_height: int = 18,
     point with its interval as a bar and a rule at 0; intervals that exclude 0 are drawn
     dark, the others grey. Metrics on different scales share the axis, so compare rows of
     one metric at a time (``comparison.filter(...)``) when their scales differ a lot.
+
+    Parameters
+    ----------
+    comparison
+        A :func:`scoreframe.compare` frame with bootstrap intervals.
+    width
+        The plot's width in pixels.
+    row_height
+        Pixels per row.
+    title
+        The chart's title (default: from the systems compared).
+
+    Returns
+    -------
+    altair.LayerChart or altair.FacetChart
+        One row per group, metric and prior.
+
+    See Also
+    --------
+    scoreframe.bootstrap_evaluate, scoreframe.compare : Its data.
+    det_interval_plot : Curve intervals.
 
     Examples
     --------

@@ -7,6 +7,7 @@ import os
 import tempfile
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 
@@ -22,7 +23,8 @@ CACHE_ENV = "SCOREFRAME_CACHE_DIR"
 FORMATS = (".html", ".htm", ".svg", ".png", ".pdf")
 
 
-def chart_bytes(chart: alt.TopLevelMixin | dict, fmt: str, *, scale: float = 2.0) -> bytes:
+def chart_bytes(chart: alt.TopLevelMixin | dict[str, Any], fmt: str, *,
+                scale: float = 2.0) -> bytes:
     """The chart rendered offline as ``fmt`` (``html``, ``svg``, ``png`` or ``pdf``).
 
     Examples
@@ -55,6 +57,36 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, overwrite: bool = 
     No network access is needed (vl-convert renders and bundles locally). The file is written
     atomically; an existing file is replaced only with ``overwrite=True``.
     ``scale`` multiplies the pixel size of PNG output.
+
+    Parameters
+    ----------
+    chart
+        An Altair chart.
+    path
+        The file; its suffix chooses the format.
+    overwrite
+        Replace an existing file.
+    scale
+        Pixel multiplier of PNG output.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    See Also
+    --------
+    enable_offline_display : Show charts offline in notebooks.
+    det_plot : A chart to save.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import altair as alt
+    >>> chart = alt.Chart(alt.Data(values=[{"x": 1, "y": 2}])).mark_point().encode(x="x:Q", y="y:Q")
+    >>> path = save_chart(chart, pathlib.Path(tempfile.mkdtemp()) / "chart.svg")
+    >>> path.name, path.read_text().startswith("<svg")
+    ('chart.svg', True)
     """
     path = Path(path)
     suffix = path.suffix.lower()

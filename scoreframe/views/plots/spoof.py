@@ -50,6 +50,11 @@ def t_dcf_plot(curve: Any, *, series: Sequence[str] | None = None,
     max_points
         Display decimation per series (the marked minimum is always kept).
 
+    See Also
+    --------
+    scoreframe.tandem_t_dcf : Its data.
+    det_plot : The ASV system's DET.
+
     Examples
     --------
     >>> from scoreframe.metrics.spoof import t_dcf_curve

@@ -54,7 +54,20 @@ NON_GROUP = {"curve", "pfa", "pmiss", "probit_pfa", "probit_pmiss", "eer", "dr30
 
 
 class SeriesStyle(NamedTuple):
-    """How one series is drawn: a colour and a dash pattern (``[on, off, ...]`` in pixels)."""
+    """How one series is drawn: a colour and a dash pattern (``[on, off, ...]`` in pixels).
+
+    See Also
+    --------
+    series_scale : Colours and dashes from styles.
+    series_labels : Series names.
+
+    Examples
+    --------
+    >>> SeriesStyle("#1f77b4", (6, 3))
+    SeriesStyle(color='#1f77b4', dash=(6, 3))
+    >>> series_scale(["sys1", "sys2"])["sys1"] == series_scale(["sys1"])["sys1"]
+    True
+    """
 
     color: str
     dash: tuple[int, ...]
@@ -66,6 +79,21 @@ def series_scale(labels: Sequence[str]) -> dict[str, SeriesStyle]:
     Pass the same ordered labels to every chart of a report (``styles=``) and a group keeps
     its look across all of them. The first 64 labels all differ in the (colour, dash) pair:
     the dash advances with the colour and shifts by one after each full cycle of colours.
+
+    Parameters
+    ----------
+    labels
+        The series labels, in the order that fixes their styles.
+
+    Returns
+    -------
+    dict of str to SeriesStyle
+        One style per label.
+
+    See Also
+    --------
+    series_labels : The series names.
+    SeriesStyle : One series' style.
 
     Examples
     --------
@@ -123,6 +151,23 @@ def group_cols(df: pl.DataFrame, series: Sequence[str] | None) -> list[str]:
 def series_labels(df: pl.DataFrame, series: Sequence[str] | None = None) -> pl.DataFrame:
     """Add a ``series`` column: the group columns' values joined by ``" / "``.
 
+    Parameters
+    ----------
+    df
+        A curve or result frame.
+    series
+        Group columns naming the series (default: all group columns).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``df`` with a ``series`` column.
+
+    See Also
+    --------
+    series_scale : Their colours.
+    SeriesStyle : One series' style.
+
     Examples
     --------
     >>> df = pl.DataFrame({"system": ["a"], "gender": ["f"], "pfa": [0.1]})
@@ -170,7 +215,7 @@ def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
             exprs.append(col.round_sig_figs(digits).alias(c))
     clean = df.with_columns(exprs) if exprs else df
     with debug_mode(False):  # the rows are plain numbers and strings: skip per-row validation
-        return RowData(values=clean.to_dicts())
+        return RowData(values=clean.to_dicts())  # type: ignore[no-untyped-call]  # alt.Data.__init__ has no annotations
 
 
 def series_order(df: pl.DataFrame, by: str | None) -> list[str]:
