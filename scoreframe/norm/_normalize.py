@@ -320,10 +320,29 @@ def _distinct_ids(trials: pl.LazyFrame, cols: Sequence[str]) -> list[pl.DataFram
 
 
 def _check_ids(trials: pl.LazyFrame, tables: dict[str, pl.DataFrame]) -> None:
-    """Every trial id has statistics, none with zero (or undefined) spread."""
-    uniques = _distinct_ids(trials, [_TRIAL_COL[s] for s in tables])
-    for (side, table), used in zip(tables.items(), uniques, strict=True):
+    """Every trial id has statistics, none with zero (or undefined) spread.
+
+    One streaming pass: the trials' id columns are joined with the ids whose statistics are
+    usable (small build sides, so memory stays bounded), and only the rows that find none
+    are kept; they are then told apart (no statistics, or zero spread) on their distinct ids.
+    """
+    cols = [_TRIAL_COL[s] for s in tables]
+    q = trials.select([pl.col(c).cast(pl.String) for c in cols])
+    for side, table in tables.items():
         col = _TRIAL_COL[side]
+        mcols = [c for c in table.columns if c.startswith("__mean_")]
+        scols = [c for c in table.columns if c.startswith("__std_")]
+        good = table.filter(pl.all_horizontal([pl.col(c).is_not_null() for c in mcols])
+                            & pl.all_horizontal([pl.col(c) > 0 for c in scols]))
+        q = q.join(good.select(col, pl.lit(True).alias(f"__ok_{side}")).lazy(), on=col,
+                   how="left")
+    bad = (q.filter(pl.any_horizontal([pl.col(f"__ok_{s}").is_null() for s in tables]))
+           .select(cols).unique().collect(engine="streaming"))
+    if bad.height == 0:
+        return
+    for side, table in tables.items():
+        col = _TRIAL_COL[side]
+        used = bad.select(pl.col(col).unique())
         joined = used.join(table, on=col, how="left")
         mcols = [c for c in table.columns if c.startswith("__mean_")]
         scols = [c for c in table.columns if c.startswith("__std_")]
