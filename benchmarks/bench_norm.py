@@ -87,7 +87,8 @@ def step_table_stats(path: str, memory_limit: str) -> dict:
     t0 = time.perf_counter()
     st = cohort_statistics(method=["znorm", "znorm300"], cohort_scores=(path, None),
                            memory_limit=memory_limit)
-    return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_mb(), "rows": st.height}
+    return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_mb(), "rows": st.height,
+            "load": os.getloadavg()[0]}
 
 
 def _embeddings(n: int, cohort: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -217,8 +218,8 @@ def main() -> None:
                   f"memory_limit='{a.memory_limit}')`. Floor: reading the same three columns "
                   "in 10^6-row batches.", "",
                   "| ids x cohort | rows | Parquet MB | read floor s (peak MB) | statistics s "
-                  "(peak MB) | ratio | rows/s |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                  "(peak MB) | ratio | rows/s | load |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for shape in a.tables or ["2000x20000", "100000x400"]:
             ids, coh = (int(float(x)) for x in shape.split("x"))
             path = root / f"tables-{shape}"
@@ -232,7 +233,7 @@ def main() -> None:
             lines.append(f"| {ids} x {coh} | {rows:.1e} | {mb:.0f} | {floor['seconds']:.1f} "
                          f"({floor['peak_mb']:.0f}) | {st['seconds']:.1f} ({st['peak_mb']:.0f}) "
                          f"| {st['seconds'] / floor['seconds']:.2f}x | "
-                         f"{rows / st['seconds']:.2e} |")
+                         f"{rows / st['seconds']:.2e} | {st['load']:.1f} |")
             print(lines[-1], file=sys.stderr, flush=True)
             shutil.rmtree(path)
         lines.append("")

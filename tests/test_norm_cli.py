@@ -87,6 +87,7 @@ def test_systems_layout_evaluate_table(tmp_path: Path,
     ["--top-k", "10000000000"], ["--workers", "0"], ["--memory-limit", "lots"],
     ["--method", "qnorm"], ["--convention", "kaldi"], ["--ddof", "2"],
     ["--method", "asnorm", "--top-k", "61"],
+    ["--engine", "dask"], ["--engine", "spark"], ["--scheduler", "tcp://127.0.0.1:8786"],
 ])
 def test_bad_options_exit_2_nothing_written(tmp_path: Path, args: list[str],
                                             capsys: pytest.CaptureFixture[str]) -> None:

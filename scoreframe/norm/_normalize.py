@@ -292,12 +292,57 @@ def _wide(stats: pl.DataFrame, side: str, ks: Sequence[int | None], ddof: int) -
     return out
 
 
+#: Trial rows per batch while the distinct ids are gathered.
+ID_BATCH_ROWS = 1_000_000
+
+
+def _distinct_ids(trials: pl.LazyFrame, cols: Sequence[str]) -> list[pl.DataFrame]:
+    """The distinct values of ``cols`` (as strings), one frame per column, in one pass.
+
+    Batch by batch, so memory stays bounded by the batch and the distinct ids (a streaming
+    ``unique`` of two columns buffered up to gigabytes of decoded rows at 10^8 trials); each
+    column's batch uniques are merged whenever they have doubled, in amortized linear time.
+    """
+    parts: list[list[pl.Series]] = [[] for _ in cols]
+    size = [0] * len(cols)
+    merged = [0] * len(cols)
+    q = trials.select([pl.col(c).cast(pl.String) for c in cols])
+    for batch in q.collect_batches(chunk_size=ID_BATCH_ROWS, engine="streaming"):
+        for i, c in enumerate(cols):
+            u = batch[c].unique()
+            parts[i].append(u)
+            size[i] += u.len()
+            if size[i] > 2 * merged[i] + ID_BATCH_ROWS:
+                parts[i] = [pl.concat(parts[i]).unique()]
+                size[i] = merged[i] = parts[i][0].len()
+    return [(pl.concat(p).unique() if p else pl.Series(c, [], dtype=pl.String)).to_frame(c)
+            for p, c in zip(parts, cols, strict=True)]
+
+
 def _check_ids(trials: pl.LazyFrame, tables: dict[str, pl.DataFrame]) -> None:
-    """Every trial id has statistics, none with zero (or undefined) spread."""
-    queries = [trials.select(pl.col(_TRIAL_COL[s]).cast(pl.String).unique()) for s in tables]
-    uniques = pl.collect_all(queries, engine="streaming")
-    for (side, table), used in zip(tables.items(), uniques, strict=True):
+    """Every trial id has statistics, none with zero (or undefined) spread.
+
+    One streaming pass: the trials' id columns are joined with the ids whose statistics are
+    usable (small build sides, so memory stays bounded), and only the rows that find none
+    are kept; they are then told apart (no statistics, or zero spread) on their distinct ids.
+    """
+    cols = [_TRIAL_COL[s] for s in tables]
+    q = trials.select([pl.col(c).cast(pl.String) for c in cols])
+    for side, table in tables.items():
         col = _TRIAL_COL[side]
+        mcols = [c for c in table.columns if c.startswith("__mean_")]
+        scols = [c for c in table.columns if c.startswith("__std_")]
+        good = table.filter(pl.all_horizontal([pl.col(c).is_not_null() for c in mcols])
+                            & pl.all_horizontal([pl.col(c) > 0 for c in scols]))
+        q = q.join(good.select(col, pl.lit(True).alias(f"__ok_{side}")).lazy(), on=col,
+                   how="left")
+    bad = (q.filter(pl.any_horizontal([pl.col(f"__ok_{s}").is_null() for s in tables]))
+           .select(cols).unique().collect(engine="streaming"))
+    if bad.height == 0:
+        return
+    for side, table in tables.items():
+        col = _TRIAL_COL[side]
+        used = bad.select(pl.col(col).unique())
         joined = used.join(table, on=col, how="left")
         mcols = [c for c in table.columns if c.startswith("__mean_")]
         scols = [c for c in table.columns if c.startswith("__std_")]
@@ -426,10 +471,9 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
     else:
         ids: dict[str, Sequence[str]] | None = None
         if source == "embeddings":
-            used = pl.collect_all([lf.select(pl.col(c).cast(pl.String).unique())
-                                   for c in ("model", "segment")], engine="streaming")
-            ids = {"enroll": used[0].to_series().to_list(),
-                   "test": used[1].to_series().to_list()}
+            used = _distinct_ids(lf, ("model", "segment"))
+            ids = {"enroll": used[0].to_series().drop_nulls().to_list(),
+                   "test": used[1].to_series().drop_nulls().to_list()}
         stats, prepared = _statistics(source, methods, d, cohort_scores=cohort_scores,
                                       embeddings=embeddings, cohort=cohort,
                                       exclude_same_id=exclude_same_id, center=center, ids=ids,

@@ -2,11 +2,14 @@
 
 A cohort score table has one row per (id, cohort entry): ``enroll_id, cohort_id, score`` for
 the enrolment side, ``test_id, cohort_id, score`` for the test side (``model``/``segment`` or
-``id`` are accepted for the first column). The table is read in batches, file by file, on the
-local executor's workers; each task keeps, per id, the exact count, sum and sum of squares
-(:class:`~scoreframe.kernels.cohort.GroupMoments`) and the largest ``k`` scores. Task states
-merge exactly (limbs add; top-k of top-k), in task order, so the statistics do not depend on
-the batch size, the number of workers or the order of the rows.
+``id`` are accepted for the first column). The table is read in batches by tasks, one per
+worker, each with a share of the files (large files split into slices of row groups); the
+tasks run on the local executor's threads or on Dask workers (``engine="dask"``). Each task
+keeps, per id, the exact count, sum and sum of squares
+(:class:`~scoreframe.kernels.cohort.GroupMoments`) and the largest ``k`` scores, and returns
+them for the ids it saw. Task states merge exactly (limbs add; top-k of top-k), so the
+statistics do not depend on the engine, the batch size, the number of workers, the file
+layout or the order of the rows.
 """
 
 from __future__ import annotations
