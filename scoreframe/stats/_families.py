@@ -84,7 +84,7 @@ class _TwoSided(Statistic):
     neg: tuple[str, ...] | None = None
 
     @property
-    def classes(self) -> tuple[str, ...]:  # type: ignore[override]
+    def classes(self) -> tuple[str, ...]:  # type: ignore[override]  # a property narrowing the base's attribute
         """The class values read (none for label classes)."""
         return (*(self.pos or ()), *(self.neg or ()))
 

@@ -491,7 +491,7 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             nn = np.array([s.n_non for s in parts], np.int64)
             z = np.zeros(len(parts), np.int64)
             if tt.sum() and nn.sum():
-                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]
+                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]  # the zero offsets are int arrays, typed as ints
             members = tuple(reduce_sorted(s, request) for s in parts)
         elif equalize:
             parts = [base[i] for i in u.members]
@@ -499,7 +499,7 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             nn = np.array([s.n_non for s in parts], np.int64)
             z = np.zeros(len(parts), np.int64)
             if tt.sum() and nn.sum():
-                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]  # p and q are given when equalize is on
+                eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]  # the zero offsets are int arrays, typed as ints  # p and q are given when equalize is on
             members = tuple(base_stats(i) for i in u.members)
         out.append(UnitStats(u, st, eq, members))
         if progress is not None:

@@ -174,12 +174,12 @@ class ScoreStats:
     @property
     def nist(self) -> float | None:
         """The NIST EER when the crossing lies in these statistics' range (:class:`NistEer`)."""
-        return self._of_type(NistEer)  # type: ignore[no-any-return]
+        return self._of_type(NistEer)  # type: ignore[no-any-return]  # extra values are typed Any
 
     @property
     def kaldi(self) -> int | None:
         """The first global target index where Kaldi's walk stops, if here (:class:`KaldiEer`)."""
-        return self._of_type(KaldiEer)  # type: ignore[no-any-return]
+        return self._of_type(KaldiEer)  # type: ignore[no-any-return]  # extra values are typed Any
 
     @property
     def det_miss(self) -> I64 | None:
@@ -196,7 +196,7 @@ class ScoreStats:
     @property
     def verification(self) -> VerificationStats | None:
         """Biometric verification statistics when requested (:class:`Verification`)."""
-        return self._of_type(Verification)  # type: ignore[no-any-return]
+        return self._of_type(Verification)  # type: ignore[no-any-return]  # extra values are typed Any
 
 
 def verification_of(request: Request) -> Verification | None:
@@ -298,7 +298,7 @@ class NistEer(Statistic):
 
     def merge(self, a: float | None, b: float | None) -> float | None:
         """The lower range's crossing when it holds one."""
-        return first_found(a, b)  # type: ignore[no-any-return]
+        return first_found(a, b)  # type: ignore[no-any-return]  # extra values are typed Any
 
 
 @dataclass(frozen=True)
@@ -313,7 +313,7 @@ class KaldiEer(Statistic):
 
     def merge(self, a: int | None, b: int | None) -> int | None:
         """The lower range's index when it holds one."""
-        return first_found(a, b)  # type: ignore[no-any-return]
+        return first_found(a, b)  # type: ignore[no-any-return]  # extra values are typed Any
 
 
 @dataclass(frozen=True)

@@ -248,8 +248,8 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         from scoreframe.metrics import IntervalOptions
         from scoreframe.results.bootstrap import AT_MIN
 
-        opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]
-                               seed=seed, interval=interval)  # type: ignore[arg-type]
+        opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # validated by IntervalOptions
+                               seed=seed, interval=interval)  # type: ignore[arg-type]  # validated by IntervalOptions
     curves = cv.ForensicCurves(len(grids.thresholds) + len(p_list)) if forensic else None
     stats, ops = group_statistics(  # the one reduction: every number the report shows
         source, by=by, where=where, p_target=p_list,
