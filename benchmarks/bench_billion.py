@@ -83,6 +83,27 @@ print(json.dumps(out))
 """
 
 
+DUP = r"""
+import json, resource, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+import numpy as np
+from scoreframe.stats.outofcore import duplicate_task
+root, n, k = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+for i in range(k):  # k hash ranges of n hashes each, as the partition phase spills them
+    d = root / f"h{i:05d}"
+    d.mkdir(parents=True)
+    np.random.default_rng(i).integers(0, 2**63, n, dtype=np.uint64).tofile(d / "t0.bin")
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+t = time.perf_counter()
+with ThreadPoolExecutor(k) as pool:
+    found = sum(x.shape[0] for x in pool.map(duplicate_task, [(str(root), i) for i in range(k)]))
+print(json.dumps({"seconds": time.perf_counter() - t, "peak_before_mb": base,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "repeated": found}))
+"""
+
+
 def time_v(cmd: list[str]) -> dict:
     """Run ``cmd`` under ``nice -n 10 /usr/bin/time -v``; its wall, CPU, peak RSS and output."""
     t = time.perf_counter()
@@ -144,6 +165,12 @@ def step(name: str, root: Path, files: int) -> tuple[str, list[str]]:
     if name == "floor-files":
         return ("floor: read (condition, score), sort by both, file by file, summed",
                 [PY, "-c", FLOOR, ds, json.dumps(["condition", "score"]), "1"])
+    if name == "dup-phase":
+        n = 10**9 // 16  # 10^9 trials, 1 GiB, 2 workers: 16 hash ranges, two at a time
+        shutil.rmtree(root / "dup", ignore_errors=True)
+        return ("the duplicate check's phase at 10^9 (1 GiB, 2 workers): two hash ranges of "
+                "6.25e7 hashes through duplicate_task at once",
+                [PY, "-c", DUP, str(root / "dup"), str(n), "2"])
     if name == "identify":
         return ("identify SEARCHES --rank 1 5 10 100 --fpir 0.01 0.001 0.0001",
                 cli("identify", searches, "--rank", "1", "5", "10", "100",
@@ -204,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=Path("/tmp/scale"))
     ap.add_argument("--log", type=Path, default=HERE / "data" / "billion.jsonl")
     ap.add_argument("--note", default="")
+    ap.add_argument("--memory-limit", help="passed to the CLI steps")
     a = ap.parse_args(argv)
     a.root.mkdir(parents=True, exist_ok=True)
     if a.what == "gen":
@@ -222,17 +250,23 @@ def main(argv: list[str] | None = None) -> int:
         r = time_v(cmd)
         size = sum(f.stat().st_size for f in (a.root / "searches_1e6x1e3").glob("*.parquet"))
         append(a.log, {"step": "gen-searches", "what": "10^6 probes x 10^3 gallery, long form",
-                       "trials": 10**9, "bytes": size, **r, "when": time.time()})
+                       "trials": 10**9, "bytes": size, **r, "when": time.time(),
+                       "note": f"{size / 1e9:.2f} GB on disk; {a.note}"})
         print(r)
         return r["rc"]
     if a.what == "run":
         what, cmd = step(a.step, a.root, a.files)
+        if a.memory_limit:
+            cmd += ["--memory-limit", a.memory_limit]
+            what += f" --memory-limit {a.memory_limit}"
         trials = 10**9 if a.step.startswith("identify") else a.files * FILE_TRIALS
         print(f"{a.step} at {trials:.0e}: {' '.join(cmd[:3])} ...", flush=True)
         r = time_v(cmd)
         rec = {"step": a.step, "what": what, "trials": trials, "files": a.files, **r,
-               "load": os.getloadavg()[0], "when": time.time(), "note": a.note}
-        if a.step in ("same-process", "floor-whole", "floor-files", "identify-floor") \
+               "load": os.getloadavg()[0], "when": time.time(), "note": a.note,
+               "code": os.environ.get("PYTHONPATH", "")}
+        if a.step in ("same-process", "floor-whole", "floor-files", "identify-floor",
+                      "dup-phase") \
                 and r["rc"] == 0:
             rec["child"] = json.loads(r["stdout"].strip().splitlines()[-1])
             rec["stdout"] = ""
