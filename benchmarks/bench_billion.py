@@ -122,13 +122,13 @@ def time_v(cmd: list[str]) -> dict:
             "stderr": err[:err.rfind("\tCommand being timed:")].strip()[-2000:]}
 
 
-def subset(root: Path, k: int) -> Path:
-    """``sub_K``: symbolic links to the first ``k`` files of ``full_1e9`` (the whole at 100)."""
-    full = root / "full_1e9"
+def subset(root: Path, k: int, name: str = "full_1e9") -> Path:
+    """``sub_K``: symbolic links to the first ``k`` files of ``name`` (the whole at 100)."""
+    full = root / name
     files = sorted(full.glob("*.parquet"))
     if k >= len(files):
         return full
-    d = root / f"sub_{k}"
+    d = root / (f"sub_{k}" if name == "full_1e9" else f"{name}_sub_{k}")
     if not d.is_dir():
         d.mkdir()
         for f in files[:k]:
@@ -144,7 +144,8 @@ def step(name: str, root: Path, files: int) -> tuple[str, list[str]]:
     """The description and command of one step."""
     ds = str(subset(root, files))
     ev = ("evaluate", ds, "--by", "condition")
-    searches = str(root / "searches_1e6x1e3")
+    searches = str(subset(root, files, "searches_1e6x1e3")) if name.startswith("identify") \
+        else ""
     if name == "plain":
         return "evaluate DS --by condition", cli(*ev)
     if name == "biometric":
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.memory_limit:
             cmd += ["--memory-limit", a.memory_limit]
             what += f" --memory-limit {a.memory_limit}"
-        trials = 10**9 if a.step.startswith("identify") else a.files * FILE_TRIALS
+        trials = a.files * FILE_TRIALS  # a searches file is 10^4 probes x 10^3 = 10^7 rows
         print(f"{a.step} at {trials:.0e}: {' '.join(cmd[:3])} ...", flush=True)
         r = time_v(cmd)
         rec = {"step": a.step, "what": what, "trials": trials, "files": a.files, **r,
@@ -281,23 +282,29 @@ def write(log: Path) -> int:
     recs = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
     rows = []
     for r in recs:
-        ok = "ok" if r["rc"] == 0 else f"exit {r['rc']}"
+        ok = "ok" if r["rc"] == 0 else "killed" if r["rc"] in (143, -15) else f"exit {r['rc']}"
         extra = ""
-        if "child" in r:
+        if "child" in r and "floor_seconds" not in r["child"]:
+            c = r["child"]
+            extra = (f"phase {c['seconds']:.1f} s, peak {c['peak_mb']:.0f} MB "
+                     f"({c['peak_before_mb']:.0f} MB before it)")
+        elif "child" in r:
             c = r["child"]
             extra = f"floor {c['floor_seconds']:.1f} s over {c['floor_files']} file(s)"
             if "evaluate_seconds" in c:
                 extra = (f"evaluate {c['evaluate_seconds']:.1f} s (peak "
                          f"{c['evaluate_peak_mb']:.0f} MB), then " + extra)
         rows.append(f"| {r['step']} | {r['trials']:.0e} | `{r['what']}` | {r['wall']:.1f} | "
-                    f"{r['cpu']:.1f} | {r['peak_mb']:.0f} | {ok} | {extra} {r.get('note', '')} |")
+                    f"{r['cpu']:.1f} | {r['peak_mb']:.0f} | {ok} | "
+                    f"{'; '.join(x for x in (extra, r.get('note', '')) if x)} |")
     table = "\n".join(rows)
     notes = (HERE / "data" / "billion_notes.md")
     text = f"""## billion (`benchmarks/bench_billion.py`; issues 21, 22, 23 at 10^9)
 
 Machine: Linux {platform.machine()}, 2 cores, 24 GiB, shared with other helpers' jobs;
 Python {platform.python_version()}. Every row is one fresh process under `nice -n 10
-/usr/bin/time -v` (wall, user + system CPU, peak RSS of the process), one at a time.
+/usr/bin/time -v` (wall, user + system CPU, peak RSS of the process); rows without a
+"concurrent" note ran alone among these steps (the other helpers' load aside).
 
 | step | trials | command | wall (s) | CPU (s) | peak RSS (MB) | exit | detail |
 | --- | ---: | --- | ---: | ---: | ---: | --- | --- |
