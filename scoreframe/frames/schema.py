@@ -95,14 +95,19 @@ def id_hash(ids: Sequence[str]) -> pl.Expr:
     return key
 
 
-def repeated_hashes(h: np.ndarray) -> np.ndarray:
+def repeated_hashes(h: np.ndarray, *, overwrite_input: bool = False) -> np.ndarray:
     """The distinct values that occur more than once in ``h`` (sorted).
+
+    ``overwrite_input=True`` sorts ``h`` in place instead of sorting a copy (half the memory,
+    for a caller that owns ``h`` and no longer needs its order).
 
     >>> repeated_hashes(np.array([5, 1, 5, 2, 1, 5], dtype=np.uint64)).tolist()
     [1, 5]
     """
-    # Polars sorts on every core (numpy on one); the sorted integers are the same either way
-    h = pl.Series(np.asarray(h, dtype=np.uint64)).sort().to_numpy()
+    if overwrite_input:  # in place: one copy of the range in memory (the out-of-core task)
+        h.sort()
+    else:  # Polars sorts on every core (numpy on one); the sorted integers are the same
+        h = pl.Series(np.asarray(h, dtype=np.uint64)).sort().to_numpy()
     return np.unique(h[1:][h[1:] == h[:-1]])
 
 

@@ -545,7 +545,9 @@ def duplicate_task(args: tuple[str, int]) -> np.ndarray:
     path = Path(spill_dir) / f"h{index:05d}"
     h = _read_dir(path, np.dtype("<u8"))
     shutil.rmtree(path, ignore_errors=True)
-    return repeated_hashes(h)
+    # sorted in place: a sorted copy would double the range's memory (2 GB per task pair at
+    # 10^9 trials with the default 1 GiB budget, where the budget allows one copy)
+    return repeated_hashes(h, overwrite_input=True)
 
 
 def pieces_of(data: object, lf: pl.LazyFrame) -> list[Piece]:
