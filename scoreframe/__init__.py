@@ -58,6 +58,7 @@ from scoreframe.results.compare import compare
 from scoreframe.results.curves import ape_curve, dcf_points, det_curve, nber_curve
 from scoreframe.results.evaluate import evaluate, explode_dcf
 from scoreframe.results.tandem import tandem_t_dcf
+from scoreframe.stats import Engine
 
 __all__ = [
     "AlignmentError",
@@ -65,6 +66,7 @@ __all__ = [
     "DegenerateError",
     "DegenerateGroupWarning",
     "Differentials",
+    "Engine",
     "EngineError",
     "FormatError",
     "LinearCalibration",

@@ -75,7 +75,7 @@ def crossed_group(rng: np.random.Generator, n_models: int, n_segments: int, v: f
 
 def intervals(df: pl.DataFrame, **kw: object) -> dict[str, object]:
     """The interval row of one group (DCF bounds as one-element lists, as before)."""
-    r = bootstrap_evaluate(df, p_target=0.1, validate=False, **kw).row(0, named=True)
+    r = bootstrap_evaluate(df, operating_points=0.1, validate=False, **kw).row(0, named=True)
     for name in ("act_dcf_norm", "min_dcf_norm"):
         for e in ("_lo", "_hi"):
             r[name + e] = [r["dcf"][0][name + e]]

@@ -11,8 +11,10 @@ import polars as pl
 import pytest
 
 from scoreframe import evaluate, explode_dcf
+from scoreframe.metrics import Binary, Intervals
 from scoreframe.results.bootstrap import bootstrap_evaluate
 from scoreframe.results.compare import compare as sf_compare
+from scoreframe.stats import Engine
 
 
 def data(n: int = 6000) -> pl.DataFrame:
@@ -40,7 +42,8 @@ def test_intervals_equal_the_bootstrap_module_and_bracket_the_value():
 
 
 def test_no_eer_interval_for_other_conventions():
-    res = evaluate(data(2000), bootstrap=20, eer_method="nist")
+    res = evaluate(data(2000), intervals=Intervals(bootstrap=20),
+                   metrics=[Binary(eer_method="nist")])
     assert "eer_lo" not in res.columns and "cllr_lo" in res.columns
 
 
@@ -63,8 +66,8 @@ def test_cli_bootstrap_json_and_table(tmp_path):
 @pytest.mark.parametrize("limit", ["2GB", "64KiB"])
 def test_same_intervals_on_both_engines(limit):
     df = data(3000)
-    res = evaluate(df, bootstrap=25, memory_limit=limit)
-    assert res["cllr_lo"][0] == evaluate(df, bootstrap=25)["cllr_lo"][0]
+    res = evaluate(df, intervals=Intervals(bootstrap=25), engine=Engine(memory_limit=limit))
+    assert res["cllr_lo"][0] == evaluate(df, intervals=Intervals(bootstrap=25))["cllr_lo"][0]
 
 
 # --- a metric declared once, with the interval flag, appears with intervals everywhere ---------

@@ -20,6 +20,8 @@ from scoreframe.cli.options import (
     MAX_ITER,
     ListAction,
     add_command,
+    engine_of,
+    engine_options,
     first_positional,
     int_in,
     output_options,
@@ -48,7 +50,8 @@ def cmd_mc_evaluate(a: argparse.Namespace) -> int:
 
     check_output_format(a, machine=("json",))
     p_target = a.p_target or [0.5]
-    res = evaluate_multiclass(a.scores, a.truth, by=a.by, p_target=p_target)
+    res = evaluate_multiclass(a.scores, a.truth, by=a.by, p_target=p_target,
+                              engine=engine_of(a))
     groups = [c for c in res.columns if c not in (*MC_COLUMNS, "cmxe_norm", "expected_cost",
                                                   "min_cavg", "cavg_by_p")]
     if a.format == "json":
@@ -109,7 +112,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     mc_sub = mc.add_subparsers(dest="mc_command", required=True)
     me = add_command(mc_sub, "evaluate", func=cmd_mc_evaluate, first="SCORES",
                      help_text="Cmxe, information, error rate, LRE Cavg",
-                     parents=[output_options(("table", "json"), default="table")])
+                     parents=[output_options(("table", "json"), default="table"),
+                              engine_options()])
     first_positional(me, "scores", metavar="SCORES",
                      help="long (segment, class, score) or wide / LRE22 TSV")
     me.add_argument("--truth", type=path_arg(), required=True, help="segment -> true class table")

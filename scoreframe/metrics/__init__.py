@@ -28,12 +28,14 @@ from scoreframe.metrics._biometric import (
 from scoreframe.metrics._intervals import (
     INTERVALS,
     MAX_BOOTSTRAP,
+    IntervalBounds,
     IntervalOptions,
     Intervals,
     interval_metrics,
     metric_intervals,
     replicate_values,
 )
+from scoreframe.metrics._options import Binary, Biometric
 from scoreframe.metrics.forensic import auc
 from scoreframe.metrics.registry import (
     GroupStats,
@@ -66,9 +68,12 @@ __all__ = [
     "CONVENTIONS",
     "EER_METHODS",
     "RatesAt",
+    "Binary",
+    "Biometric",
     "INTERVALS",
     "MAX_BOOTSTRAP",
     "GroupStats",
+    "IntervalBounds",
     "IntervalOptions",
     "Intervals",
     "Metric",

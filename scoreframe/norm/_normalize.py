@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike
 
-from scoreframe.checks import check_choice, check_positive_int
+from scoreframe.checks import check_choice
 from scoreframe.errors import AlignmentError, ScoreframeError, UsageError, ValidationError, message
 from scoreframe.frames.lazy import as_lazy
 from scoreframe.norm._embeddings import (
@@ -23,7 +23,7 @@ from scoreframe.norm._embeddings import (
 )
 from scoreframe.norm._methods import Method, needed, resolve_ddof, resolve_methods
 from scoreframe.norm._tables import table_statistics
-from scoreframe.stats.engine import parse_memory
+from scoreframe.stats import EngineLike, as_engine
 
 __all__ = ["LAYOUTS", "STATISTICS_SCHEMA", "cohort_statistics", "normalize"]
 
@@ -148,8 +148,7 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
                       ddof: int | None = None, convention: str = "wespeaker",
                       exclude_same_id: bool = False, center: str | ArrayLike | None = None,
                       ids: dict[str, Sequence[str]] | None = None,
-                      memory_limit: int | float | str | None = None,
-                      workers: int | None = None, progress: Progress | None = None,
+                      engine: EngineLike = "auto", progress: Progress | None = None,
                       ) -> pl.DataFrame:
     """The cohort statistics table the named methods need (compute once, reuse).
 
@@ -170,8 +169,10 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
         subtracting ``center`` (``"cohort"``: the cohort's mean vector, or a vector).
     ids
         Restrict the embedding sides to these ids (``{"enroll": [...], "test": [...]}``).
-    memory_limit, workers
-        Memory budget (``"2GB"``) and worker threads.
+    engine
+        As in :func:`scoreframe.evaluate`: its memory limit bounds the tables held at once
+        and its workers are threads. Every kind reduces the tables out of core by id in this
+        process (results do not depend on the kind, the limit or the workers).
     progress
         ``progress(what, done, total)`` called as the work advances.
 
@@ -201,19 +202,17 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
     stats, _ = _statistics(source, methods, d, cohort_scores=cohort_scores,
                            embeddings=embeddings, cohort=cohort,
                            exclude_same_id=exclude_same_id, center=center, ids=ids,
-                           memory_limit=memory_limit, workers=workers, progress=progress)
+                           engine=engine, progress=progress)
     return stats
 
 
 def _statistics(source: str, methods: list[Method], ddof: int, *, cohort_scores: Any,
                 embeddings: Any, cohort: Any, exclude_same_id: bool, center: Any,
                 ids: dict[str, Sequence[str]] | None,
-                memory_limit: int | float | str | None, workers: int | None,
-                progress: Progress | None,
+                engine: EngineLike, progress: Progress | None,
                 ) -> tuple[pl.DataFrame, dict[str, tuple[Embeddings, np.ndarray]] | None]:
-    limit = parse_memory(memory_limit)
-    n_workers = check_positive_int(workers, name="workers") if workers is not None else (
-        os.cpu_count() or 1)
+    eng = as_engine(engine)
+    limit, n_workers = eng.limit, eng.workers or os.cpu_count() or 1
     wanted = needed(methods)
     if source == "embeddings":
         return _embedding_statistics(embeddings, cohort, wanted=wanted, ddof=ddof,
@@ -306,8 +305,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
               top_k: int | None = None, ddof: int | None = None,
               convention: str = "wespeaker", exclude_same_id: bool = False,
               center: str | ArrayLike | None = None, layout: str = "columns",
-              memory_limit: int | float | str | None = None, workers: int | None = None,
-              progress: Progress | None = None) -> pl.LazyFrame:
+              engine: EngineLike = "auto", progress: Progress | None = None) -> pl.LazyFrame:
     """Normalize trial scores with cohort statistics: z-, t-, s- and adaptive s-norm.
 
     With the enrolment side's cohort mean and std ``mu_e, s_e`` and the test side's
@@ -346,7 +344,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
         ``"columns"``: one ``score_<method>`` column per method; ``"systems"``: one copy of
         the trials per method in the ``system`` column (``raw``, ``snorm``, ... or
         ``<system>+snorm``), ready for ``evaluate`` and ``compare``.
-    memory_limit, workers, progress
+    engine, progress
         As in :func:`cohort_statistics`.
 
     Returns
@@ -414,8 +412,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
         stats, prepared = _statistics(source, methods, d, cohort_scores=cohort_scores,
                                       embeddings=embeddings, cohort=cohort,
                                       exclude_same_id=exclude_same_id, center=center, ids=ids,
-                                      memory_limit=memory_limit, workers=workers,
-                                      progress=progress)
+                                      engine=engine, progress=progress)
     wanted = needed(methods)
     tables = {side: _wide(stats, side, ks, d) for side, ks in wanted.items()}
     if "score" not in names:

@@ -40,6 +40,7 @@ from scoreframe.errors import (
     ValidationError,
     message,
 )
+from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.summary import VerificationRequest
 
 __all__ = ["Differentials", "differentials", "fdr", "garbe", "gini"]
@@ -121,7 +122,8 @@ def _ratio(rates: list[float], kind: str) -> tuple[float | None, float | None, s
 def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = None,
                   threshold: float | None = None, pair_with: Sequence[str] | str | None = None,
                   where: str | None = None, alpha: float = 0.5, garbe_weight: float = 0.5,
-                  **engine: Any) -> Differentials:
+                  engine: EngineLike = "auto", validate: bool | Sequence[str] = True
+                  ) -> Differentials:
     """FMR and FNMR of each demographic group at one global threshold, and their disparity.
 
     Parameters
@@ -140,9 +142,9 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
         SQL predicate selecting trials first.
     alpha, garbe_weight
         The weight of FMR in FDR and in GARBE.
-    **engine
-        ``engine``, ``memory_limit``, ``workers``, ``scheduler``, ``validate``,
-        ``trial_id``, ``spill_dir``.
+    engine, validate
+        Where the reductions run and the duplicate-trial check, as in
+        :func:`scoreframe.evaluate`.
 
     Returns
     -------
@@ -166,8 +168,10 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     [('f', 'genuine', 0.5), ('f', 'impostor', 0.0), ('m', 'genuine', 0.0), ('m', 'impostor', 0.5)]
     """
     from scoreframe.metrics._biometric import check_rate_targets, from_statistics
-    from scoreframe.results.evaluate import group_statistics
+    from scoreframe.results.evaluate import group_statistics, validation
 
+    check, ids = validation(validate)
+    run = {"engine": engine, "validate": check, "trial_id": ids}
     by_cols = [by] if isinstance(by, str) else list(by)
     pair_cols = [pair_with] if isinstance(pair_with, str) else list(pair_with or [])
     if not by_cols:
@@ -183,7 +187,8 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     if threshold is None:
         (target,) = check_rate_targets(fmr, name="fmr")
         req = VerificationRequest(fmr=(target,))
-        st, _ = group_statistics(data, where=where, pooled=True, verification=req, **engine)
+        st, _ = group_statistics(data, where=where, pooled=True, verification=req,
+                                 **run)  # type: ignore[arg-type]
         g = st.units[0].stats
         if not (g.n_tar and g.n_non) or g.verification is None:
             raise ValidationError(message("the global threshold needs genuine and impostor "
@@ -199,7 +204,8 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
                                       got=repr(threshold)))
     thr = float(threshold)
     st, _ = group_statistics(data, by=[*by_cols, *pair_cols], where=where, pooled=False,
-                             verification=VerificationRequest(thresholds=(thr,)), **engine)
+                             verification=VerificationRequest(thresholds=(thr,)),
+                             **run)  # type: ignore[arg-type]
     gen: dict[tuple, list[int]] = {}
     imp: dict[tuple, list[int]] = {}
     for us in st.units:

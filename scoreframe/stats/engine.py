@@ -5,9 +5,11 @@ an evaluation, checks the data in the same pass (null/NaN scores, unrecognized l
 selections; duplicated trials by their id columns unless the dataset was validated when it was
 written or ``validate=False``), and returns the final statistics of every result unit.
 
-Engines: ``"local"`` reduces in memory when the selected trials fit in ``memory_limit``, and
-out of core (:mod:`scoreframe.stats.outofcore`: range-partitioned by score, spilled to a
-temporary directory that is always removed) when they do not; ``"dask"`` runs the
+Engines (``engine=``, resolved by :func:`~scoreframe.stats._engine_option.as_engine`):
+``"auto"`` reduces in memory when the selected trials fit in the engine's ``memory_limit``
+(at :data:`BYTES_PER_TRIAL` bytes each), and out of core (:mod:`scoreframe.stats.outofcore`:
+range-partitioned by score, spilled to a temporary directory that is always removed) when
+they do not; ``"memory"`` and ``"streaming"`` force one or the other; ``"dask"`` runs the
 out-of-core tasks on Dask workers (:mod:`scoreframe.stats.dask`). Results are identical.
 """
 
@@ -22,9 +24,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.checks import check_choice
 from scoreframe.errors import FormatError, ScoreframeError, ValidationError, message
 from scoreframe.frames.lazy import as_lazy, is_frame_like, scan_raw
+from scoreframe.stats._engine_option import ENGINE_KINDS, Engine, EngineLike, as_engine
 from scoreframe.stats.groups import plan_units
 from scoreframe.stats.reduce import (
     Statistics,
@@ -36,11 +38,12 @@ from scoreframe.stats.reduce import (
 )
 from scoreframe.stats.summary import Request
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINES", "Statistics", "compute_statistics",
-           "parse_memory", "reduce_statistics", "source_name"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINES", "Engine", "EngineLike", "Statistics",
+           "as_engine", "compute_statistics", "parse_memory", "reduce_statistics",
+           "source_name"]
 
-ENGINES = ("local", "dask")
-#: Default memory budget of the local engine (bytes): in memory below, out of core above.
+ENGINES = ENGINE_KINDS
+#: Default memory budget of the reduction (bytes): ``"auto"`` runs in memory below it.
 DEFAULT_MEMORY_LIMIT = 1024**3
 #: Bytes per trial of the in-memory reduction (Polars' grouped sort with list aggregations
 #: and the sorted copies: measured ~120 at 3e7 trials by 20 conditions).
@@ -125,18 +128,15 @@ def compute_statistics(data: object, **kw: Any) -> Statistics:
 
 def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequence[str] = (),
                        where: str | None = None, pooled: bool = True, request: Request,
-                       p: np.ndarray, q: np.ndarray, engine: str = "local",
-                       memory_limit: int | float | str | None = None,
-                       workers: int | None = None, scheduler: str | None = None,
+                       p: np.ndarray, q: np.ndarray, engine: EngineLike = "auto",
                        validate: bool = True, trial_id: Sequence[str] | None = None,
-                       spill_dir: str | None = None,
                        progress: Callable[[int, int], None] | None = None) -> Statistics:
     """Statistics of every result unit of an evaluation (see the module docstring).
 
     ``p``/``q`` are the operating points' effective priors, needed by the equalized DCF.
     """
-    check_choice(engine, name="engine", choices=ENGINES)
-    limit = parse_memory(memory_limit)
+    eng = as_engine(engine)
+    limit = eng.limit
     where_name = source_name(data)
     lf = scan_raw(data, where=where)  # labels as stored: checked in the pass
     names = lf.collect_schema().names()
@@ -169,16 +169,20 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
     per_trial = BYTES_PER_TRIAL
     if request.replicates is not None:
         per_trial += REPLICATE_BYTES_PER_COLUMN * len(request.replicates.columns) + 24
-    if engine == "dask" or _row_estimate(data, lf) * per_trial > limit:
+    if eng.kind in ("streaming", "dask") or (
+            eng.kind == "auto" and _row_estimate(data, lf) * per_trial > limit):
         from scoreframe.stats import outofcore
 
+        workers = eng.workers
         return outofcore.compute(
             data, lf, group_cols=group_cols, row_cols=row_cols, system_cols=system_cols,
             pooled=pooled, equalize=bool(equalize_by), request=request, p=p, q=q,
-            engine=engine, memory_limit=limit,
-            workers=workers if engine == "dask" else (workers or os.cpu_count() or 1),
-            scheduler=scheduler, id_cols=id_cols if check_dups else [], where=where,
-            where_name=where_name, progress=progress, spill_root=spill_dir)
+            engine="dask" if eng.kind == "dask" else "local", memory_limit=limit,
+            workers=workers if eng.kind == "dask" else (workers or os.cpu_count() or 1),
+            scheduler=eng.scheduler,
+            id_cols=id_cols if check_dups else [], where=where, where_name=where_name,
+            progress=progress,
+            spill_root=None if eng.spill_dir is None else str(eng.spill_dir))
     keys, base, base_units, checks = sorted_unit_groups(lf, group_cols, request.replicates)
     check_counts(checks, where=where_name, source=data, where_sql=where)
     if check_dups:
@@ -186,6 +190,6 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
     units = plan_units(keys, row_cols=row_cols, system_cols=system_cols, pooled=pooled)
     stats = unit_statistics(units, base, request, equalize=bool(equalize_by), p=p, q=q,
                             progress=progress, base_units=base_units,
-                            workers=workers or min(2, os.cpu_count() or 1))
+                            workers=eng.workers or min(2, os.cpu_count() or 1))
     return Statistics(tuple(row_cols), stats, checks, "memory")
 

@@ -27,6 +27,7 @@ import polars as pl
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.frames.lazy import Data, as_lazy
 from scoreframe.io.atomic import atomic_output, check_outputs
+from scoreframe.metrics import Intervals
 from scoreframe.metrics.registry import GroupStats, declared, table_metrics
 from scoreframe.results import curves as cv
 from scoreframe.results.evaluate import (
@@ -37,6 +38,7 @@ from scoreframe.results.evaluate import (
     group_statistics,
     results_frame,
 )
+from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.groups import POOLED
 from scoreframe.views import plots
 from scoreframe.views.plots.save import javascript_bundle
@@ -170,12 +172,11 @@ class Report:
 def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
                  p_target: Sequence[float] | float = (0.01,), calibration: Any = None,
                  trial_id: Sequence[str] | str | None = None, title: str = "",
-                 bootstrap: int = 0, ci: float = 0.95, resample: str | Sequence[str] = "trial",
-                 seed: int = 0, interval: str = "percentile", rel_width: float = 0.2,
+                 intervals: Intervals | None = None, rel_width: float = 0.2,
                  spoof: bool | None = None, forensic: bool = False,
                  tandem: Sequence[str] | None = None, t_dcf_variant: str = "2021",
                  tandem_unpaired: Literal["error", "drop"] = "error",
-                 compare: Sequence[str] | None = None,
+                 compare: Sequence[str] | None = None, engine: EngineLike = "auto",
                  progress: Progress | None = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
 
@@ -190,10 +191,11 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         evaluation, and its map is drawn.
     trial_id
         Columns that identify a trial when ``model, segment`` do not (as in ``evaluate``).
-    bootstrap, ci, resample, seed, interval
-        With ``bootstrap=B``: confidence intervals in the summary (``value [lo, hi]``), DET
-        boxes and NBER error bars at the operating points, and the trial-count guidance of
-        :func:`scoreframe.results.bootstrap.trials_needed` (``rel_width``).
+    intervals
+        An :class:`~scoreframe.metrics.Intervals`: confidence intervals in the summary
+        (``value [lo, hi]``), DET boxes and NBER error bars at the operating points, and the
+        trial-count guidance of :func:`scoreframe.results.bootstrap.trials_needed`
+        (``rel_width``).
     spoof, forensic, tandem, t_dcf_variant
         The anti-spoofing metrics (default: when the data have a ``trial_type`` column), the
         forensic metrics with Tippett and ECE plots, and the t-DCF curve of the CM system in
@@ -203,8 +205,10 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         warning), as ``unpaired`` of :func:`scoreframe.results.tandem.tandem_t_dcf`.
     compare
         ``(a, b)``: a forest plot of the paired-bootstrap differences ``b - a`` of two
-        systems scored on the same trials (:func:`scoreframe.compare`; ``bootstrap``
-        replicates, 1000 when not given).
+        systems scored on the same trials (:func:`scoreframe.compare`, with ``intervals``, or
+        1000 trial-level replicates when not given).
+    engine
+        Where the reductions run, as in :func:`scoreframe.evaluate`.
     progress
         ``progress(done, total)`` as groups are evaluated.
     """
@@ -232,7 +236,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     grids = cv.CurveGrids(len(p_list), nber=np.linspace(*NBER_GRID), ape=np.linspace(*APE_GRID))
     stats, ops = group_statistics(source, by=by, where=where, p_target=p_list,
                                   thresholds=grids.thresholds, det_resolution=0.03,
-                                  trial_id=trial_id, progress=progress)
+                                  trial_id=trial_id, engine=engine, progress=progress)
 
     def on_group(key: dict[str, object], g: GroupStats) -> None:
         pieces["det"].append(cv.det_points(key, g, resolution=0.03, points_per_segment=4))
@@ -248,28 +252,27 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                             extras=extras, on_group=on_group)
     pieces["hist"] += _histograms(source, summary, where=where)
     extra: dict[str, Any] = {}
-    if bootstrap:
+    ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else True)
+    if intervals is not None:
         from scoreframe.results.bootstrap import bootstrap_evaluate, trials_needed
 
-        ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else None)
-        intervals = bootstrap_evaluate(source, by=by, where=where, p_target=p_list,
-                                       bootstrap=bootstrap, ci=ci, resample=resample,
-                                       seed=seed, interval=interval,  # type: ignore[arg-type]
-                                       trial_id=ids, validate=False  # checked above
-                                       ).with_columns(ci=pl.lit(ci))
-        summary = attach_intervals(summary, intervals)
-        extra["intervals"] = intervals
-        extra["guidance"] = trials_needed(intervals, rel_width=rel_width)
-        notes.append(f"{100 * ci:g} % {interval} bootstrap intervals, {bootstrap} replicates, "
-                     f"resampling {resample}, seed {seed}")
+        iv = bootstrap_evaluate(source, by=by, where=where, operating_points=p_list,
+                                intervals=intervals, engine=engine,
+                                validate=False  # checked above
+                                ).with_columns(ci=pl.lit(intervals.ci))
+        summary = attach_intervals(summary, iv)
+        extra["intervals"] = iv
+        extra["guidance"] = trials_needed(iv, rel_width=rel_width)
+        notes.append(f"{100 * intervals.ci:g} % {intervals.method} bootstrap intervals, "
+                     f"{intervals.bootstrap} replicates, resampling "
+                     f"{', '.join(intervals.resample)}, seed {intervals.seed}")
     if compare:
+        from scoreframe.results.bootstrap import DEFAULT_INTERVALS
         from scoreframe.results.compare import compare as compare_systems
 
-        ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else None)
         extra["comparison"] = compare_systems(
-            source, compare[0], compare[1], by=by, where=where, p_target=p_list,
-            bootstrap=bootstrap or 1000, ci=ci, resample=resample, seed=seed,
-            interval=interval, trial_id=ids)  # type: ignore[arg-type]
+            source, compare[0], compare[1], by=by, where=where, operating_points=p_list,
+            intervals=intervals or DEFAULT_INTERVALS, engine=engine, validate=ids)
     if forensic:
         extra["tippett"], extra["ece"] = forensic_frames(source, by=by, where=where)
     if tandem:
@@ -277,7 +280,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         from scoreframe.results.tandem import tandem_arrays
 
         arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where,
-                                  unpaired=tandem_unpaired)
+                                  unpaired=tandem_unpaired, engine=engine)
         curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]
         extra["t_dcf"] = curve
         best = curve.filter(pl.col("is_min")).row(0, named=True)
