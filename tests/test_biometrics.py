@@ -284,8 +284,8 @@ def trials(n=30_000, seed=11):
     return pl.DataFrame({"score": np.round(score, 2), "label": lab, "sex": g})
 
 
-KW = {"by": "sex", "fmr": [1e-3, 1e-2, 0.1], "fnmr": [0.01, 0.1], "at_threshold": [0.5, 1.0],
-      "biometric": True}
+KW = {"by": "sex", "metrics": [Biometric(fmr=[1e-3, 1e-2, 0.1], fnmr=[0.01, 0.1],
+                                         at_threshold=[0.5, 1.0])]}
 BIO_COLS = ["sex", "n_tar", "n_non", "zero_fmr", "zero_fmr_threshold", "zero_fnmr",
             "zero_fnmr_threshold", "min_hter", "min_hter_threshold", "auc_mw", "fnmr_at_fmr",
             "fmr_at_fnmr", "at_threshold"]
@@ -299,8 +299,8 @@ def test_evaluate_rows_equal_the_scalar_api_per_group_and_pooled():
         sub = df if row["sex"] == "all" else df.filter(pl.col("sex") == row["sex"])
         tar = sub.filter(pl.col("label"))["score"].to_numpy()
         non = sub.filter(~pl.col("label"))["score"].to_numpy()
-        v = verification_summary(tar, non, fmr=KW["fmr"], fnmr=KW["fnmr"],
-                                 thresholds=KW["at_threshold"])
+        bm = KW["metrics"][0]
+        v = verification_summary(tar, non, fmr=bm.fmr, fnmr=bm.fnmr, thresholds=bm.at_threshold)
         for k in ("zero_fmr", "zero_fnmr", "min_hter", "auc_mw", "min_hter_threshold",
                   "fnmr_at_fmr", "fmr_at_fnmr", "at_threshold"):
             assert row[k] == v[k], k

@@ -69,16 +69,18 @@ def test_threshold_table_strict_rule_and_engines(tmp_path, monkeypatch):
             assert (f["fmr"], f["fnmr"]) == (fmr[0], fnmr[0])
     path = tmp_path / "t.parquet"
     df.write_parquet(path)
-    kw = {"by": "g", "threshold_from": DEV, "fmr": [0.001, 0.01]}
+    kw = {"by": "g", "metrics": [Biometric(threshold_from=DEV, fmr=[0.001, 0.01])]}
     mem = evaluate(df, **kw).select("g", "fixed")
-    assert evaluate(path, engine=Engine(memory_limit="64KiB"), **kw).select("g", "fixed").equals(mem)
+    got = evaluate(path, engine=Engine(memory_limit="64KiB"), **kw).select("g", "fixed")
+    assert got.equals(mem)
 
 
 def test_groups_without_a_dev_threshold_are_named():
     df = trials(2000)
     with pytest.warns(FixedThresholdWarning, match="g=all"):
         res = evaluate(df, by="g", where=EVAL,
-                       metrics=[Biometric(thresholds=pl.DataFrame({"g": ["a", "b"], "threshold": [0.0, 1.0]}))])
+                       metrics=[Biometric(thresholds=pl.DataFrame(
+                           {"g": ["a", "b"], "threshold": [0.0, 1.0]}))])
     assert res.filter(pl.col("g") == "all")["fixed"].to_list() == [None]
     one = evaluate(df, where=EVAL,
                    metrics=[Biometric(thresholds=pl.DataFrame({"threshold": [0.5]}))])
@@ -120,7 +122,8 @@ def test_bad_fixed_threshold_input():
     df = trials(500)
     with pytest.raises(UsageError, match="not both"):
         evaluate(df,
-                 metrics=[Biometric(threshold_from=DEV, thresholds=pl.DataFrame({"threshold": [1.0]}))])
+                 metrics=[Biometric(threshold_from=DEV,
+                                    thresholds=pl.DataFrame({"threshold": [1.0]}))])
     with pytest.raises(ScoreframeError, match="not grouping columns.*got split"):
         evaluate(df, by="g",
                  metrics=[Biometric(thresholds=pl.DataFrame({"split": ["x"], "threshold": [1.0]}))])
@@ -128,7 +131,8 @@ def test_bad_fixed_threshold_input():
         evaluate(df, metrics=[Biometric(thresholds=pl.DataFrame({"t": [1.0]}))])
     with pytest.raises(ScoreframeError, match="one threshold per group"):
         evaluate(df, by="g",
-                 metrics=[Biometric(thresholds=pl.DataFrame({"g": ["a", "a"], "threshold": [1.0, 2.0]}))])
+                 metrics=[Biometric(thresholds=pl.DataFrame(
+                     {"g": ["a", "a"], "threshold": [1.0, 2.0]}))])
     with pytest.raises(ScoreframeError, match="bad `alphas`"):
         epc_curve(df, dev=DEV, alphas=[0.5, 1.5])
     with pytest.raises(ScoreframeError, match="bad `y`"):

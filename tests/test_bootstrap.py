@@ -21,7 +21,6 @@ from scoreframe.errors import DegenerateGroupWarning, ScoreframeError
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels import sort_scores
 from scoreframe.metrics import (
-    IntervalOptions,
     Intervals,
     declared,
     interval_metrics,
@@ -84,7 +83,7 @@ def _units(stats, key: dict[str, str]):
 @pytest.mark.parametrize("resample", [("trial",), ("model", "segment"), ("model",)])
 def test_weighted_replicates_equal_explicit_resampling(resample: tuple[str, ...]) -> None:
     df = _trials()
-    opts = IntervalOptions(bootstrap=12, seed=7, resample=resample)
+    opts = Intervals(bootstrap=12, seed=7, resample=resample)
     stats, ops = group_statistics(df, by="cond", p_target=P_TARGET, intervals=opts)
     metrics = interval_metrics(declared())
     assert {"eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm", "prbep"} <= {
@@ -153,8 +152,9 @@ def _shuffled_files(df: pl.DataFrame, tmp_path, seed: int) -> str:
 @pytest.mark.parametrize("resample", ["trial", ["model", "segment"]])
 def test_seed_reproducible_across_workers_files_and_row_order(tmp_path, resample) -> None:
     df = _trials(300, seed=5, ties=False, inf=False)
-    kw = {"by": "cond", "p_target": (0.1, 0.5), "bootstrap": 60, "seed": 11,
-          "resample": resample}
+    kw = {"by": "cond", "operating_points": (0.1, 0.5)}
+    iv = Intervals(bootstrap=60, seed=11, resample=resample)
+    kw["intervals"] = iv
     one = bootstrap_evaluate(df, engine=Engine(workers=1), **kw)
     again = bootstrap_evaluate(df, engine=Engine(workers=1), **kw)
     two = bootstrap_evaluate(df, engine=Engine(memory_limit=1 << 16, workers=2), **kw)
@@ -162,7 +162,8 @@ def test_seed_reproducible_across_workers_files_and_row_order(tmp_path, resample
     assert one.equals(again)
     assert one.equals(two)
     assert one.equals(files)
-    other = bootstrap_evaluate(df, **(kw | {"seed": 12}))
+    other = bootstrap_evaluate(df, **(kw | {"intervals": Intervals(bootstrap=60, seed=12,
+                                                                   resample=resample)}))
     assert not one["eer_lo"].equals(other["eer_lo"])
 
 
@@ -213,7 +214,8 @@ def test_intervals_bracket_estimates_and_bca_runs() -> None:
     df = _trials(600, seed=9, ties=False, inf=False)
     pct = bootstrap_evaluate(df, operating_points=0.2, intervals=Intervals(bootstrap=300, seed=0))
     bca = bootstrap_evaluate(df, operating_points=0.2,
-                             intervals=Intervals(bootstrap=300, resample=["model", "segment"], seed=0, method="bca"))
+                             intervals=Intervals(bootstrap=300, resample=["model", "segment"],
+                                                 seed=0, method="bca"))
     for res in (pct, bca):
         for name in ("eer", "cllr", "min_cllr"):
             assert res[f"{name}_lo"][0] < res[name][0] < res[f"{name}_hi"][0]
@@ -248,7 +250,7 @@ def test_bad_arguments_say_what() -> None:
         bootstrap_evaluate(df, intervals=Intervals(ci=1.5))
     with pytest.raises(ScoreframeError, match="`speaker` not found"):
         bootstrap_evaluate(df, intervals=Intervals(resample=["speaker"]))
-    with pytest.raises(ScoreframeError, match="`interval`"):
+    with pytest.raises(ScoreframeError, match="`method`"):
         bootstrap_evaluate(df, intervals=Intervals(method="normal"))  # type: ignore[arg-type]
     with pytest.raises(ScoreframeError, match="`resample`"):
         bootstrap_evaluate(df, intervals=Intervals(resample=["trial", "model"]))
@@ -379,8 +381,9 @@ def test_all_tied_min_cllr_point_inside_its_interval() -> None:
 def test_dask_engine_gives_the_same_intervals(tmp_path) -> None:
     pytest.importorskip("distributed")
     df = _trials(300, seed=13, ties=False, inf=False)
-    kw = {"by": "cond", "p_target": 0.2, "bootstrap": 30, "seed": 4,
-          "resample": ["model", "segment"], "interval": "bca"}
+    kw = {"by": "cond", "operating_points": 0.2,
+          "intervals": Intervals(bootstrap=30, seed=4, resample=["model", "segment"],
+                                 method="bca")}
     local = bootstrap_evaluate(df, engine=Engine(workers=1), **kw)
     df.write_parquet(tmp_path / "t.parquet")  # the dask engine reads datasets by path
     remote = bootstrap_evaluate(str(tmp_path / "t.parquet"),
@@ -400,19 +403,19 @@ def _two_systems(n: int = 3000, seed: int = 21) -> pl.DataFrame:
                       pl.DataFrame(ids | {"system": "B", "score": np.round(other, 2)})])
 
 
-KW = {"by": "cond", "p_target": (0.05, 0.3), "bootstrap": 30, "seed": 9,
-      "resample": ["model", "segment"]}
+KW = {"by": "cond", "operating_points": (0.05, 0.3),
+      "intervals": Intervals(bootstrap=30, seed=9, resample=["model", "segment"])}
 
 
-def _outputs(data: object, **engine: object) -> tuple[pl.DataFrame, pl.DataFrame]:
-    ev = sf.evaluate(data, **KW, **engine)  # type: ignore[arg-type]
-    cmp = sf.compare(data, "A", "B", **KW, **engine)  # type: ignore[arg-type]
+def _outputs(data: object, engine: Engine) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ev = sf.evaluate(data, **KW, engine=engine)  # type: ignore[arg-type]
+    cmp = sf.compare(data, "A", "B", **KW, engine=engine)  # type: ignore[arg-type]
     return ev, cmp
 
 
 @pytest.fixture(scope="module")
 def reference() -> tuple[pl.DataFrame, pl.DataFrame]:
-    return _outputs(_two_systems(), workers=1, memory_limit="2GB")
+    return _outputs(_two_systems(), Engine("memory", workers=1))
 
 
 def _split(df: pl.DataFrame, root, files: int, seed: int) -> str:
@@ -437,14 +440,13 @@ def test_every_output_bit_identical_across_engines(tmp_path, reference, engine, 
     if engine == "dask":
         pytest.importorskip("distributed")
     path = _split(_two_systems(), tmp_path / "ds", files, seed=files * 10 + workers)
-    got = _outputs(path, engine="dask" if engine == "dask" else "local", workers=workers,
-                   memory_limit=limit)
+    got = _outputs(path, Engine(engine, workers=workers, memory_limit=limit))
     for want, have in zip(reference, got, strict=True):
         assert have.equals(want)
     if engine == "streaming":  # the out-of-core engine ran (several score ranges)
         stats, _ = group_statistics(path, by="cond",
                                     engine=Engine(memory_limit=limit, workers=workers),
-                                    intervals=IntervalOptions(bootstrap=2,
+                                    intervals=Intervals(bootstrap=2,
                                                               resample=["model", "segment"]))
         assert stats.engine == "out-of-core" and stats.n_ranges > 1
 
@@ -459,7 +461,8 @@ lab = rng.random(n) < 0.2
 df = pl.DataFrame({"score": rng.normal(size=n) + 2 * lab, "label": lab,
                    "model": [f"m{i % 300}" for i in range(n)],
                    "segment": [f"s{i // 300}" for i in range(n)]})
-res = sf.evaluate(df, bootstrap=64, resample=["model", "segment"], seed=2)
+res = sf.evaluate(df, intervals=sf.metrics.Intervals(bootstrap=64, resample=["model", "segment"],
+                                                    seed=2))
 print(hashlib.sha256(res.write_json().encode()).hexdigest())
 """
 

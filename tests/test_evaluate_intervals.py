@@ -28,8 +28,8 @@ def data(n: int = 6000) -> pl.DataFrame:
 
 def test_intervals_equal_the_bootstrap_module_and_bracket_the_value():
     df = data()
-    kw = {"by": "g", "p_target": [0.1, 0.5], "bootstrap": 80, "seed": 3,
-          "resample": ["model", "segment"]}
+    kw = {"by": "g", "operating_points": [0.1, 0.5],
+          "intervals": Intervals(bootstrap=80, seed=3, resample=["model", "segment"])}
     res = evaluate(df, **kw)
     ref = bootstrap_evaluate(df, **kw)
     for m in ("eer", "cllr", "min_cllr"):
@@ -96,9 +96,9 @@ def test_a_declared_metric_gets_intervals_everywhere(declared_metric, tmp_path, 
                      df.with_columns(system=pl.lit("B"), score=pl.col("score") * 0.5)])
     path = tmp_path / "ds.parquet"
     two.write_parquet(path)
-    eng = {"memory": {"memory_limit": "2GB"}, "streaming": {"memory_limit": "64KiB"},
-           "dask": {"engine": "dask", "workers": 2}}[engine]
-    kw = {"by": "g", "bootstrap": 30, "seed": 2, "resample": ["model", "segment"]}
+    eng = {"engine": {"memory": Engine("memory"), "streaming": Engine("streaming"),
+                      "dask": Engine("dask", workers=2)}[engine]}
+    kw = {"by": "g", "intervals": Intervals(bootstrap=30, seed=2, resample=["model", "segment"])}
     res = evaluate(str(path), **kw, **eng)
     assert {"tar_share", "tar_share_lo", "tar_share_hi"} <= set(res.columns)
     cols = res.columns

@@ -136,7 +136,8 @@ def test_cohort_score_tables_match_twin(tmp_path: Path, method: str, convention:
         return
     dd = ddof if ddof is not None else (1 if convention == "speechbrain" else 0)
     out = normalize(d["trials"], method=method, convention=convention, top_k=top_k, ddof=ddof,
-                    cohort_scores=(enr, tst), engine=Engine(memory_limit="64MB", workers=2)).collect()
+                    cohort_scores=(enr, tst),
+                    engine=Engine(memory_limit="64MB", workers=2)).collect()
     col = "score_" + method + (str(kk) if kk is not None else "")
     np.testing.assert_allclose(out[col].to_numpy(), _twin(d, method, kk, dd), rtol=1e-12,
                                atol=1e-12)
@@ -159,7 +160,8 @@ def test_statistics_identical_whatever_batches_workers_order(tmp_path: Path) -> 
         sub.mkdir()
         enr, tst = _cohort_tables(d, sub, n_files=n_files, seed=seed)
         st = cohort_statistics(method=["snorm", "asnorm7"], cohort_scores=(enr, tst),
-                               engine=Engine(memory_limit=limit, workers=workers)).sort("side", "id", "top_k")
+                               engine=Engine(memory_limit=limit, workers=workers)
+                               ).sort("side", "id", "top_k")
         if ref is None:
             ref = st
         assert st.equals(ref)  # bit for bit

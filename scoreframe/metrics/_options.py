@@ -124,9 +124,13 @@ class Biometric:
 
     def __post_init__(self) -> None:
         """Store the targets as tuples of floats and check the convention."""
-        from scoreframe.metrics._biometric import check_convention
+        from scoreframe.metrics._biometric import check_convention, check_rate_targets
 
-        for name in ("fmr", "fnmr", "at_threshold"):
+        for name in ("fmr", "fnmr"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, check_rate_targets(
+                None if isinstance(value, tuple) and not value else value, name=name))
+        for name in ("at_threshold",):
             try:
                 object.__setattr__(self, name, _floats(getattr(self, name)))
             except (TypeError, ValueError):
