@@ -34,6 +34,10 @@ from scoreframe.frames.synth import synth_chunks
 from scoreframe.io import read_any, read_trials, scan_trials, write_any, write_trials
 from scoreframe.kernels.elementary import effective_prior, logit, probit, sigmoid
 from scoreframe.metrics import (
+    Binary,
+    Biometric,
+    Intervals,
+    OperatingPoints,
     act_dcf,
     area_under_rocch,
     auc,
@@ -63,15 +67,19 @@ from scoreframe.stats import Engine
 __all__ = [
     "AlignmentError",
     "AlignmentReport",
+    "Binary",
+    "Biometric",
     "DegenerateError",
     "DegenerateGroupWarning",
     "Differentials",
     "Engine",
     "EngineError",
     "FormatError",
+    "Intervals",
     "LinearCalibration",
     "LinearFusion",
     "NotFittedError",
+    "OperatingPoints",
     "PavCalibration",
     "SchemaError",
     "ScoreframeError",

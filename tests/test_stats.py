@@ -243,11 +243,14 @@ def frame(n: int = 30_000, seed: int = 0) -> pl.DataFrame:
 def test_out_of_core_equals_in_memory_bit_for_bit(kw, tmp_path, monkeypatch):
     monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path))
     df = frame()
-    a = evaluate(df, operating_points=[0.01, 0.2], **kw)
+    ekw = {k: v for k, v in kw.items() if k != "eer_method"}
+    if "eer_method" in kw:
+        ekw["metrics"] = [Binary(eer_method=kw["eer_method"])]
+    a = evaluate(df, operating_points=[0.01, 0.2], **ekw)
     stats, _ = group_statistics(df, p_target=[0.01, 0.2], engine=Engine(memory_limit="400KB"),
                                 **kw)
     assert stats.engine == "out-of-core" and stats.n_ranges > 4
-    b = evaluate(df, operating_points=[0.01, 0.2], engine=Engine(memory_limit="400KB"), **kw)
+    b = evaluate(df, operating_points=[0.01, 0.2], engine=Engine(memory_limit="400KB"), **ekw)
     assert a.drop("dcf").equals(b.drop("dcf"))
     assert explode_dcf(a).equals(explode_dcf(b))
     assert not list(tmp_path.iterdir())  # the spill directory is gone

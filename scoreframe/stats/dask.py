@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -194,6 +196,14 @@ class DaskExecutor:
             await comm.close()
 
         try:
+            # a refused or silent port fails here at once (Dask's own connect retries a
+            # refused connection until its timeout), so the whole check stays within timeout
+            m = _ADDRESS.fullmatch(scheduler)
+            host = m.group(0).split("://")[-1].rsplit(":", 1)[0].strip("[]") if m else ""
+            start = time.monotonic()
+            if m:
+                socket.create_connection((host, int(m.group(1))), timeout=timeout / 2).close()
+            timeout = max(0.5, timeout - (time.monotonic() - start))
             with ThreadPoolExecutor(1, thread_name_prefix="scoreframe-dask-probe") as pool:
                 pool.submit(asyncio.run, probe()).result()
             return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
