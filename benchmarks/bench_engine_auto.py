@@ -3,9 +3,11 @@
 ``engine="auto"`` reduces in memory when ``trials x BYTES_PER_TRIAL`` (plus
 ``REPLICATE_BYTES_PER_COLUMN`` per resampling column with intervals) fits the memory limit
 (:mod:`scoreframe.stats.engine`). This measures, in a fresh process per case, the peak
-resident memory of ``evaluate(path, engine="memory")`` above the process's resident memory
-just before the call (package imported), divided by the number of trials: 1 and 20 conditions, without and with
-replicates (``Intervals(bootstrap=100, resample=["model", "segment"])``).
+resident memory of ``evaluate(data, engine="memory")`` above the process's resident memory
+just before the call (package imported), divided by the number of trials: a Parquet path
+(reading included) or a DataFrame already in memory (its own memory not counted), 1 and 20
+conditions, without and with replicates
+(``Intervals(bootstrap=100, resample=["model", "segment"])``).
 
 Run: ``PYTHONPATH=. python benchmarks/bench_engine_auto.py [N ...]`` (default 10^6 and 3*10^6
 trials); results go to the ``engine-auto`` section of ``benchmarks/RESULTS.md``.
@@ -25,13 +27,14 @@ CASE = r"""
 import json, resource, sys
 import scoreframe as sf
 from scoreframe.metrics import Intervals
-path, by, reps = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+path, by, reps, frame = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4] == "1"
 import polars as pl
 n = pl.scan_parquet(path).select(pl.len()).collect().item()
+data = pl.read_parquet(path) if frame else path  # a frame: its own memory is not counted
 import os
 base = int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 iv = Intervals(bootstrap=100, resample=["model", "segment"]) if reps else None
-sf.evaluate(path, by=by or None, intervals=iv, engine="memory")
+sf.evaluate(data, by=by or None, intervals=iv, engine="memory")
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"n": n, "bytes_per_trial": (peak - base) / n, "peak_mb": peak / 1e6}))
 """
@@ -58,21 +61,25 @@ def main(sizes: list[int]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             path = make(n, Path(tmp))
-            for by in ("", "condition"):
-                for reps in (False, True):
-                    out = subprocess.run([sys.executable, "-c", CASE, str(path), by,
-                                          "1" if reps else "0"], check=True,
-                                         capture_output=True, text=True).stdout
-                    r = json.loads(out.strip().splitlines()[-1])
-                    rows.append((n, 20 if by else 1, reps, r["bytes_per_trial"], r["peak_mb"]))
-                    print(rows[-1], flush=True)
+            for frame in (False, True):
+                for by in ("", "condition"):
+                    for reps in (False, True):
+                        out = subprocess.run([sys.executable, "-c", CASE, str(path), by,
+                                              "1" if reps else "0", "1" if frame else "0"],
+                                             check=True, capture_output=True, text=True).stdout
+                        r = json.loads(out.strip().splitlines()[-1])
+                        rows.append((n, "DataFrame" if frame else "path", 20 if by else 1,
+                                     reps, r["bytes_per_trial"], r["peak_mb"]))
+                        print(rows[-1], flush=True)
     lines = ["## engine=\"auto\": peak bytes per trial of the in-memory reduction", "",
              "`python benchmarks/bench_engine_auto.py` (fresh process per case, peak RSS above "
-             "the resident memory just before the call, Parquet path, `engine=\"memory\"`, duplicate check on; "
+             "the resident memory just before the call, a Parquet path or a DataFrame read "
+             "before, `engine=\"memory\"`, duplicate check on; "
              "replicates: `Intervals(bootstrap=100, resample=[\"model\", \"segment\"])`).", "",
-             "| trials | groups | replicates | bytes/trial | peak MB |", "|---:|---:|:--|---:|---:|"]
-    lines += [f"| {n:.0e} | {g} | {'yes' if r else 'no'} | {b:.0f} | {p:.0f} |"
-              for n, g, r, b, p in rows]
+             "| trials | input | groups | replicates | bytes/trial | peak MB |",
+             "|---:|:--|---:|:--|---:|---:|"]
+    lines += [f"| {n:.0e} | {i} | {g} | {'yes' if r else 'no'} | {b:.0f} | {p:.0f} |"
+              for n, i, g, r, b, p in rows]
     write_section(Path(__file__).with_name("RESULTS.md"), "engine-auto", "\n".join(lines))
 
 

@@ -37,6 +37,7 @@ from scoreframe.errors import (
     ValidationError,
     message,
 )
+from scoreframe.frames.lazy import by_columns
 from scoreframe.kernels import biometric as kb
 from scoreframe.kernels import identification as ki
 from scoreframe.stats import EngineLike, as_engine
@@ -150,7 +151,7 @@ def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
     Raises on missing columns, null or NaN scores, null mate flags and probes with more than
     one mate.
     """
-    by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c]
+    by_cols = by_columns(by)
     if max_rank < 1:
         raise ScoreframeError(message("bad rank", expected="ranks >= 1", got=str(max_rank)))
     lf = _scan(data, where)

@@ -18,6 +18,7 @@ from scipy.special import expit
 
 from scoreframe.checks import check_p_targets, check_probability
 from scoreframe.errors import ScoreframeError, message
+from scoreframe.frames.lazy import by_columns
 from scoreframe.kernels import multiclass as km
 from scoreframe.kernels.logreg import fit_affine
 from scoreframe.multiclass.tables import (
@@ -68,7 +69,7 @@ def _cost_matrix(cost: ArrayLike | None, k: int) -> NDArray[np.float64] | None:
 
 
 def _groups(scores: Data, truth: Data, by: Sequence[str] | str | None) -> list[Group]:
-    by_cols = [by] if isinstance(by, str) else list(by or [])
+    by_cols = by_columns(by)
     return score_matrices(read_scores(scores), read_truth(truth), by=by_cols,
                           where=describe(scores, "scores"), truth_where=describe(truth, "truth"))
 

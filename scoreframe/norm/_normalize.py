@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 
 from scoreframe.checks import check_choice
 from scoreframe.errors import AlignmentError, ScoreframeError, UsageError, ValidationError, message
-from scoreframe.frames.lazy import as_lazy
+from scoreframe.frames.lazy import Data, as_lazy
 from scoreframe.norm._embeddings import (
     Embeddings,
     block_statistics,
@@ -298,7 +298,7 @@ def _check_ids(trials: pl.LazyFrame, tables: dict[str, pl.DataFrame]) -> None:
                      "or exclude these trials."))
 
 
-def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
+def normalize(trials: Data, *, method: str | Sequence[str] = "snorm",
               statistics: pl.DataFrame | pl.LazyFrame | str | Path | None = None,
               cohort_scores: tuple[object, object] | None = None,
               embeddings: tuple[object, object] | None = None, cohort: object | None = None,

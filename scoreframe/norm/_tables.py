@@ -22,7 +22,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from scoreframe.errors import FormatError, ValidationError, message
-from scoreframe.frames.lazy import as_lazy
+from scoreframe.frames.lazy import Data, as_lazy, parquet_source
 from scoreframe.kernels.cohort import MAX_ABS, GroupMoments, merge_topk, moments_of_rows
 from scoreframe.stats.executors import LocalExecutor
 from scoreframe.stats.outofcore import Piece, pieces_of
@@ -98,7 +98,7 @@ def _reduce_piece(lf: pl.LazyFrame, *, idc: str, ids: list[str], kmax: int | Non
     return state
 
 
-def table_statistics(data: object, *, side: str, ks: Sequence[int | None], ddof: int,
+def table_statistics(data: Data, *, side: str, ks: Sequence[int | None], ddof: int,
                      exclude_same_id: bool, memory_limit: int, workers: int,
                      progress: Callable[[int, int], None] | None = None,
                      ) -> pl.DataFrame:
@@ -173,14 +173,8 @@ def _merge(a: _State, b: _State, kmax: int | None) -> _State:
 
 
 def _scan(path: str | Path, where: str) -> pl.LazyFrame:
-    p = Path(path)
-    if p.is_dir():
-        if not any(p.rglob("*.parquet")):
-            raise FormatError(message("no parquet files", where=where))
-        return pl.scan_parquet(str(p / "**" / "*.parquet"), hive_partitioning=True)
-    if not p.exists():
-        raise FormatError(message(f"no such file or directory `{p}`"))
-    return pl.scan_parquet(p)
+    src, hive = parquet_source(path)
+    return pl.scan_parquet(src, hive_partitioning=hive or None)
 
 
 def _frame(state: _State, *, ids: list[str], side: str, ks: Sequence[int | None],

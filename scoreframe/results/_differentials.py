@@ -40,6 +40,7 @@ from scoreframe.errors import (
     ValidationError,
     message,
 )
+from scoreframe.frames.lazy import by_columns
 from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.summary import VerificationRequest
 
@@ -172,7 +173,7 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
 
     check, ids = validation(validate)
     run = {"engine": engine, "validate": check, "trial_id": ids}
-    by_cols = [by] if isinstance(by, str) else list(by)
+    by_cols = by_columns(by)
     pair_cols = [pair_with] if isinstance(pair_with, str) else list(pair_with or [])
     if not by_cols:
         raise ScoreframeError(message("differentials need demographic columns",

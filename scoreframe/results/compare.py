@@ -18,7 +18,7 @@ import polars as pl
 from scipy.stats import binomtest
 
 from scoreframe.errors import AlignmentError, ScoreframeError, message
-from scoreframe.frames.lazy import scan_raw
+from scoreframe.frames.lazy import by_columns, scan_raw
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.metrics import Intervals, declared, interval_metrics, replicate_values
 from scoreframe.metrics._options import (
@@ -136,7 +136,7 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     """
     if a == b:
         raise ScoreframeError(message("compare needs two different systems", got=f"{a!r} twice"))
-    by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c != "system"]
+    by_cols = [c for c in by_columns(by) if c != "system"]
     opts, ops_in = intervals, as_operating_points(operating_points)
     check, trial_id = validation(validate)
     lf = scan_raw(data, where=where)

@@ -10,7 +10,6 @@ is computed from the merged statistics of its groups, never by averaging group m
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -22,6 +21,7 @@ from scoreframe.errors import (
     message,
     warn_degenerate_groups,
 )
+from scoreframe.frames.lazy import Data, by_columns
 from scoreframe.metrics import Intervals, interval_metrics, metric_intervals
 from scoreframe.metrics import binary as _binary_declarations  # noqa: F401 - registers metrics
 from scoreframe.metrics._options import (
@@ -47,7 +47,6 @@ __all__ = ["DegenerateGroupWarning", "OperatingPoints", "attach_intervals", "eva
            "explode_dcf", "family_extras", "group_columns", "group_statistics",
            "results_frame", "validation"]
 
-Data = pl.DataFrame | pl.LazyFrame | str | Path
 
 
 def validation(validate: bool | Sequence[str]) -> tuple[bool, list[str] | None]:
@@ -68,11 +67,7 @@ def validation(validate: bool | Sequence[str]) -> tuple[bool, list[str] | None]:
 
 
 def _as_list(x: Sequence[str] | str | None) -> list[str]:
-    if x is None:
-        return []
-    if isinstance(x, str):
-        return [c for c in x.split(",") if c]
-    return list(x)
+    return by_columns(x)
 
 
 def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,

@@ -9,18 +9,51 @@ untouched (STYLE 21).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scoreframe.errors import EngineError, message
+from scoreframe.errors import EngineError, ScoreframeError, message
 
-__all__ = ["ENGINE_KINDS", "MAX_WORKERS", "Engine", "EngineLike", "as_engine"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINE_KINDS", "MAX_WORKERS", "Engine", "EngineLike",
+           "as_engine", "parse_memory"]
+
+#: Default memory budget of the reduction (bytes): ``"auto"`` runs in memory below it.
+DEFAULT_MEMORY_LIMIT = 1024**3
 
 #: The engines, as ``engine=`` names them.
 ENGINE_KINDS = ("auto", "memory", "streaming", "dask")
 #: Largest ``workers`` (threads here, or Dask workers to wait for).
 MAX_WORKERS = 4096
 _CHOICES = "'auto', 'memory', 'streaming', 'dask' or an Engine(...)"
+
+
+def parse_memory(value: int | float | str | None) -> int:
+    """A memory size in bytes from ``2GB``, ``512MiB``, ``1e9`` or a number.
+
+    >>> parse_memory("1.5GB"), parse_memory("512MiB"), parse_memory(4096)
+    (1500000000, 536870912, 4096)
+    """
+    if value is None:
+        return DEFAULT_MEMORY_LIMIT
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        v = float(value)
+    else:
+        m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([kKmMgGtT]i?[bB]?|[bB])?\s*", str(value))
+        try:
+            v = float(m.group(1)) if m else float("nan")
+        except ValueError:
+            v = float("nan")
+        unit = (m.group(2) or "") if m else ""
+        u = unit.lower().rstrip("b")
+        mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
+                "ki": 1024, "mi": 1024**2, "gi": 1024**3, "ti": 1024**4}.get(u)
+        v = v * mult if mult is not None else float("nan")
+    if not (v >= 1024):  # also catches NaN
+        raise ScoreframeError(message("bad `memory_limit`",
+                                      expected="a size of at least 1KiB such as 2GB or 512MiB",
+                                      got=repr(value)))
+    return int(v)
 
 
 def _bad(name: str, *, expected: str, got: object, hint: str | None = None) -> EngineError:
@@ -85,8 +118,6 @@ class Engine:
 
     def __post_init__(self) -> None:
         """Check every setting and store ``memory_limit`` in bytes."""
-        from scoreframe.stats.engine import parse_memory
-
         if not isinstance(self.kind, str) or self.kind not in ENGINE_KINDS:
             hint = ("`engine='local'` is now `engine='auto'` (in memory when the trials fit, "
                     "else out of core)." if self.kind == "local" else None)

@@ -16,7 +16,6 @@ out-of-core tasks on Dask workers (:mod:`scoreframe.stats.dask`). Results are id
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import FormatError, ScoreframeError, ValidationError, message
-from scoreframe.frames.lazy import as_lazy, is_frame_like, scan_raw
-from scoreframe.stats._engine_option import ENGINE_KINDS, Engine, EngineLike, as_engine
+from scoreframe.errors import FormatError, ValidationError, message
+from scoreframe.frames.lazy import Data, as_lazy, is_frame_like, scan_raw
+from scoreframe.stats._engine_option import (
+    DEFAULT_MEMORY_LIMIT,
+    ENGINE_KINDS,
+    Engine,
+    EngineLike,
+    as_engine,
+    parse_memory,
+)
 from scoreframe.stats.groups import plan_units
 from scoreframe.stats.reduce import (
     Statistics,
@@ -43,42 +49,12 @@ __all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINES", "Engine", "EngineLike", "Statistic
            "source_name"]
 
 ENGINES = ENGINE_KINDS
-#: Default memory budget of the reduction (bytes): ``"auto"`` runs in memory below it.
-DEFAULT_MEMORY_LIMIT = 1024**3
 #: Bytes per trial of the in-memory reduction (Polars' grouped sort with list aggregations
 #: and the sorted copies: measured ~120 at 3e7 trials by 20 conditions).
 BYTES_PER_TRIAL = 128
 #: Extra bytes per trial and resampling column when replicates are asked for (the unit hashes,
 #: sorted along the scores, their unit codes, and the pooled rows' merged copies).
 REPLICATE_BYTES_PER_COLUMN = 128
-
-
-def parse_memory(value: int | float | str | None) -> int:
-    """A memory size in bytes from ``2GB``, ``512MiB``, ``1e9`` or a number.
-
-    >>> parse_memory("1.5GB"), parse_memory("512MiB"), parse_memory(4096)
-    (1500000000, 536870912, 4096)
-    """
-    if value is None:
-        return DEFAULT_MEMORY_LIMIT
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        v = float(value)
-    else:
-        m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([kKmMgGtT]i?[bB]?|[bB])?\s*", str(value))
-        try:
-            v = float(m.group(1)) if m else float("nan")
-        except ValueError:
-            v = float("nan")
-        unit = (m.group(2) or "") if m else ""
-        u = unit.lower().rstrip("b")
-        mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
-                "ki": 1024, "mi": 1024**2, "gi": 1024**3, "ti": 1024**4}.get(u)
-        v = v * mult if mult is not None else float("nan")
-    if not (v >= 1024):  # also catches NaN
-        raise ScoreframeError(message("bad `memory_limit`",
-                                      expected="a size of at least 1KiB such as 2GB or 512MiB",
-                                      got=repr(value)))
-    return int(v)
 
 
 def source_name(data: object) -> str:
@@ -111,7 +87,7 @@ def _row_estimate(data: object, lf: pl.LazyFrame) -> int:
     return int(lf.select(pl.len()).collect(engine="streaming").item())
 
 
-def compute_statistics(data: object, **kw: Any) -> Statistics:
+def compute_statistics(data: Data, **kw: Any) -> Statistics:
     """Statistics of every result unit of an evaluation (see :func:`reduce_statistics`).
 
     Errors of the dataframe engine while reading (files that disagree on column types, a
@@ -126,7 +102,7 @@ def compute_statistics(data: object, **kw: Any) -> Statistics:
                                        "types.")) from None
 
 
-def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequence[str] = (),
+def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequence[str] = (),
                        where: str | None = None, pooled: bool = True, request: Request,
                        p: np.ndarray, q: np.ndarray, engine: EngineLike = "auto",
                        validate: bool = True, trial_id: Sequence[str] | None = None,

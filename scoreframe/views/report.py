@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import ScoreframeError, message
-from scoreframe.frames.lazy import Data, as_lazy
+from scoreframe.frames.lazy import Data, as_lazy, by_columns
 from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.metrics import Intervals
 from scoreframe.metrics.registry import GroupStats, declared, table_metrics
@@ -327,7 +327,7 @@ def forensic_frames(data: Any, *, by: Sequence[str] | str | None = None,
     from scoreframe.metrics.forensic import ece_curve, tippett
 
     lf = as_lazy(data, where=where)
-    by_cols = [c for c in by.split(",") if c] if isinstance(by, str) else list(by or [])
+    by_cols = by_columns(by)
     if "system" in lf.collect_schema().names() and "system" not in by_cols:
         by_cols = ["system", *by_cols]
     df = lf.select(*[pl.col(c).cast(pl.String) for c in by_cols],
