@@ -8,8 +8,8 @@ data (``n`` trials, 1 target : 10 non-targets, Gaussian scores), median of ``rep
   sorting the (condition, score) keys of the 20-condition table with Polars;
 * ``scoreframe.evaluate(df, operating_points=[0.01, 0.1, 0.5])`` (ROCCH-EER, Cllr, minCllr, PRBEP,
   actual and minimum DCF) with the default memory limit (the route a user gets) and with the
-  in-memory route forced (``engine="memory"``), on one group and on 20 conditions (``by="condition"``,
-  with the pooled row);
+  in-memory route forced (``engine="memory"``), on one group and on 20 conditions
+  (``by="condition"``, with the pooled row);
 * a per-phase breakdown of the in-memory route: cProfile's own time of each function, summed
   into phases (the Polars grouped sort, conversion to numpy, the kernels, Python overhead).
 """
