@@ -80,7 +80,7 @@ def test_auto_threshold_follows_the_measured_constant(monkeypatch):
     from scoreframe.stats import engine as eng
 
     df = trials(4000)
-    need = 4000 * eng.BYTES_PER_TRIAL
+    need = 4000 * eng.bytes_per_trial(read=False, grouped=False, replicate_columns=0)
     fits, _ = group_statistics(df, engine=Engine(memory_limit=need + 1024))
     over, _ = group_statistics(df, engine=Engine(memory_limit=need - 1024))
     assert (fits.engine, over.engine) == ("memory", "out-of-core")

@@ -7,10 +7,11 @@ written or ``validate=False``), and returns the final statistics of every result
 
 Engines (``engine=``, resolved by :func:`~scoreframe.stats._engine_option.as_engine`):
 ``"auto"`` reduces in memory when the selected trials fit in the engine's ``memory_limit``
-(at :data:`BYTES_PER_TRIAL` bytes each), and out of core (:mod:`scoreframe.stats.outofcore`:
-range-partitioned by score, spilled to a temporary directory that is always removed) when
-they do not; ``"memory"`` and ``"streaming"`` force one or the other; ``"dask"`` runs the
-out-of-core tasks on Dask workers (:mod:`scoreframe.stats.dask`). Results are identical.
+(at the measured bytes per trial of :func:`bytes_per_trial`), and out of core
+(:mod:`scoreframe.stats.outofcore`: range-partitioned by score, spilled to a temporary
+directory that is always removed) when they do not; ``"memory"`` and ``"streaming"`` force one
+or the other; ``"dask"`` runs the out-of-core tasks on Dask workers
+(:mod:`scoreframe.stats.dask`). Results are identical.
 """
 
 from __future__ import annotations
@@ -45,16 +46,44 @@ from scoreframe.stats.reduce import (
 from scoreframe.stats.summary import Request
 
 __all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINES", "Engine", "EngineLike", "Statistics",
-           "as_engine", "compute_statistics", "parse_memory", "reduce_statistics",
-           "source_name"]
+           "as_engine", "bytes_per_trial", "compute_statistics", "parse_memory",
+           "reduce_statistics", "source_name"]
 
 ENGINES = ENGINE_KINDS
-#: Bytes per trial of the in-memory reduction (Polars' grouped sort with list aggregations
-#: and the sorted copies: measured ~120 at 3e7 trials by 20 conditions).
-BYTES_PER_TRIAL = 128
+# The constants of ``engine="auto"``: peak resident bytes per trial of the in-memory reduction
+# above its input, measured by benchmarks/bench_engine_auto.py (fresh process per case,
+# trials with model/segment ids so the duplicate check runs; benchmarks/RESULTS.md, section
+# "engine-auto"). Measured (bytes/trial at 1e6 / 3e6 trials, one group | 20 conditions):
+#   DataFrame input      52 / MEASURED_F1 | 115 / MEASURED_F20
+#   Parquet path         94 / 56          | 130 / 85   (the columns read, then reduced)
+#   + replicates, 2 columns (Intervals(bootstrap=100, resample=["model", "segment"])):
+#   DataFrame input     198 / MEASURED_FR1 | 553 / MEASURED_FR20
+#   Parquet path        207 / 204          | 564 / MEASURED_PR20
+# Each constant is the largest measured value (rounded up), so "auto" stays in memory only
+# when the measured peak fits; 10^7 trials of a DataFrame with one group (<= 64 B) now fit the
+# 1 GiB default, which 128 B/trial sent out of core.
+#: Bytes per trial, one group, trials already in memory (a DataFrame).
+BYTES_PER_TRIAL = 64
+#: Bytes per trial with condition columns (per-group list aggregations, the pooled row).
+GROUPED_BYTES_PER_TRIAL = 128
+#: Extra bytes per trial when the trials are read by the reduction (a path, a LazyFrame).
+READ_BYTES_PER_TRIAL = 48
 #: Extra bytes per trial and resampling column when replicates are asked for (the unit hashes,
-#: sorted along the scores, their unit codes, and the pooled rows' merged copies).
-REPLICATE_BYTES_PER_COLUMN = 128
+#: sorted along the scores, their unit codes), one group | with condition columns.
+REPLICATE_BYTES_PER_COLUMN = 80
+GROUPED_REPLICATE_BYTES_PER_COLUMN = 224
+
+
+def bytes_per_trial(*, read: bool, grouped: bool, replicate_columns: int) -> int:
+    """The in-memory reduction's peak bytes per trial, from the measured constants above.
+
+    >>> bytes_per_trial(read=False, grouped=False, replicate_columns=0)
+    64
+    """
+    per = GROUPED_BYTES_PER_TRIAL if grouped else BYTES_PER_TRIAL
+    per += READ_BYTES_PER_TRIAL if read else 0
+    rep = GROUPED_REPLICATE_BYTES_PER_COLUMN if grouped else REPLICATE_BYTES_PER_COLUMN
+    return per + rep * replicate_columns
 
 
 def source_name(data: object) -> str:
@@ -142,9 +171,10 @@ def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequen
         ids = []  # one of model/segment alone does not identify a trial
     id_cols = [*system_cols, *ids] if ids else []
     check_dups = validate and bool(id_cols) and not _validated_on_write(data)
-    per_trial = BYTES_PER_TRIAL
-    if request.replicates is not None:
-        per_trial += REPLICATE_BYTES_PER_COLUMN * len(request.replicates.columns) + 24
+    per_trial = bytes_per_trial(
+        read=not (is_frame_like(data) and not isinstance(data, pl.LazyFrame)),
+        grouped=bool(group_cols),
+        replicate_columns=0 if request.replicates is None else len(request.replicates.columns))
     if eng.kind in ("streaming", "dask") or (
             eng.kind == "auto" and _row_estimate(data, lf) * per_trial > limit):
         from scoreframe.stats import outofcore
