@@ -40,6 +40,19 @@ print(json.dumps({"n": n, "bytes_per_trial": (peak - base) / n, "peak_mb": peak 
 """
 
 
+#: How the constants follow from the table (kept with it in RESULTS.md).
+NOTE = (
+    'Constants of `engine="auto"` set from this table (the largest value of each case, rounded '
+    'up; `scoreframe/stats/engine.py`): 64 B/trial for one group and 128 with condition columns '
+    'when the trials are already in memory, +48 when the reduction reads them (a path, a '
+    'LazyFrame), +80 (one group) or +224 (conditions) per resampling column. Before: 128 (+128 '
+    'per column) for every case, which sent a 10^7-trial one-group DataFrame out of core under '
+    'the 1 GiB default; now it stays in memory (10^7 x 64 B). Reduced scale (10^6 and 3x10^6; '
+    'bytes per trial fall with size); measured on the shared 2-core machine at load 20-30 '
+    '(memory, not time, is measured).'
+)
+
+
 def make(n: int, root: Path) -> Path:
     """``n`` trials with 20 conditions, model and segment ids (one Parquet file)."""
     import numpy as np
@@ -80,6 +93,7 @@ def main(sizes: list[int]) -> None:
              "|---:|:--|---:|:--|---:|---:|"]
     lines += [f"| {n:.0e} | {i} | {g} | {'yes' if r else 'no'} | {b:.0f} | {p:.0f} |"
               for n, i, g, r, b, p in rows]
+    lines += ["", NOTE]
     write_section(Path(__file__).with_name("RESULTS.md"), "engine-auto", "\n".join(lines))
 
 

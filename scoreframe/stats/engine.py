@@ -54,11 +54,11 @@ ENGINES = ENGINE_KINDS
 # above its input, measured by benchmarks/bench_engine_auto.py (fresh process per case,
 # trials with model/segment ids so the duplicate check runs; benchmarks/RESULTS.md, section
 # "engine-auto"). Measured (bytes/trial at 1e6 / 3e6 trials, one group | 20 conditions):
-#   DataFrame input      52 / MEASURED_F1 | 115 / MEASURED_F20
-#   Parquet path         94 / 56          | 130 / 85   (the columns read, then reduced)
+#   DataFrame input      52 / 38  | 115 / 56
+#   Parquet path         94 / 56  | 130 / 85   (the columns read, then reduced)
 #   + replicates, 2 columns (Intervals(bootstrap=100, resample=["model", "segment"])):
-#   DataFrame input     198 / MEASURED_FR1 | 553 / MEASURED_FR20
-#   Parquet path        207 / 204          | 564 / MEASURED_PR20
+#   DataFrame input     198 / 198 | 553 / 345
+#   Parquet path        207 / 204 | 564 / 308
 # Each constant is the largest measured value (rounded up), so "auto" stays in memory only
 # when the measured peak fits; 10^7 trials of a DataFrame with one group (<= 64 B) now fit the
 # 1 GiB default, which 128 B/trial sent out of core.
