@@ -387,8 +387,8 @@ def test_unreachable_scheduler_is_one_line_within_10_s(inputs, cwd, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert f"cannot reach the dask scheduler in tcp://127.0.0.1:{port}" in err
-    assert "after 10 s" in err
-    assert took < 20, took  # 10 s of connection attempts, plus reading the dataset's schema
+    assert "Connection refused" in err  # a refused port is answered at once, not retried
+    assert took < 10, took
     assert os.listdir(cwd) == []
 
 
