@@ -205,7 +205,8 @@ class DaskExecutor:
                 socket.create_connection((host, int(m.group(1))), timeout=timeout / 2).close()
             timeout = max(0.5, timeout - (time.monotonic() - start))
             with ThreadPoolExecutor(1, thread_name_prefix="scoreframe-dask-probe") as pool:
-                pool.submit(asyncio.run, probe()).result()
+                # the handshake too is bounded (a server that accepts and stays silent)
+                pool.submit(asyncio.run, asyncio.wait_for(probe(), timeout)).result()
             return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as e:
             raise EngineError(message("cannot reach the dask scheduler", where=scheduler,
