@@ -19,6 +19,7 @@ This module imports Dask only when an executor is created, so ``scoreframe`` wor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import socket
@@ -202,7 +203,11 @@ class DaskExecutor:
             host = m.group(0).split("://")[-1].rsplit(":", 1)[0].strip("[]") if m else ""
             start = time.monotonic()
             if m:
-                socket.create_connection((host, int(m.group(1))), timeout=timeout / 2).close()
+                with socket.create_connection((host, int(m.group(1))), timeout=timeout / 2) as s:
+                    s.shutdown(socket.SHUT_WR)  # then read to the end: a clean close, no reset
+                    with contextlib.suppress(OSError):
+                        while s.recv(4096):
+                            pass
             timeout = max(0.5, timeout - (time.monotonic() - start))
             with ThreadPoolExecutor(1, thread_name_prefix="scoreframe-dask-probe") as pool:
                 # the handshake too is bounded (a server that accepts and stays silent)
