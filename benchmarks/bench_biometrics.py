@@ -5,7 +5,7 @@ scale benchmark's (``make_data.py``: 20 conditions, 10 % genuine, 5 % of the sco
 0.01 so there are ties). Two measurements, each in a fresh process, alternated ``--repeats``
 times (the machine is shared; the best of each is kept):
 
-* ``plain``: ``evaluate(path, by="condition", p_target=[0.01, 0.1, 0.5])`` (the full binary
+* ``plain``: ``evaluate(path, by="condition", operating_points=[0.01, 0.1, 0.5])`` (the full binary
   suite: EER, Cllr, minCllr, PRBEP, actual and minimum DCF, per condition and pooled);
 * ``biometric``: the same call with ``fmr=[1e-3, 1e-4, 1e-5, 1e-6]`` and ``biometric=True``
   (adds FNMR at the four FMR targets with thresholds, ZeroFMR, ZeroFNMR, min HTER, AUC).
@@ -46,10 +46,10 @@ import scoreframe as sf
 t0 = time.perf_counter()
 kw = {}
 if kind == "biometric":
-    kw = {"fmr": [1e-3, 1e-4, 1e-5, 1e-6], "biometric": True}
+    kw = {"metrics": [sf.Biometric(fmr=[1e-3, 1e-4, 1e-5, 1e-6])]}
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    res = sf.evaluate(args["path"], by="condition", p_target=[0.01, 0.1, 0.5], **kw)
+    res = sf.evaluate(args["path"], by="condition", operating_points=[0.01, 0.1, 0.5], **kw)
 out = {"seconds": time.perf_counter() - t0, "rows": res.height}
 pooled = res.filter(res["condition"] == "all").row(0, named=True)
 out["n_non_pooled"] = pooled["n_non"]

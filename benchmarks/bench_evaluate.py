@@ -66,10 +66,10 @@ def in_memory(n: int, repeat: int) -> dict:
 
     row = {"n": n,
            "floor_np_sort": best_of(lambda: np.sort(scores), repeat),
-           "scoreframe_evaluate": best_of(lambda: evaluate(df, p_target=PRIORS), repeat),
+           "scoreframe_evaluate": best_of(lambda: evaluate(df, operating_points=PRIORS), repeat),
            "scoreframe_numpy_kernels": best_of(numpy_suite, repeat),
            "sklearn_roc_curve_eer": best_of(lambda: sklearn_eer(labels, scores), 1)}
-    res = evaluate(df, p_target=PRIORS)
+    res = evaluate(df, operating_points=PRIORS)
     row["eer_scoreframe"] = res["eer"][0]
     row["eer_sklearn"] = sklearn_eer(labels, scores)
     return row
@@ -88,7 +88,7 @@ CHILD = """
 import json, resource, sys, time
 from scoreframe import evaluate
 t = time.perf_counter()
-res = evaluate(sys.argv[1], by=["condition"], p_target=[0.01, 0.1, 0.5])
+res = evaluate(sys.argv[1], by=["condition"], operating_points=[0.01, 0.1, 0.5])
 dt = time.perf_counter() - t
 print(json.dumps({"seconds": dt, "groups": res.height,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

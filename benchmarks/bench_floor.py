@@ -6,10 +6,10 @@ data (``n`` trials, 1 target : 10 non-targets, Gaussian scores), median of ``rep
 
 * the floor: ``pl.Series(scores).sort()`` (Polars, multi-threaded), ``np.sort(scores)``, and
   sorting the (condition, score) keys of the 20-condition table with Polars;
-* ``scoreframe.evaluate(df, p_target=[0.01, 0.1, 0.5])`` (ROCCH-EER, Cllr, minCllr, PRBEP, actual
-  and minimum DCF) with the default memory limit (the route a user gets) and with the in-memory
-  route forced (``memory_limit="64GB"``), on one group and on 20 conditions (``by="condition"``,
-  with the pooled row);
+* ``scoreframe.evaluate(df, operating_points=[0.01, 0.1, 0.5])`` (ROCCH-EER, Cllr, minCllr, PRBEP,
+  actual and minimum DCF) with the default memory limit (the route a user gets) and with the
+  in-memory route forced (``engine="memory"``), on one group and on 20 conditions
+  (``by="condition"``, with the pooled row);
 * a per-phase breakdown of the in-memory route: cProfile's own time of each function, summed
   into phases (the Polars grouped sort, conversion to numpy, the kernels, Python overhead).
 """
@@ -113,27 +113,30 @@ def run(n: int, repeat: int) -> str:
     scores, df, df20, codes = make_data(n)
     keys = pl.DataFrame({"condition": df20["condition"], "score": scores})
     keys_u32 = pl.DataFrame({"condition": codes, "score": scores})
-    scoreframe.evaluate(df.head(1000), p_target=PRIORS)  # imports and first-call costs
-    big = "64GB"
+    scoreframe.evaluate(df.head(1000), operating_points=PRIORS)  # imports and first-call costs
     t: dict[str, float] = {}
     jobs: list[tuple[str, Callable[[], Any]]] = [
         ("pl_sort", lambda: pl.Series(scores).sort()),
         ("np_sort", lambda: np.sort(scores)),
         ("pl_sort_keys_str", lambda: keys.sort(["condition", "score"])),
         ("pl_sort_keys_u32", lambda: keys_u32.sort(["condition", "score"])),
-        ("eval_default", lambda: scoreframe.evaluate(df, p_target=PRIORS)),
-        ("eval_memory", lambda: scoreframe.evaluate(df, p_target=PRIORS, memory_limit=big)),
-        ("eval20_default", lambda: scoreframe.evaluate(df20, p_target=PRIORS, by="condition")),
-        ("eval20_memory", lambda: scoreframe.evaluate(df20, p_target=PRIORS, by="condition",
-                                                      memory_limit=big)),
+        ("eval_default", lambda: scoreframe.evaluate(df, operating_points=PRIORS)),
+        ("eval_memory", lambda: scoreframe.evaluate(df, operating_points=PRIORS,
+                                                    engine="memory")),
+        ("eval20_default", lambda: scoreframe.evaluate(df20, operating_points=PRIORS,
+                                                       by="condition")),
+        ("eval20_memory", lambda: scoreframe.evaluate(df20, operating_points=PRIORS,
+                                                      engine="memory",
+                                                      by="condition")),
     ]
     for name, fn in jobs:
         t[name] = median_time(fn, repeat)
         print(f"{name:20s} {t[name]:.3f} s", flush=True)
     floor20 = min(t["pl_sort_keys_str"], t["pl_sort_keys_u32"])
-    prof1 = breakdown(lambda: scoreframe.evaluate(df, p_target=PRIORS, memory_limit=big))
-    prof20 = breakdown(lambda: scoreframe.evaluate(df20, p_target=PRIORS, by="condition",
-                                                   memory_limit=big))
+    prof1 = breakdown(lambda: scoreframe.evaluate(df, operating_points=PRIORS,
+                                                  engine="memory"))
+    prof20 = breakdown(lambda: scoreframe.evaluate(df20, operating_points=PRIORS,
+                                                   engine="memory", by="condition"))
 
     def row(target: str, measured: float, floor: float, floor_name: str, bound: float) -> str:
         r = measured / floor

@@ -33,6 +33,8 @@ import numpy as np
 import polars as pl
 from _results import write_section
 
+from scoreframe.stats import Engine
+
 DIM = 256
 
 
@@ -86,7 +88,7 @@ def step_table_stats(path: str, memory_limit: str) -> dict:
 
     t0 = time.perf_counter()
     st = cohort_statistics(method=["znorm", "znorm300"], cohort_scores=(path, None),
-                           memory_limit=memory_limit)
+                           engine=Engine(memory_limit=memory_limit))
     return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_mb(), "rows": st.height,
             "load": os.getloadavg()[0]}
 
@@ -119,9 +121,10 @@ def step_emb_stats(n: int, cohort: int, memory_limit: str) -> dict:
     test = ([f"t{i}" for i in range(n - half)], e[half:])
     coh = ([f"c{i}" for i in range(cohort)], c)
     t0 = time.perf_counter()
-    st = cohort_statistics(method=["snorm", "asnorm300"], embeddings=(enroll, test),
-                           cohort=coh, memory_limit=memory_limit)
-    return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_mb(), "rows": st.height}
+    st = cohort_statistics(method=["snorm", "asnorm300"], embeddings=(enroll, test), cohort=coh,
+                           engine=Engine(memory_limit=memory_limit))
+    return {"seconds": time.perf_counter() - t0, "peak_mb": _peak_mb(), "rows": st.height,
+            "load": os.getloadavg()[0]}
 
 
 def step_make_trials(path: str, trials: int, ids: int, seed: int = 2) -> dict:

@@ -60,9 +60,9 @@ if kind == "floor":
     out["rows"] = s.height
 elif kind == "evaluate":
     import scoreframe as sf
-    res = sf.evaluate(args["path"], by="condition", engine=args["engine"],
-                      memory_limit=args.get("memory_limit"), workers=args.get("workers"),
-                      p_target=[0.01, 0.1, 0.5])
+    res = sf.evaluate(args["path"], by="condition", operating_points=[0.01, 0.1, 0.5],
+                      engine=sf.Engine(args["engine"], memory_limit=args.get("memory_limit"),
+                                       workers=args.get("workers")))
     out["rows"] = res.to_dicts()
 elif kind == "reference":  # one condition, eager in memory
     import polars as pl
@@ -70,8 +70,8 @@ elif kind == "reference":  # one condition, eager in memory
     df = pl.scan_parquet(args["files"]).filter(pl.col("condition") == args["condition"]) \
         .select("system", "condition", "score", "label").collect()
     out["load_seconds"] = time.perf_counter() - t0
-    res = sf.evaluate(df, by="condition", pooled=False, memory_limit="100GB",
-                      p_target=[0.01, 0.1, 0.5])
+    res = sf.evaluate(df, by="condition", pooled=False, engine="memory",
+                      operating_points=[0.01, 0.1, 0.5])
     out["rows"] = res.to_dicts()
 elif kind == "synth":
     from scoreframe.cli import main
@@ -187,7 +187,7 @@ def part_a(scale: float, memory_limit: str | None) -> dict:
     for label, n in (("small", int(3e7 * scale)), ("large", int(1.5e8 * scale))):
         path, rec = dataset(n)
         floor = measure("floor", files=files(path))
-        ev = measure("evaluate", path=str(path), engine="local", memory_limit=memory_limit)
+        ev = measure("evaluate", path=str(path), engine="auto", memory_limit=memory_limit)
         out[label] = {"trials": n, "floor": floor, "evaluate": strip(ev),
                       "counts_exact": "rows" in ev and counts_exact(ev["rows"], rec),
                       "pooled_eer": next((r["eer"] for r in ev.get("rows", [])
@@ -201,7 +201,7 @@ def part_b(scale: float, memory_limit: str | None) -> dict:
     n_floor_files = max(1, int(0.3 * rec["files"]))
     floor = measure("floor", files=files(path, n_floor_files))
     floor_trials = min(n, n_floor_files * rec["file_trials"])
-    ev = measure("evaluate", path=str(path), engine="local", memory_limit=memory_limit)
+    ev = measure("evaluate", path=str(path), engine="auto", memory_limit=memory_limit)
     ref = measure("reference", files=files(path), condition="c00")
     same = None
     if "rows" in ev and "rows" in ref:
@@ -217,7 +217,7 @@ def part_b(scale: float, memory_limit: str | None) -> dict:
 def part_c(scale: float, memory_limit: str | None) -> dict:
     n = int(1e8 * scale)
     path, rec = dataset(n)
-    local = measure("evaluate", path=str(path), engine="local", memory_limit=memory_limit)
+    local = measure("evaluate", path=str(path), engine="auto", memory_limit=memory_limit)
     dask = measure("evaluate", path=str(path), engine="dask", workers=2,
                    memory_limit=memory_limit)
     same = ("rows" in local and "rows" in dask

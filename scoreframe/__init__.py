@@ -24,6 +24,10 @@ from scoreframe.frames.synth import synth_chunks
 from scoreframe.io import read_any, read_trials, scan_trials, write_any, write_trials
 from scoreframe.kernels.elementary import effective_prior, logit, probit, sigmoid
 from scoreframe.metrics import (
+    Binary,
+    Biometric,
+    Intervals,
+    OperatingPoints,
     act_dcf,
     area_under_rocch,
     auc,
@@ -48,12 +52,18 @@ from scoreframe.results.compare import compare
 from scoreframe.results.curves import ape_curve, dcf_points, det_curve, nber_curve
 from scoreframe.results.evaluate import evaluate, explode_dcf
 from scoreframe.results.tandem import tandem_t_dcf
+from scoreframe.stats import Engine
 
 __all__ = [
     "AlignmentReport",
+    "Binary",
+    "Biometric",
     "Differentials",
+    "Engine",
+    "Intervals",
     "LinearCalibration",
     "LinearFusion",
+    "OperatingPoints",
     "PavCalibration",
     "ScoreframeError",
     "ScoreframeWarning",

@@ -141,8 +141,7 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     yield DemoStep(f"1/5 synthesized a demo evaluation: {trials} trials x 3 systems -> {data}",
                    paths=(data,))
 
-    res = evaluate(str(data), by=["gender", "channel"], p_target=p, eer_method="rocch",
-                   progress=progress)
+    res = evaluate(str(data), by=["gender", "channel"], operating_points=p, progress=progress)
     res_path = out / "demo_results.json"
     from scoreframe.io.atomic import atomic_output
 
@@ -160,7 +159,7 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     fused_path = out / "demo_fused_eval"
     write_trials(fuser.transform(ev), fused_path, overwrite=True)
     fused = scan_trials(fused_path)
-    table = before_after({"before": raw_stages(fused), "after": fused}, p_target=p,
+    table = before_after({"before": raw_stages(fused), "after": fused}, operating_points=p,
                          set_name="eval")
     yield DemoStep("3/5 fusion of the 3 systems, trained on the dev half (even models), "
                    "applied to eval", lines=(f"  {fuser!r}",), table=table,
@@ -172,7 +171,8 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     cal_path = out / "demo_calibration_sys1.json"
     cal.save(cal_path, overwrite=True)
     calibrated = cal.transform(ev.filter(sys1))
-    table = before_after({"before": raw_stages(calibrated), "after": calibrated}, p_target=p,
+    table = before_after({"before": raw_stages(calibrated), "after": calibrated},
+                         operating_points=p,
                          set_name="eval")
     yield DemoStep("4/5 linear calibration of sys1, trained on dev, applied to eval",
                    lines=(f"  llr = {cal.scale_:.6g} * score + {cal.offset_:.6g}",

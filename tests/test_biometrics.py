@@ -25,6 +25,7 @@ from scoreframe.errors import (
 from scoreframe.kernels import biometric as kb
 from scoreframe.kernels import sort_scores
 from scoreframe.metrics import (
+    Biometric,
     explode_targets,
     fmr_at_fnmr,
     fmr_fnmr,
@@ -36,6 +37,7 @@ from scoreframe.metrics import (
     zero_fnmr,
 )
 from scoreframe.results.evaluate import group_statistics
+from scoreframe.stats import Engine
 from scoreframe.stats.summary import (
     VerificationRequest,
     merge_verification,
@@ -282,8 +284,8 @@ def trials(n=30_000, seed=11):
     return pl.DataFrame({"score": np.round(score, 2), "label": lab, "sex": g})
 
 
-KW = {"by": "sex", "fmr": [1e-3, 1e-2, 0.1], "fnmr": [0.01, 0.1], "at_threshold": [0.5, 1.0],
-      "biometric": True}
+KW = {"by": "sex", "metrics": [Biometric(fmr=[1e-3, 1e-2, 0.1], fnmr=[0.01, 0.1],
+                                         at_threshold=[0.5, 1.0])]}
 BIO_COLS = ["sex", "n_tar", "n_non", "zero_fmr", "zero_fmr_threshold", "zero_fnmr",
             "zero_fnmr_threshold", "min_hter", "min_hter_threshold", "auc_mw", "fnmr_at_fmr",
             "fmr_at_fnmr", "at_threshold"]
@@ -297,8 +299,8 @@ def test_evaluate_rows_equal_the_scalar_api_per_group_and_pooled():
         sub = df if row["sex"] == "all" else df.filter(pl.col("sex") == row["sex"])
         tar = sub.filter(pl.col("label"))["score"].to_numpy()
         non = sub.filter(~pl.col("label"))["score"].to_numpy()
-        v = verification_summary(tar, non, fmr=KW["fmr"], fnmr=KW["fnmr"],
-                                 thresholds=KW["at_threshold"])
+        bm = KW["metrics"][0]
+        v = verification_summary(tar, non, fmr=bm.fmr, fnmr=bm.fnmr, thresholds=bm.at_threshold)
         for k in ("zero_fmr", "zero_fnmr", "min_hter", "auc_mw", "min_hter_threshold",
                   "fnmr_at_fmr", "fmr_at_fnmr", "at_threshold"):
             assert row[k] == v[k], k
@@ -312,27 +314,27 @@ def test_engines_give_identical_biometric_columns(tmp_path, monkeypatch):
     path = tmp_path / "ds.parquet"
     df.write_parquet(path)
     memory = evaluate(df, **KW).select(BIO_COLS)
-    stats, _ = group_statistics(path, by="sex", memory_limit="64KiB",
+    stats, _ = group_statistics(path, by="sex", engine=Engine(memory_limit="64KiB"),
                                 verification=VerificationRequest(fmr=(0.01,)))
     assert stats.engine == "out-of-core" and stats.n_ranges > 4
-    ooc = evaluate(path, memory_limit="64KiB", **KW).select(BIO_COLS)
+    ooc = evaluate(path, engine=Engine(memory_limit="64KiB"), **KW).select(BIO_COLS)
     assert ooc.equals(memory)
     pytest.importorskip("dask.distributed")
-    on_dask = evaluate(path, engine="dask", workers=2, memory_limit="64KiB", **KW)
+    on_dask = evaluate(path, engine=Engine("dask", memory_limit="64KiB", workers=2), **KW)
     assert on_dask.select(BIO_COLS).equals(memory)
 
 
 def test_peer_conventions_in_evaluate_match_the_scalar_api():
     df = trials(4000)
     for conv in ("bob", "pyeer"):
-        res = evaluate(df, by="sex", fmr=[0.01, 0.1], convention=conv)
+        res = evaluate(df, by="sex", metrics=[Biometric(fmr=[0.01, 0.1], convention=conv)])
         assert "eer_peer" in res.columns
         row = res.filter(pl.col("sex") == "all").row(0, named=True)
         tar = df.filter(pl.col("label"))["score"].to_numpy()
         non = df.filter(~pl.col("label"))["score"].to_numpy()
         v = verification_summary(tar, non, fmr=[0.01, 0.1], convention=conv)
         assert row["fnmr_at_fmr"] == v["fnmr_at_fmr"] and row["eer_peer"] == v["eer_peer"]
-    assert "eer_peer" not in evaluate(df, biometric=True).columns
+    assert "eer_peer" not in evaluate(df, metrics=[Biometric()]).columns
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -343,14 +345,14 @@ def test_fmr_target_outside_the_open_interval_is_an_error(bad):
     with pytest.raises(ScoreframeError, match="bad `fmr` target.*strictly between 0 and 1"):
         fnmr_at_fmr([1.0, 2.0], [0.0, 1.0], [bad])
     with pytest.raises(ScoreframeError, match="bad `fnmr` target"):
-        evaluate(trials(200), fnmr=[bad])
+        evaluate(trials(200), metrics=[Biometric(fnmr=[bad])])
 
 
 def test_unknown_convention_lists_the_known_ones():
     with pytest.raises(ScoreframeError, match="exact \\| bob \\| pyeer"):
         fnmr_at_fmr([1.0, 2.0], [0.0, 1.0], 0.1, convention="sklearn")
     with pytest.raises(ScoreframeError, match="exact \\| bob \\| pyeer"):
-        evaluate(trials(200), biometric=True, convention="nist")
+        evaluate(trials(200), metrics=[Biometric(convention="nist")])
 
 
 def test_target_below_one_over_n_cannot_be_resolved():
@@ -367,7 +369,7 @@ def test_group_without_impostors_is_null_with_a_named_warning():
                        "label": [True, False, False, True, True, True],
                        "g": ["a", "a", "a", "b", "b", "b"]})
     with pytest.warns(DegenerateGroupWarning, match="g=b"):
-        res = evaluate(df, by="g", fmr=[0.5], biometric=True)
+        res = evaluate(df, by="g", metrics=[Biometric(fmr=[0.5])])
     b = res.filter(pl.col("g") == "b").row(0, named=True)
     assert b["zero_fmr"] is None and b["fnmr_at_fmr"] is None and b["n_non"] == 0
 
@@ -384,6 +386,6 @@ def test_bob_convention_in_evaluate_nulls_groups_bob_refuses():
                        "label": [True, False, False, True, True, False, False],
                        "g": ["a", "a", "a", "b", "b", "b", "b"]})
     with pytest.warns(DegenerateGroupWarning, match="g=a \\(convention `bob` needs"):
-        res = evaluate(df, by="g", biometric=True, convention="bob")
+        res = evaluate(df, by="g", metrics=[Biometric(convention="bob")])
     rows = {r["g"]: r for r in res.iter_rows(named=True)}
     assert rows["a"]["zero_fmr"] is None and rows["b"]["zero_fmr"] is not None

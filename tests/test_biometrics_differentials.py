@@ -13,6 +13,7 @@ from scoreframe import differentials
 from scoreframe.cli import main
 from scoreframe.errors import DegenerateGroupWarning, ScoreframeError
 from scoreframe.metrics import fnmr_at_fmr
+from scoreframe.stats import Engine
 from scoreframe.views.plots import differentials_plot
 
 
@@ -72,7 +73,7 @@ def test_impostor_pairs_and_engines(tmp_path, monkeypatch):
     path = tmp_path / "t.parquet"
     df.write_parquet(path)
     ooc = differentials(path, by="sex", pair_with="ref_sex", threshold=1.5,
-                        memory_limit="64KiB")
+                        engine=Engine(memory_limit="64KiB"))
     assert ooc.groups.equals(d.groups) and ooc.summary.equals(d.summary)
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from scoreframe import epc_curve, evaluate
 from scoreframe.errors import ScoreframeError, UsageError
-from scoreframe.metrics import fmr_fnmr, verification_summary
+from scoreframe.metrics import Biometric, fmr_fnmr, verification_summary
 from scoreframe.results._verification import FixedThresholdWarning
+from scoreframe.stats import Engine
 from scoreframe.views.plots import epc_plot
 
 DEV, EVAL = "split = 'dev'", "split = 'eval'"
@@ -35,7 +36,8 @@ def arrays(df, split, group):
 
 def test_dev_thresholds_applied_to_eval_per_group_and_pooled():
     df = trials()
-    res = evaluate(df, by="g", threshold_from=DEV, fmr=[0.01, 0.1], fnmr=[0.05])
+    res = evaluate(df, by="g",
+                   metrics=[Biometric(fmr=[0.01, 0.1], fnmr=[0.05], threshold_from=DEV)])
     assert res["n_tar"].sum() > 0
     for row in res.iter_rows(named=True):
         dtar, dnon = arrays(df, "dev", row["g"])
@@ -58,7 +60,8 @@ def test_threshold_table_strict_rule_and_engines(tmp_path, monkeypatch):
     table = pl.DataFrame({"g": ["a", "b", "all"], "threshold": [0.5, 1.0, 0.7],
                           "criterion": ["x", "y", "z"]})
     for strict in (False, True):
-        res = evaluate(df, by="g", where=EVAL, thresholds=table, strict=strict)
+        res = evaluate(df, by="g", where=EVAL,
+                       metrics=[Biometric(strict=strict, thresholds=table)])
         for row in res.iter_rows(named=True):
             etar, enon = arrays(df, "eval", row["g"])
             (f,) = row["fixed"]
@@ -66,18 +69,21 @@ def test_threshold_table_strict_rule_and_engines(tmp_path, monkeypatch):
             assert (f["fmr"], f["fnmr"]) == (fmr[0], fnmr[0])
     path = tmp_path / "t.parquet"
     df.write_parquet(path)
-    kw = {"by": "g", "threshold_from": DEV, "fmr": [0.001, 0.01]}
+    kw = {"by": "g", "metrics": [Biometric(threshold_from=DEV, fmr=[0.001, 0.01])]}
     mem = evaluate(df, **kw).select("g", "fixed")
-    assert evaluate(path, memory_limit="64KiB", **kw).select("g", "fixed").equals(mem)
+    got = evaluate(path, engine=Engine(memory_limit="64KiB"), **kw).select("g", "fixed")
+    assert got.equals(mem)
 
 
 def test_groups_without_a_dev_threshold_are_named():
     df = trials(2000)
     with pytest.warns(FixedThresholdWarning, match="g=all"):
         res = evaluate(df, by="g", where=EVAL,
-                       thresholds=pl.DataFrame({"g": ["a", "b"], "threshold": [0.0, 1.0]}))
+                       metrics=[Biometric(thresholds=pl.DataFrame(
+                           {"g": ["a", "b"], "threshold": [0.0, 1.0]}))])
     assert res.filter(pl.col("g") == "all")["fixed"].to_list() == [None]
-    one = evaluate(df, where=EVAL, thresholds=pl.DataFrame({"threshold": [0.5]}))
+    one = evaluate(df, where=EVAL,
+                   metrics=[Biometric(thresholds=pl.DataFrame({"threshold": [0.5]}))])
     assert one["fixed"][0][0]["criterion"] == "given"
 
 
@@ -115,13 +121,18 @@ def test_epc_equals_a_threshold_scan():
 def test_bad_fixed_threshold_input():
     df = trials(500)
     with pytest.raises(UsageError, match="not both"):
-        evaluate(df, threshold_from=DEV, thresholds=pl.DataFrame({"threshold": [1.0]}))
+        evaluate(df,
+                 metrics=[Biometric(threshold_from=DEV,
+                                    thresholds=pl.DataFrame({"threshold": [1.0]}))])
     with pytest.raises(ScoreframeError, match="not grouping columns.*got split"):
-        evaluate(df, by="g", thresholds=pl.DataFrame({"split": ["x"], "threshold": [1.0]}))
+        evaluate(df, by="g",
+                 metrics=[Biometric(thresholds=pl.DataFrame({"split": ["x"], "threshold": [1.0]}))])
     with pytest.raises(ScoreframeError, match="numeric `threshold` column"):
-        evaluate(df, thresholds=pl.DataFrame({"t": [1.0]}))
+        evaluate(df, metrics=[Biometric(thresholds=pl.DataFrame({"t": [1.0]}))])
     with pytest.raises(ScoreframeError, match="one threshold per group"):
-        evaluate(df, by="g", thresholds=pl.DataFrame({"g": ["a", "a"], "threshold": [1.0, 2.0]}))
+        evaluate(df, by="g",
+                 metrics=[Biometric(thresholds=pl.DataFrame(
+                     {"g": ["a", "a"], "threshold": [1.0, 2.0]}))])
     with pytest.raises(ScoreframeError, match="bad `alphas`"):
         epc_curve(df, dev=DEV, alphas=[0.5, 1.5])
     with pytest.raises(ScoreframeError, match="bad `y`"):

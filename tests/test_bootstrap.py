@@ -20,10 +20,15 @@ import scoreframe as sf
 from scoreframe.errors import DegenerateGroupWarning, ScoreframeError
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels import sort_scores
-from scoreframe.metrics import IntervalOptions, declared, interval_metrics, replicate_values
+from scoreframe.metrics import (
+    Intervals,
+    declared,
+    interval_metrics,
+    replicate_values,
+)
 from scoreframe.results.bootstrap import bootstrap_evaluate, interval_long, trials_needed
 from scoreframe.results.evaluate import group_statistics
-from scoreframe.stats import Request, reduce_sorted
+from scoreframe.stats import Engine, Request, reduce_sorted
 
 P_TARGET = (0.01, 0.2, 0.5)
 
@@ -78,7 +83,7 @@ def _units(stats, key: dict[str, str]):
 @pytest.mark.parametrize("resample", [("trial",), ("model", "segment"), ("model",)])
 def test_weighted_replicates_equal_explicit_resampling(resample: tuple[str, ...]) -> None:
     df = _trials()
-    opts = IntervalOptions(bootstrap=12, seed=7, resample=resample)
+    opts = Intervals(bootstrap=12, seed=7, resample=resample)
     stats, ops = group_statistics(df, by="cond", p_target=P_TARGET, intervals=opts)
     metrics = interval_metrics(declared())
     assert {"eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm", "prbep"} <= {
@@ -92,7 +97,7 @@ def test_weighted_replicates_equal_explicit_resampling(resample: tuple[str, ...]
         rep_df = df[np.repeat(np.arange(df.height), weights[r])]
         with warnings.catch_warnings():  # a replicate may lose a class of a condition
             warnings.simplefilter("ignore", DegenerateGroupWarning)
-            ref = sf.evaluate(rep_df, by="cond", p_target=P_TARGET, validate=False)
+            ref = sf.evaluate(rep_df, by="cond", operating_points=P_TARGET, validate=False)
         flat = sf.explode_dcf(ref)
         for c in ("a", "b", "all"):
             # the replicate's statistics are those of the repeated trials, field by field
@@ -123,8 +128,9 @@ def test_weighted_replicates_equal_explicit_resampling(resample: tuple[str, ...]
 
 def test_point_values_equal_evaluate() -> None:
     df = _trials(400, seed=3, inf=False)
-    got = bootstrap_evaluate(df, by="cond", p_target=P_TARGET, bootstrap=20)
-    ref = sf.evaluate(df, by="cond", p_target=P_TARGET)
+    got = bootstrap_evaluate(df, by="cond", operating_points=P_TARGET,
+                             intervals=Intervals(bootstrap=20))
+    ref = sf.evaluate(df, by="cond", operating_points=P_TARGET)
     for name in ("eer", "cllr", "min_cllr", "prbep"):
         np.testing.assert_array_equal(got[name].to_numpy(), ref[name].to_numpy())
     flat = got.select("cond", "dcf").explode("dcf").unnest("dcf")
@@ -146,16 +152,18 @@ def _shuffled_files(df: pl.DataFrame, tmp_path, seed: int) -> str:
 @pytest.mark.parametrize("resample", ["trial", ["model", "segment"]])
 def test_seed_reproducible_across_workers_files_and_row_order(tmp_path, resample) -> None:
     df = _trials(300, seed=5, ties=False, inf=False)
-    kw = {"by": "cond", "p_target": (0.1, 0.5), "bootstrap": 60, "seed": 11,
-          "resample": resample}
-    one = bootstrap_evaluate(df, workers=1, **kw)
-    again = bootstrap_evaluate(df, workers=1, **kw)
-    two = bootstrap_evaluate(df, workers=2, memory_limit=1 << 16, **kw)
-    files = bootstrap_evaluate(_shuffled_files(df, tmp_path, 1), workers=2, **kw)
+    kw = {"by": "cond", "operating_points": (0.1, 0.5)}
+    iv = Intervals(bootstrap=60, seed=11, resample=resample)
+    kw["intervals"] = iv
+    one = bootstrap_evaluate(df, engine=Engine(workers=1), **kw)
+    again = bootstrap_evaluate(df, engine=Engine(workers=1), **kw)
+    two = bootstrap_evaluate(df, engine=Engine(memory_limit=1 << 16, workers=2), **kw)
+    files = bootstrap_evaluate(_shuffled_files(df, tmp_path, 1), engine=Engine(workers=2), **kw)
     assert one.equals(again)
     assert one.equals(two)
     assert one.equals(files)
-    other = bootstrap_evaluate(df, **(kw | {"seed": 12}))
+    other = bootstrap_evaluate(df, **(kw | {"intervals": Intervals(bootstrap=60, seed=12,
+                                                                   resample=resample)}))
     assert not one["eer_lo"].equals(other["eer_lo"])
 
 
@@ -163,7 +171,7 @@ def test_two_systems_share_weights() -> None:
     df = _trials(200, seed=2, ties=False, inf=False)
     both = pl.concat([df.with_columns(system=pl.lit("s1")),
                       df.with_columns(system=pl.lit("s2"))])
-    res = bootstrap_evaluate(both, p_target=0.2, bootstrap=40, seed=1)
+    res = bootstrap_evaluate(both, operating_points=0.2, intervals=Intervals(bootstrap=40, seed=1))
     assert res["system"].to_list() == ["s1", "s2"]
     row = res.drop("system")
     assert row[0].equals(row[1])  # identical scores and weights give identical intervals
@@ -204,9 +212,10 @@ def test_string_hashes_depend_on_value_only() -> None:
 
 def test_intervals_bracket_estimates_and_bca_runs() -> None:
     df = _trials(600, seed=9, ties=False, inf=False)
-    pct = bootstrap_evaluate(df, p_target=0.2, bootstrap=300, seed=0)
-    bca = bootstrap_evaluate(df, p_target=0.2, bootstrap=300, seed=0, interval="bca",
-                             resample=["model", "segment"])
+    pct = bootstrap_evaluate(df, operating_points=0.2, intervals=Intervals(bootstrap=300, seed=0))
+    bca = bootstrap_evaluate(df, operating_points=0.2,
+                             intervals=Intervals(bootstrap=300, resample=["model", "segment"],
+                                                 seed=0, method="bca"))
     for res in (pct, bca):
         for name in ("eer", "cllr", "min_cllr"):
             assert res[f"{name}_lo"][0] < res[name][0] < res[f"{name}_hi"][0]
@@ -229,7 +238,8 @@ def test_degenerate_group_is_null_with_one_warning() -> None:
     df = _trials(200, seed=6, ties=False, inf=False).with_columns(
         pl.when(pl.col("cond") == "b").then(False).otherwise(pl.col("label")).alias("label"))
     with pytest.warns(DegenerateGroupWarning, match="cond=b"):
-        res = bootstrap_evaluate(df, by="cond", p_target=0.2, bootstrap=20)
+        res = bootstrap_evaluate(df, by="cond", operating_points=0.2,
+                                 intervals=Intervals(bootstrap=20))
     row = res.filter(pl.col("cond") == "b")
     assert row["eer"][0] is None and row["n_tar"][0] == 0
 
@@ -237,28 +247,28 @@ def test_degenerate_group_is_null_with_one_warning() -> None:
 def test_bad_arguments_say_what() -> None:
     df = _trials(50, seed=1)
     with pytest.raises(ScoreframeError, match="`ci`"):
-        bootstrap_evaluate(df, ci=1.5)
+        bootstrap_evaluate(df, intervals=Intervals(ci=1.5))
     with pytest.raises(ScoreframeError, match="`speaker` not found"):
-        bootstrap_evaluate(df, resample=["speaker"])
-    with pytest.raises(ScoreframeError, match="`interval`"):
-        bootstrap_evaluate(df, interval="normal")  # type: ignore[arg-type]
+        bootstrap_evaluate(df, intervals=Intervals(resample=["speaker"]))
+    with pytest.raises(ScoreframeError, match="`method`"):
+        bootstrap_evaluate(df, intervals=Intervals(method="normal"))  # type: ignore[arg-type]
     with pytest.raises(ScoreframeError, match="`resample`"):
-        bootstrap_evaluate(df, resample=["trial", "model"])
+        bootstrap_evaluate(df, intervals=Intervals(resample=["trial", "model"]))
     for b in (0, -3, 100_001, 1.5):
         with pytest.raises(ScoreframeError, match="`bootstrap`"):
-            bootstrap_evaluate(df, bootstrap=b)  # type: ignore[arg-type]
+            bootstrap_evaluate(df, intervals=Intervals(bootstrap=b))  # type: ignore[arg-type]
     for ci in (0.0, 1.0, -0.1):
         with pytest.raises(ScoreframeError, match="`ci`"):
-            sf.evaluate(df, bootstrap=10, ci=ci)
+            sf.evaluate(df, intervals=Intervals(bootstrap=10, ci=ci))
     with pytest.raises(ScoreframeError, match="`speaker` not found"):
         sf.compare(pl.concat([df.with_columns(system=pl.lit("A")),
-                              df.with_columns(system=pl.lit("B"))]), "A", "B", bootstrap=10,
-                   resample=["speaker"])
+                              df.with_columns(system=pl.lit("B"))]),
+                   "A", "B", intervals=Intervals(bootstrap=10, resample=["speaker"]))
 
 
 def test_trials_needed_follows_the_scaling_argument() -> None:
     df = _trials(2000, seed=8, ties=False, inf=False)
-    res = bootstrap_evaluate(df, p_target=0.2, bootstrap=200, seed=0)
+    res = bootstrap_evaluate(df, operating_points=0.2, intervals=Intervals(bootstrap=200, seed=0))
     loose = trials_needed(res, rel_width=100.0)
     assert loose["more_tar"][0] == 0 and loose["more_non"][0] == 0
     g = trials_needed(res, rel_width=0.05)
@@ -282,7 +292,7 @@ def test_no_warning_for_infinite_scores() -> None:
     df = _trials(120, seed=0, ties=True, inf=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = bootstrap_evaluate(df, p_target=0.5, bootstrap=30)
+        res = bootstrap_evaluate(df, operating_points=0.5, intervals=Intervals(bootstrap=30))
     assert res["cllr"][0] == math.inf  # row 2 (kept: rows 0-2 come first) is a non-target at +inf
 
 
@@ -296,7 +306,8 @@ def test_interval_views_draw_the_frames_values() -> None:
     )
 
     df = _trials(400, seed=10, ties=False, inf=False)
-    res = bootstrap_evaluate(df, by="cond", p_target=(0.1, 0.5), bootstrap=60)
+    res = bootstrap_evaluate(df, by="cond", operating_points=(0.1, 0.5),
+                             intervals=Intervals(bootstrap=60))
     pts = interval_points(res)
     flat = res.explode("dcf").unnest("dcf")
     np.testing.assert_allclose(pts["probit_pfa_min_lo"].to_numpy(),
@@ -312,7 +323,8 @@ def test_interval_views_draw_the_frames_values() -> None:
     two = pl.concat([df.with_columns(system=pl.lit("A")),
                      df.with_columns(system=pl.lit("B"),
                                      score=pl.col("score") * 0.5)])
-    forest = forest_plot(sf.compare(two, "A", "B", p_target=0.1, bootstrap=40)).to_dict()
+    forest = forest_plot(sf.compare(two, "A", "B", operating_points=0.1,
+                                    intervals=Intervals(bootstrap=40))).to_dict()
     rows = [v["row"] for layer in forest["layer"] for v in layer.get("data", {}).get(
         "values", []) if "row" in v]
     assert "eer" in rows and "min_dcf_norm @ 0.1" in rows
@@ -339,8 +351,10 @@ def test_evaluate_with_bootstrap_carries_the_same_intervals() -> None:
     df = _trials(500, seed=12, ties=False, inf=False)
     two = pl.concat([df.with_columns(system=pl.lit("s1")),
                      df.with_columns(system=pl.lit("s2"), score=pl.col("score") + 1.0)])
-    res = sf.evaluate(two, by="cond", p_target=(0.05, 0.3), bootstrap=40, seed=3)
-    iv = bootstrap_evaluate(two, by="cond", p_target=(0.05, 0.3), bootstrap=40, seed=3)
+    res = sf.evaluate(two, by="cond", operating_points=(0.05, 0.3),
+                      intervals=Intervals(bootstrap=40, seed=3))
+    iv = bootstrap_evaluate(two, by="cond", operating_points=(0.05, 0.3),
+                            intervals=Intervals(bootstrap=40, seed=3))
     cols = ["system", "cond", "eer_lo", "eer_hi", "cllr_lo", "cllr_hi", "min_cllr_hi"]
     assert res.select(cols).equals(iv.select(cols))
     flat = sf.explode_dcf(res)
@@ -358,7 +372,7 @@ def test_all_tied_min_cllr_point_inside_its_interval() -> None:
                        "model": [f"m{i % 20}" for i in range(n)],
                        "segment": [f"s{i}" for i in range(n)]})
     for resample in ("trial", ["model", "segment"]):
-        res = sf.evaluate(df, bootstrap=200, resample=resample, seed=1)
+        res = sf.evaluate(df, intervals=Intervals(bootstrap=200, resample=resample, seed=1))
         assert res["min_cllr_lo"][0] <= res["min_cllr"][0] <= res["min_cllr_hi"][0]
         assert res["eer"][0] == 0.5 and res["eer_lo"][0] == res["eer_hi"][0] == 0.5
 
@@ -367,12 +381,13 @@ def test_all_tied_min_cllr_point_inside_its_interval() -> None:
 def test_dask_engine_gives_the_same_intervals(tmp_path) -> None:
     pytest.importorskip("distributed")
     df = _trials(300, seed=13, ties=False, inf=False)
-    kw = {"by": "cond", "p_target": 0.2, "bootstrap": 30, "seed": 4,
-          "resample": ["model", "segment"], "interval": "bca"}
-    local = bootstrap_evaluate(df, workers=1, **kw)
+    kw = {"by": "cond", "operating_points": 0.2,
+          "intervals": Intervals(bootstrap=30, seed=4, resample=["model", "segment"],
+                                 method="bca")}
+    local = bootstrap_evaluate(df, engine=Engine(workers=1), **kw)
     df.write_parquet(tmp_path / "t.parquet")  # the dask engine reads datasets by path
-    remote = bootstrap_evaluate(str(tmp_path / "t.parquet"), engine="dask", workers=2,
-                                memory_limit=1 << 16, **kw)
+    remote = bootstrap_evaluate(str(tmp_path / "t.parquet"),
+                                engine=Engine("dask", memory_limit=1 << 16, workers=2), **kw)
     assert local.equals(remote)
 
 
@@ -388,19 +403,19 @@ def _two_systems(n: int = 3000, seed: int = 21) -> pl.DataFrame:
                       pl.DataFrame(ids | {"system": "B", "score": np.round(other, 2)})])
 
 
-KW = {"by": "cond", "p_target": (0.05, 0.3), "bootstrap": 30, "seed": 9,
-      "resample": ["model", "segment"]}
+KW = {"by": "cond", "operating_points": (0.05, 0.3),
+      "intervals": Intervals(bootstrap=30, seed=9, resample=["model", "segment"])}
 
 
-def _outputs(data: object, **engine: object) -> tuple[pl.DataFrame, pl.DataFrame]:
-    ev = sf.evaluate(data, **KW, **engine)  # type: ignore[arg-type]
-    cmp = sf.compare(data, "A", "B", **KW, **engine)  # type: ignore[arg-type]
+def _outputs(data: object, engine: Engine) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ev = sf.evaluate(data, **KW, engine=engine)  # type: ignore[arg-type]
+    cmp = sf.compare(data, "A", "B", **KW, engine=engine)  # type: ignore[arg-type]
     return ev, cmp
 
 
 @pytest.fixture(scope="module")
 def reference() -> tuple[pl.DataFrame, pl.DataFrame]:
-    return _outputs(_two_systems(), workers=1, memory_limit="2GB")
+    return _outputs(_two_systems(), Engine("memory", workers=1))
 
 
 def _split(df: pl.DataFrame, root, files: int, seed: int) -> str:
@@ -425,13 +440,13 @@ def test_every_output_bit_identical_across_engines(tmp_path, reference, engine, 
     if engine == "dask":
         pytest.importorskip("distributed")
     path = _split(_two_systems(), tmp_path / "ds", files, seed=files * 10 + workers)
-    got = _outputs(path, engine="dask" if engine == "dask" else "local", workers=workers,
-                   memory_limit=limit)
+    got = _outputs(path, Engine(engine, workers=workers, memory_limit=limit))
     for want, have in zip(reference, got, strict=True):
         assert have.equals(want)
     if engine == "streaming":  # the out-of-core engine ran (several score ranges)
-        stats, _ = group_statistics(path, by="cond", memory_limit=limit, workers=workers,
-                                    intervals=IntervalOptions(bootstrap=2,
+        stats, _ = group_statistics(path, by="cond",
+                                    engine=Engine(memory_limit=limit, workers=workers),
+                                    intervals=Intervals(bootstrap=2,
                                                               resample=["model", "segment"]))
         assert stats.engine == "out-of-core" and stats.n_ranges > 1
 
@@ -446,7 +461,8 @@ lab = rng.random(n) < 0.2
 df = pl.DataFrame({"score": rng.normal(size=n) + 2 * lab, "label": lab,
                    "model": [f"m{i % 300}" for i in range(n)],
                    "segment": [f"s{i // 300}" for i in range(n)]})
-res = sf.evaluate(df, bootstrap=64, resample=["model", "segment"], seed=2)
+res = sf.evaluate(df, intervals=sf.metrics.Intervals(bootstrap=64, resample=["model", "segment"],
+                                                    seed=2))
 print(hashlib.sha256(res.write_json().encode()).hexdigest())
 """
 

@@ -27,6 +27,7 @@ import pytest
 import scoreframe.io as sio
 from scoreframe.errors import FormatError, ScoreframeError
 from scoreframe.io.lines import DEFAULT_MAX_LINE_BYTES, check_line_lengths, max_line_bytes
+from scoreframe.stats import Engine
 
 HEADROOM = 128 << 20  # address space allowed beyond the warmed-up interpreter
 BIG = 3 * HEADROOM  # the over-long line: three times what the reader may map or allocate
@@ -306,7 +307,7 @@ def test_full_spill_disk_says_where_how_much_and_what_to_do(tmp_path: Path,
     df = pl.DataFrame({"model": [f"m{i}" for i in range(n)], "segment": ["s"] * n,
                        "score": np.linspace(-3, 3, n), "label": np.arange(n) % 3 == 0})
     with pytest.raises(ScoreframeError) as info:
-        evaluate(df, memory_limit="256KB", spill_dir=str(spill), workers=1)
+        evaluate(df, engine=Engine(memory_limit="256KB", workers=1, spill_dir=str(spill)))
     msg = str(info.value)
     assert msg.startswith("no space left for the out-of-core spill")
     assert f"`{spill}`" in msg and "--spill-dir" in msg and "free" in msg

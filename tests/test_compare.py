@@ -10,6 +10,7 @@ from scipy.stats import binomtest
 import scoreframe as sf
 from scoreframe.errors import AlignmentError, ScoreframeError
 from scoreframe.kernels import bootstrap as kb
+from scoreframe.metrics import Intervals
 from scoreframe.results.bootstrap import bootstrap_evaluate
 from scoreframe.results.compare import compare, mcnemar_p_value, paired_p_value
 
@@ -35,7 +36,7 @@ def _hashes(values: list[str]) -> np.ndarray:
 
 def test_paired_differences_equal_explicit_resampling() -> None:
     df = _two_systems(200, seed=1)
-    res = compare(df, "A", "B", p_target=0.2, bootstrap=40, seed=5)
+    res = compare(df, "A", "B", operating_points=0.2, intervals=Intervals(bootstrap=40, seed=5))
     a = df.filter(pl.col("system") == "A").sort("segment")
     b = df.filter(pl.col("system") == "B").sort("segment")
     h = kb.combine_hashes(_hashes(a["model"].to_list()), _hashes(a["segment"].to_list()))
@@ -67,7 +68,8 @@ def test_paired_differences_equal_explicit_resampling() -> None:
 
 def test_identical_systems_do_not_differ() -> None:
     df = _two_systems(300, seed=2, noise=0.0)
-    res = compare(df, "A", "B", by="cond", p_target=(0.1, 0.5), bootstrap=50)
+    res = compare(df, "A", "B", by="cond", operating_points=(0.1, 0.5),
+                  intervals=Intervals(bootstrap=50))
     boot = res.filter(pl.col("test") == "paired bootstrap")
     for c in ("diff", "diff_lo", "diff_hi"):
         assert (boot[c] == 0).all()
@@ -77,8 +79,8 @@ def test_identical_systems_do_not_differ() -> None:
 
 def test_pairing_narrows_the_interval_of_correlated_systems() -> None:
     df = _two_systems(1500, seed=3, noise=0.2, shift=0.3)
-    res = compare(df, "A", "B", p_target=0.2, bootstrap=300)
-    single = bootstrap_evaluate(df, p_target=0.2, bootstrap=300)
+    res = compare(df, "A", "B", operating_points=0.2, intervals=Intervals(bootstrap=300))
+    single = bootstrap_evaluate(df, operating_points=0.2, intervals=Intervals(bootstrap=300))
     width_a = single["eer_hi"][0] - single["eer_lo"][0]
     width_b = single["eer_hi"][1] - single["eer_lo"][1]
     row = res.filter(pl.col("metric") == "eer")
@@ -89,7 +91,8 @@ def test_pairing_narrows_the_interval_of_correlated_systems() -> None:
 def test_mcnemar_counts_and_p_values_brute_force() -> None:
     df = _two_systems(500, seed=4, noise=1.0)
     p_target = (0.05, 0.5)
-    res = compare(df, "A", "B", by="cond", p_target=p_target, bootstrap=20)
+    res = compare(df, "A", "B", by="cond", operating_points=p_target,
+                  intervals=Intervals(bootstrap=20))
     a = df.filter(pl.col("system") == "A").sort("segment")
     b = df.filter(pl.col("system") == "B").sort("segment")
     for cond in ("x", "y", "all"):
@@ -122,17 +125,17 @@ def test_systems_on_different_trials_are_an_error_with_counts() -> None:
     df = _two_systems(100, seed=5)
     short = df.filter(~((pl.col("system") == "B") & pl.col("segment").is_in(["s1", "s2", "s3"])))
     with pytest.raises(AlignmentError, match="3 trial\\(s\\) only in `A`, 0 only in `B`"):
-        compare(short, "A", "B", bootstrap=10)
+        compare(short, "A", "B", intervals=Intervals(bootstrap=10))
     with pytest.raises(ScoreframeError, match="system `C` has no trials"):
-        compare(df, "A", "C", bootstrap=10)
+        compare(df, "A", "C", intervals=Intervals(bootstrap=10))
     with pytest.raises(ScoreframeError, match="two different systems"):
-        compare(df, "A", "A", bootstrap=10)
+        compare(df, "A", "A", intervals=Intervals(bootstrap=10))
 
 
 def test_two_way_resampling_and_bca_run() -> None:
     df = _two_systems(600, seed=6, noise=0.5, shift=0.2)
-    res = compare(df, "A", "B", p_target=0.2, bootstrap=100, resample=["model", "segment"],
-                  interval="bca")
+    res = compare(df, "A", "B", operating_points=0.2,
+                  intervals=Intervals(bootstrap=100, resample=["model", "segment"], method="bca"))
     boot = res.filter(pl.col("test") == "paired bootstrap")
     assert (boot["diff_lo"] <= boot["diff"]).all() and (boot["diff"] <= boot["diff_hi"]).all()
 
@@ -159,8 +162,8 @@ def test_cli_compare_writes_the_frame(tmp_path, capsys) -> None:
                  "0.1", "--bootstrap", "50", "--resample", "model", "segment",
                  "--format", "csv", "-o", str(out)]) == 0
     got = pl.read_csv(out)
-    want = compare(df, "A", "B", by="cond", p_target=0.1, bootstrap=50,
-                   resample=["model", "segment"])
+    want = compare(df, "A", "B", by="cond", operating_points=0.1,
+                   intervals=Intervals(bootstrap=50, resample=["model", "segment"]))
     assert got.select("cond", "metric", "p_value").rows() == want.select(
         "cond", "metric", "p_value").rows()
     assert _cli(["compare", str(data), "--systems", "A", "B", "--bootstrap", "20"]) == 0

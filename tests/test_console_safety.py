@@ -366,7 +366,7 @@ def test_many_degenerate_groups_are_counted_not_listed():
     from scoreframe.results.evaluate import evaluate
 
     with pytest.warns(DegenerateGroupWarning) as rec:
-        evaluate(_groups_frame(WARN_GROUPS + 30), by="cond", p_target=0.5)
+        evaluate(_groups_frame(WARN_GROUPS + 30), by="cond", operating_points=0.5)
     texts = [str(w.message) for w in rec]
     assert len(texts) == WARN_GROUPS + 1
     assert texts[-1].startswith("30 more groups (not listed) lack some class")

@@ -30,6 +30,7 @@ from scipy import integrate, stats
 from scipy.special import ndtr
 
 import scoreframe as sf
+from scoreframe.metrics import Intervals
 from scoreframe.results.bootstrap import bootstrap_evaluate
 
 MU = 2.0
@@ -75,7 +76,8 @@ def crossed_group(rng: np.random.Generator, n_models: int, n_segments: int, v: f
 
 def intervals(df: pl.DataFrame, **kw: object) -> dict[str, object]:
     """The interval row of one group (DCF bounds as one-element lists, as before)."""
-    r = bootstrap_evaluate(df, p_target=0.1, validate=False, **kw).row(0, named=True)
+    r = bootstrap_evaluate(df, operating_points=0.1, validate=False,
+                           intervals=Intervals(**kw)).row(0, named=True)
     for name in ("act_dcf_norm", "min_dcf_norm"):
         for e in ("_lo", "_hi"):
             r[name + e] = [r["dcf"][0][name + e]]
@@ -106,7 +108,7 @@ def iid_coverage(n_sets: int, bootstrap: int, n_tar: int, n_non: int,
     hits = dict.fromkeys(("eer", "cllr", "act_dcf_norm", "min_dcf_norm"), 0)
     for d in range(n_sets):
         r = intervals(iid_group(rng, n_tar, n_non), bootstrap=bootstrap, seed=d,
-                      interval=interval)
+                      method=interval)
         hits["eer"] += r["eer_lo"] <= pop["eer"] <= r["eer_hi"]
         hits["cllr"] += r["cllr_lo"] <= pop["cllr"] <= r["cllr_hi"]
         for name in ("act_dcf_norm", "min_dcf_norm"):

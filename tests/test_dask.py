@@ -18,6 +18,7 @@ import psutil  # a dependency of distributed  # noqa: E402
 
 from scoreframe import evaluate  # noqa: E402
 from scoreframe.errors import DegenerateError, EngineError, ScoreframeError  # noqa: E402
+from scoreframe.stats import Engine
 from scoreframe.stats.dask import DaskExecutor  # noqa: E402
 
 
@@ -141,12 +142,13 @@ def multi_file(tmp_path_factory):
 
 def test_dask_engine_identical_to_local_engine(multi_file, executor, tmp_path, monkeypatch):
     monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path))
-    kw = {"by": "condition", "p_target": [0.01, 0.5]}
+    kw = {"by": "condition", "operating_points": [0.01, 0.5]}
     memory = evaluate(multi_file, **kw)  # in memory
-    ooc = evaluate(multi_file, memory_limit="64KiB", **kw)  # local out of core, many ranges
-    on_dask = evaluate(multi_file, engine="dask", scheduler=executor.address,
-                       memory_limit="64KiB", **kw)
-    default = evaluate(multi_file, engine="dask", scheduler=executor.address, **kw)
+    ooc = evaluate(multi_file, engine=Engine(memory_limit="64KiB"), **kw)  # out of core
+    on_dask = evaluate(multi_file,
+                       engine=Engine("dask", memory_limit="64KiB", scheduler=executor.address),
+                       **kw)
+    default = evaluate(multi_file, engine=Engine("dask", scheduler=executor.address), **kw)
     assert on_dask.equals(ooc)  # same ranges, same tasks: bit for bit
     for res in (ooc, on_dask, default):
         assert res.select("condition", "n_tar", "n_non").equals(
@@ -168,6 +170,7 @@ def test_dask_engine_own_cluster_finds_duplicates_and_cleans_up(multi_file, tmp_
     (ds / "again.parquet").write_bytes((multi_file / "part-0.parquet").read_bytes())
     before = children()
     with pytest.raises(ScoreframeError, match="duplicate"):
-        evaluate(ds, by="condition", engine="dask", workers=2)  # starts and closes a cluster
+        # starts and closes a cluster
+        evaluate(ds, by="condition", engine=Engine("dask", workers=2))
     assert wait_gone(children() - before) == set()
     assert list(spill.iterdir()) == []

@@ -12,6 +12,7 @@ from scoreframe import evaluate, explode_dcf, metrics, synth_chunks, write_trial
 from scoreframe.kernels import sort_scores
 from scoreframe.kernels.elementary import operating_points
 from scoreframe.kernels.summary import equalized_summary
+from scoreframe.metrics import Binary, OperatingPoints
 from scoreframe.results.evaluate import DegenerateGroupWarning
 
 P = [0.01, 0.1, 0.5]
@@ -33,7 +34,7 @@ def _scalar(df: pl.DataFrame) -> dict:
 
 
 def test_groups_and_pooled_rows_equal_scalar_metrics(synth):
-    res = evaluate(synth, by=["gender", "channel"], p_target=P)
+    res = evaluate(synth, by=["gender", "channel"], operating_points=P)
     assert res.columns[:5] == ["system", "gender", "channel", "n_tar", "n_non"]
     assert res.height == 3 * (4 + 1)
     for row in res.iter_rows(named=True):
@@ -52,16 +53,17 @@ def test_groups_and_pooled_rows_equal_scalar_metrics(synth):
 
 def test_partitioned_dataset_gives_identical_results(synth, tmp_path):
     write_trials(synth, tmp_path / "ds", partition_by=["system", "channel"], chunk_rows=7_000)
-    a = evaluate(synth, by=["duration"], p_target=P)
-    b = evaluate(tmp_path / "ds", by=["duration"], p_target=P)
+    a = evaluate(synth, by=["duration"], operating_points=P)
+    b = evaluate(tmp_path / "ds", by=["duration"], operating_points=P)
     assert a.equals(b)
-    c = evaluate(tmp_path / "ds", by=["duration"], p_target=P, where="channel = 'tel'")
-    d = evaluate(synth.filter(channel="tel"), by=["duration"], p_target=P)
+    c = evaluate(tmp_path / "ds", by=["duration"], operating_points=P, where="channel = 'tel'")
+    d = evaluate(synth.filter(channel="tel"), by=["duration"], operating_points=P)
     assert c.equals(d)
 
 
 def test_flat_table_and_costs(synth):
-    res = evaluate(synth.filter(system="sys1"), p_target=[0.01], c_miss=10, c_fa=1)
+    res = evaluate(synth.filter(system="sys1"),
+                   operating_points=OperatingPoints([0.01], c_miss=10, c_fa=1))
     flat = explode_dcf(res)
     assert flat.height == 1
     row = flat.row(0, named=True)
@@ -89,7 +91,7 @@ def test_degenerate_groups_warn_once_with_null_metrics():
     df = pl.DataFrame({"score": [1.0, 0.0, 2.0, 3.0], "label": [True, False, True, True],
                        "cond": ["a", "a", "b", "b"]})
     with pytest.warns(DegenerateGroupWarning, match="cond=b") as rec:
-        res = evaluate(df, by="cond", p_target=0.5)
+        res = evaluate(df, by="cond", operating_points=0.5)
     assert len(rec) == 1
     b = res.filter(cond="b").row(0, named=True)
     assert (b["n_tar"], b["n_non"], b["eer"], b["cllr"]) == (2, 0, None, None)
@@ -98,7 +100,7 @@ def test_degenerate_groups_warn_once_with_null_metrics():
 
 def test_unknown_labels_are_left_out():
     df = pl.DataFrame({"score": [1.0, 0.0, 5.0], "label": [True, False, None]})
-    res = evaluate(df, p_target=0.5)
+    res = evaluate(df, operating_points=0.5)
     assert (res["n_tar"][0], res["n_non"][0]) == (1, 1)
 
 
@@ -136,7 +138,7 @@ def test_equalized_summary_brute_force():
 
 
 def test_equalize_by_columns(synth):
-    res = evaluate(synth.filter(system="sys1"), equalize_by="duration", p_target=P)
+    res = evaluate(synth.filter(system="sys1"), equalize_by="duration", operating_points=P)
     assert {"eq_eer"} <= set(res.columns)
     assert {"eq_act_dcf_norm", "eq_min_dcf_norm"} <= set(explode_dcf(res).columns)
 
@@ -172,7 +174,7 @@ def _brute_eer(tar: np.ndarray, non: np.ndarray, method: str) -> float:
 @pytest.mark.parametrize("method", ["rocch", "nist", "kaldi"])
 def test_eer_methods_on_real_data(method):
     df = pl.read_parquet(DATA / "real" / "fvcaus_plda" / "fvcaus_plda.parquet")
-    res = evaluate(df, p_target=0.01, eer_method=method)
+    res = evaluate(df, operating_points=0.01, metrics=[Binary(eer_method=method)])
     tar = df.filter("label")["score"].to_numpy()
     non = df.filter(~pl.col("label"))["score"].to_numpy()
     assert res["eer"][0] == pytest.approx(_brute_eer(tar, non, method), rel=1e-12, abs=1e-15)

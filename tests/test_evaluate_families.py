@@ -19,7 +19,7 @@ import pytest
 
 from scoreframe import evaluate
 from scoreframe.errors import ScoreframeError
-from scoreframe.metrics import forensic, spoof
+from scoreframe.metrics import Binary, forensic, spoof
 from scoreframe.results.tandem import tandem_t_dcf
 
 DATA = Path(__file__).parent / "data" / "real" / "asvspoof5_fusion_dev" / \
@@ -40,7 +40,7 @@ def classes(df: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def test_spoof_and_forensic_columns_per_group(sasv):
     asv = sasv.filter(pl.col("system") == "asv")
-    res = evaluate(asv, by="half", spoof=True, forensic=True)
+    res = evaluate(asv, by="half", metrics=["spoof", "forensic"])
     for half in ("0", "1", "all"):
         part = asv if half == "all" else asv.filter(pl.col("half") == half)
         row = res.filter(pl.col("half") == half).row(0, named=True)
@@ -62,7 +62,7 @@ def test_spoof_and_forensic_columns_per_group(sasv):
 
 def test_asvspoof_eer_method(sasv):
     cm = sasv.filter(pl.col("system") == "cm")
-    res = evaluate(cm, by="half", eer_method="asvspoof")
+    res = evaluate(cm, by="half", metrics=[Binary(eer_method="asvspoof")])
     tar = cm.filter(pl.col("label"))["score"].to_numpy()
     non = cm.filter(~pl.col("label"))["score"].to_numpy()
     assert res.filter(pl.col("half") == "all")["eer"][0] == spoof.asvspoof_eer(tar, non)["eer"]
@@ -80,11 +80,11 @@ def test_tandem_matches_the_array_api(sasv):
 
 def test_spoof_needs_trial_type(sasv):
     with pytest.raises(ScoreframeError, match="trial_type"):
-        evaluate(sasv.drop("trial_type"), spoof=True)
+        evaluate(sasv.drop("trial_type"), metrics=["spoof"])
     bad = sasv.with_columns(pl.when(pl.col("model") == "t000003").then(pl.lit("bonafide"))
                             .otherwise(pl.col("trial_type")).alias("trial_type"))
     with pytest.raises(ScoreframeError, match="bonafide"):
-        evaluate(bad, spoof=True)
+        evaluate(bad, metrics=["spoof"])
 
 
 def test_cli_spoof_tandem_json(sasv, tmp_path):

@@ -11,8 +11,10 @@ import polars as pl
 import pytest
 
 from scoreframe import evaluate, explode_dcf
+from scoreframe.metrics import Binary, Intervals
 from scoreframe.results.bootstrap import bootstrap_evaluate
 from scoreframe.results.compare import compare as sf_compare
+from scoreframe.stats import Engine
 
 
 def data(n: int = 6000) -> pl.DataFrame:
@@ -26,8 +28,8 @@ def data(n: int = 6000) -> pl.DataFrame:
 
 def test_intervals_equal_the_bootstrap_module_and_bracket_the_value():
     df = data()
-    kw = {"by": "g", "p_target": [0.1, 0.5], "bootstrap": 80, "seed": 3,
-          "resample": ["model", "segment"]}
+    kw = {"by": "g", "operating_points": [0.1, 0.5],
+          "intervals": Intervals(bootstrap=80, seed=3, resample=["model", "segment"])}
     res = evaluate(df, **kw)
     ref = bootstrap_evaluate(df, **kw)
     for m in ("eer", "cllr", "min_cllr"):
@@ -40,7 +42,8 @@ def test_intervals_equal_the_bootstrap_module_and_bracket_the_value():
 
 
 def test_no_eer_interval_for_other_conventions():
-    res = evaluate(data(2000), bootstrap=20, eer_method="nist")
+    res = evaluate(data(2000), intervals=Intervals(bootstrap=20),
+                   metrics=[Binary(eer_method="nist")])
     assert "eer_lo" not in res.columns and "cllr_lo" in res.columns
 
 
@@ -63,8 +66,8 @@ def test_cli_bootstrap_json_and_table(tmp_path):
 @pytest.mark.parametrize("limit", ["2GB", "64KiB"])
 def test_same_intervals_on_both_engines(limit):
     df = data(3000)
-    res = evaluate(df, bootstrap=25, memory_limit=limit)
-    assert res["cllr_lo"][0] == evaluate(df, bootstrap=25)["cllr_lo"][0]
+    res = evaluate(df, intervals=Intervals(bootstrap=25), engine=Engine(memory_limit=limit))
+    assert res["cllr_lo"][0] == evaluate(df, intervals=Intervals(bootstrap=25))["cllr_lo"][0]
 
 
 # --- a metric declared once, with the interval flag, appears with intervals everywhere ---------
@@ -93,9 +96,9 @@ def test_a_declared_metric_gets_intervals_everywhere(declared_metric, tmp_path, 
                      df.with_columns(system=pl.lit("B"), score=pl.col("score") * 0.5)])
     path = tmp_path / "ds.parquet"
     two.write_parquet(path)
-    eng = {"memory": {"memory_limit": "2GB"}, "streaming": {"memory_limit": "64KiB"},
-           "dask": {"engine": "dask", "workers": 2}}[engine]
-    kw = {"by": "g", "bootstrap": 30, "seed": 2, "resample": ["model", "segment"]}
+    eng = {"engine": {"memory": Engine("memory"), "streaming": Engine("streaming"),
+                      "dask": Engine("dask", workers=2)}[engine]}
+    kw = {"by": "g", "intervals": Intervals(bootstrap=30, seed=2, resample=["model", "segment"])}
     res = evaluate(str(path), **kw, **eng)
     assert {"tar_share", "tar_share_lo", "tar_share_hi"} <= set(res.columns)
     cols = res.columns

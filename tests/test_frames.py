@@ -46,10 +46,10 @@ def test_every_input_gives_the_same_rows(trials, tmp_path):
 
 
 def test_every_input_gives_the_same_evaluation(trials, tmp_path):
-    want = sf.evaluate(trials, by="gender", p_target=0.1)
+    want = sf.evaluate(trials, by="gender", operating_points=0.1)
     assert want.height == 3  # f, m, pooled
     for kind, data in _inputs(trials, tmp_path).items():
-        assert sf.evaluate(data, by="gender", p_target=0.1).equals(want), kind
+        assert sf.evaluate(data, by="gender", operating_points=0.1).equals(want), kind
 
 
 def test_pandas_named_index_becomes_columns(trials):

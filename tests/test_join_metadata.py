@@ -9,6 +9,7 @@ import scoreframe as sf
 from scoreframe.cli import main
 from scoreframe.errors import AlignmentError
 from scoreframe.frames.align import join_metadata
+from scoreframe.stats import Engine
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def test_a_joined_query_out_of_core_equals_in_memory(dataset):
     root, df, models, segs = dataset
     lf = (sf.scan_trials(root / "ds").join(models.lazy(), on="model")
           .join(segs.lazy(), on="segment"))
-    small = sf.evaluate(lf, by=["age", "mic"], memory_limit="64KiB", workers=2)
+    small = sf.evaluate(lf, by=["age", "mic"], engine=Engine(memory_limit="64KiB", workers=2))
     whole = sf.evaluate(lf.collect(), by=["age", "mic"])
     assert small.sort("age", "mic").equals(whole.sort("age", "mic"))
 

@@ -21,6 +21,7 @@ from scoreframe.kernels.cohort import (
     row_topk,
 )
 from scoreframe.norm import cohort_statistics, normalize, read_embeddings
+from scoreframe.stats import Engine
 
 DIM = 6
 N_COHORT = 40
@@ -140,9 +141,9 @@ def test_cohort_score_tables_match_twin(tmp_path: Path, method: str, convention:
                       ddof=ddof, cohort_scores=(enr, tst))
         return
     dd = ddof if ddof is not None else (1 if convention == "speechbrain" else 0)
-    out = normalize(d["trials"], method=method, convention=convention, top_k=top_k,
-                    ddof=ddof, cohort_scores=(enr, tst), memory_limit="64MB",
-                    workers=2).collect()
+    out = normalize(d["trials"], method=method, convention=convention, top_k=top_k, ddof=ddof,
+                    cohort_scores=(enr, tst),
+                    engine=Engine(memory_limit="64MB", workers=2)).collect()
     col = "score_" + method + (str(kk) if kk is not None else "")
     np.testing.assert_allclose(out[col].to_numpy(), _twin(d, method, kk, dd), rtol=1e-12,
                                atol=1e-12)
@@ -165,7 +166,8 @@ def test_statistics_identical_whatever_batches_workers_order(tmp_path: Path) -> 
         sub.mkdir()
         enr, tst = _cohort_tables(d, sub, n_files=n_files, seed=seed)
         st = cohort_statistics(method=["snorm", "asnorm7"], cohort_scores=(enr, tst),
-                               memory_limit=limit, workers=workers).sort("side", "id", "top_k")
+                               engine=Engine(memory_limit=limit, workers=workers)
+                               ).sort("side", "id", "top_k")
         if ref is None:
             ref = st
         assert st.equals(ref)  # bit for bit
@@ -179,7 +181,7 @@ def test_embedding_statistics_identical_whatever_block_size_and_workers() -> Non
     # 500 cohort entries: 256-row blocks of ~1 MB each; one or two in flight
     for limit, workers in ((10**9, 1), (2 * 10**5, 2), (10**6, 1), (2 * 10**6, 2)):
         st = cohort_statistics(method=["snorm", "asnorm50"], embeddings=(e, e), cohort=c,
-                               workers=workers, memory_limit=limit)
+                               engine=Engine(memory_limit=limit, workers=workers))
         if ref is None:
             ref = st
         assert st.equals(ref)

@@ -76,7 +76,7 @@ def charts() -> dict[str, alt.TopLevelMixin]:
             curves.nber_curve(df.filter(pl.col("system") == "A"), prior_log_odds=grid),
             components=True, p_target=[0.1]),
         "ape": plots.ape_plot(curves.ape_curve(df, prior_log_odds=np.linspace(-5, 5, 21)),
-                              evaluate(df, p_target=0.1)),
+                              evaluate(df, operating_points=0.1)),
         "calibration": plots.calibration_plot(calibration_map({"linear": cal, "pav": pav},
                                                               lo=-4, hi=5, n=11)),
         "histogram": plots.histogram_plot(curves.histogram_frame(df, bins=8)),

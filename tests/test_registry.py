@@ -10,6 +10,7 @@ from scoreframe import evaluate, explode_dcf
 from scoreframe.kernels import rocch as kr
 from scoreframe.metrics import registry
 from scoreframe.results.before_after import before_after, columns
+from scoreframe.stats import Engine
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def test_one_declaration_adds_a_column_everywhere(fresh_registry):
     registry.declare(registry.Metric(
         "uer10", "UER(10)", "%", lambda g: kr.uer(g.stats.blocks, 10.0), scale=100.0))
     df = data()
-    res = evaluate(df, by="gender", memory_limit="16KiB")  # out of core too
+    res = evaluate(df, by="gender", engine=Engine(memory_limit="16KiB"))  # out of core too
     assert "uer10" in res.columns
     tar = df.filter(pl.col("label"))["score"].to_numpy()
     non = df.filter(~pl.col("label"))["score"].to_numpy()
@@ -37,7 +38,7 @@ def test_one_declaration_adds_a_column_everywhere(fresh_registry):
     assert res.filter(pl.col("gender") == "all")["uer10"][0] == pytest.approx(
         uer(tar, non, r=10.0), abs=1e-15)
     assert "uer10" in columns()
-    t = before_after({"before": df.drop("gender")}, p_target=0.1)
+    t = before_after({"before": df.drop("gender")}, operating_points=0.1)
     assert t["uer10"].null_count() == 0
     assert registry.lookup("uer10").header == "UER(10) (%)"
 
@@ -46,7 +47,7 @@ def test_per_operating_point_declaration_goes_into_the_dcf_structs(fresh_registr
     registry.declare(registry.Metric(
         "pmiss_act", "Pmiss", "", lambda g: g.act_counts()[0] / g.n_tar,
         per_operating_point=True))
-    flat = explode_dcf(evaluate(data(), p_target=[0.1, 0.5]))
+    flat = explode_dcf(evaluate(data(), operating_points=[0.1, 0.5]))
     assert flat["pmiss_act"].to_list() == pytest.approx(
         (flat["n_miss_act"] / flat["n_tar"]).to_list())
 

@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from scoreframe import evaluate, explode_dcf
+from scoreframe.metrics import Intervals
 from scoreframe.results.tandem import tandem_t_dcf
 from scoreframe.views.report import build_report, render_html
 
@@ -24,13 +25,13 @@ def sasv() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def report(sasv):
-    return build_report(sasv, p_target=[0.01, 0.1], bootstrap=40, forensic=True,
-                        tandem=("asv", "cm"), title="t")
+    return build_report(sasv, p_target=[0.01, 0.1], intervals=Intervals(bootstrap=40),
+                        forensic=True, tandem=("asv", "cm"), title="t")
 
 
 def test_summary_carries_every_family_and_interval(report, sasv):
     s = report.summary
-    ref = evaluate(sasv, p_target=[0.01, 0.1], spoof=True, forensic=True)
+    ref = evaluate(sasv, operating_points=[0.01, 0.1], metrics=["spoof", "forensic"])
     for c in ("eer", "a_dcf", "sasv_eer", "auc", "elub_upper_log10"):
         assert s[c].to_list() == ref[c].to_list()
     assert (s["eer_lo"] <= s["eer"]).all() and (s["eer"] <= s["eer_hi"]).all()
@@ -65,6 +66,6 @@ def test_report_forest_plot_of_two_systems(tmp_path):
     from scoreframe import synth_chunks
 
     df = pl.concat(list(synth_chunks(3000, n_systems=2, seed=1)))
-    rep = build_report(df, compare=("sys1", "sys2"), bootstrap=30)
+    rep = build_report(df, compare=("sys1", "sys2"), intervals=Intervals(bootstrap=30))
     assert rep.comparison is not None and set(rep.comparison["metric"]) >= {"eer", "cllr"}
     assert "forest" in [n for _, n, _ in rep.charts()]

@@ -34,6 +34,7 @@ from scoreframe.cli.main import main
 from scoreframe.errors import ScoreframeError
 from scoreframe.frames._sql_guard import MAX_OPERATORS, MAX_WHERE_CHARS, apply_where, where_expr
 from scoreframe.frames.sql import connect, query
+from scoreframe.stats import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "TOPSECRET_7f3a9c"  # the content of the secret files: must never be printed
@@ -414,7 +415,8 @@ def test_where_errors_name_a_text_input_on_one_line(command, where, world):
 LIBRARY = {
     "scan_trials": lambda data, w: sf.scan_trials(data, where=w).collect(),
     "evaluate": lambda data, w: sf.evaluate(data, where=w),
-    "evaluate-out-of-core": lambda data, w: sf.evaluate(data, where=w, memory_limit="2KiB"),
+    "evaluate-out-of-core": lambda data, w: sf.evaluate(data, where=w,
+                                                        engine=Engine(memory_limit="2KiB")),
     "evaluate-frame": lambda data, w: sf.evaluate(pl.read_parquet(data), where=w),
     "calibration": lambda data, w: sf.LinearCalibration().fit(data, where=w),
 }

@@ -25,9 +25,10 @@ from scoreframe.errors import DegenerateError, ScoreframeError, ValidationError
 from scoreframe.kernels import eer_conventions as ke
 from scoreframe.kernels.elementary import exact_sum, exact_to_float
 from scoreframe.kernels.sorted_scores import sort_scores
+from scoreframe.metrics import Binary
 from scoreframe.metrics.registry import GroupStats, OperatingPoints
 from scoreframe.results.evaluate import group_statistics
-from scoreframe.stats import Context, Request, merge_all, parse_memory, reduce_sorted
+from scoreframe.stats import Context, Engine, Request, merge_all, parse_memory, reduce_sorted
 from scoreframe.stats.outofcore import SPILL_PREFIX, clean_stale_spills
 from scoreframe.stats.summary import DetCorners, KaldiEer, NistEer
 
@@ -146,7 +147,7 @@ def brute_hull_eer(sc, lab):
 def test_rocch_eer_and_prbep_brute_force(seed):
     rng = np.random.default_rng(100 + seed)
     sc, lab = tied_data(rng, int(rng.integers(5, 120)), inf=False)
-    res = evaluate(pl.DataFrame({"score": sc, "label": lab}), p_target=0.5)
+    res = evaluate(pl.DataFrame({"score": sc, "label": lab}), operating_points=0.5)
     assert res["eer"][0] == pytest.approx(brute_hull_eer(sc, lab), abs=1e-12)
     # PRBEP: on the hull in count coordinates, #miss = #fa
     pm, pf = brute_rates(sc, lab)
@@ -194,10 +195,10 @@ def test_nist_and_kaldi_eer_brute_force(seed):
     rng = np.random.default_rng(200 + seed)
     sc, lab = tied_data(rng, int(rng.integers(5, 150)))
     df = pl.DataFrame({"score": sc, "label": lab})
-    nist = evaluate(df, eer_method="nist")["eer"][0]
+    nist = evaluate(df, metrics=[Binary(eer_method="nist")])["eer"][0]
     assert nist == pytest.approx(brute_nist_eer(sc, lab), abs=1e-12)
     assert nist == pytest.approx(ke.steppy_eer(sort_scores(sc[lab], sc[~lab])), abs=1e-12)
-    assert evaluate(df, eer_method="kaldi")["eer"][0] == brute_kaldi_eer(sc, lab)
+    assert evaluate(df, metrics=[Binary(eer_method="kaldi")])["eer"][0] == brute_kaldi_eer(sc, lab)
 
 
 def test_equalized_min_dcf_brute_force():
@@ -207,7 +208,7 @@ def test_equalized_min_dcf_brute_force():
     part = rng.choice(["x", "y", "z"], n, p=[0.6, 0.3, 0.1])
     df = pl.DataFrame({"score": sc, "label": lab, "lang": part})
     p = np.array([0.05, 0.3])
-    res = explode_dcf(evaluate(df, p_target=p, equalize_by="lang"))
+    res = explode_dcf(evaluate(df, operating_points=p, equalize_by="lang"))
     thr = np.concatenate((np.unique(sc), [np.inf]))
     parts = np.unique(part)
     pm = np.mean([[np.mean(sc[lab & (part == v)] < t) for t in thr] for v in parts], axis=0)
@@ -243,10 +244,14 @@ def frame(n: int = 30_000, seed: int = 0) -> pl.DataFrame:
 def test_out_of_core_equals_in_memory_bit_for_bit(kw, tmp_path, monkeypatch):
     monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path))
     df = frame()
-    a = evaluate(df, p_target=[0.01, 0.2], **kw)
-    stats, _ = group_statistics(df, p_target=[0.01, 0.2], memory_limit="400KB", **kw)
+    ekw = {k: v for k, v in kw.items() if k != "eer_method"}
+    if "eer_method" in kw:
+        ekw["metrics"] = [Binary(eer_method=kw["eer_method"])]
+    a = evaluate(df, operating_points=[0.01, 0.2], **ekw)
+    stats, _ = group_statistics(df, p_target=[0.01, 0.2], engine=Engine(memory_limit="400KB"),
+                                **kw)
     assert stats.engine == "out-of-core" and stats.n_ranges > 4
-    b = evaluate(df, p_target=[0.01, 0.2], memory_limit="400KB", **kw)
+    b = evaluate(df, operating_points=[0.01, 0.2], engine=Engine(memory_limit="400KB"), **ekw)
     assert a.drop("dcf").equals(b.drop("dcf"))
     assert explode_dcf(a).equals(explode_dcf(b))
     assert not list(tmp_path.iterdir())  # the spill directory is gone
@@ -261,10 +266,10 @@ def test_out_of_core_any_number_of_ranges(limit, many, tmp_path, monkeypatch):
     df = df.with_columns(pl.when(pl.int_range(pl.len()) % 997 == 0).then(float("inf"))
                          .when(pl.int_range(pl.len()) % 991 == 0).then(float("-inf"))
                          .otherwise(pl.col("score")).alias("score"))
-    stats, _ = group_statistics(df, by="gender", memory_limit=limit)
+    stats, _ = group_statistics(df, by="gender", engine=Engine(memory_limit=limit))
     assert stats.engine == "out-of-core" and (stats.n_ranges > 48) == many
-    a = evaluate(df, by="gender", p_target=[0.01, 0.2])
-    b = evaluate(df, by="gender", p_target=[0.01, 0.2], memory_limit=limit)
+    a = evaluate(df, by="gender", operating_points=[0.01, 0.2])
+    b = evaluate(df, by="gender", operating_points=[0.01, 0.2], engine=Engine(memory_limit=limit))
     assert a.drop("dcf").equals(b.drop("dcf")) and explode_dcf(a).equals(explode_dcf(b))
 
 
@@ -277,7 +282,7 @@ def test_plain_directory_with_condition_column(tmp_path, monkeypatch):
     for i, chunk in enumerate(df.iter_slices(3_000)):
         chunk.write_parquet(d / f"part-{i}.parquet")
     a = evaluate(df, by="gender")
-    b = evaluate(d, by="gender", memory_limit="300KB", workers=2)
+    b = evaluate(d, by="gender", engine=Engine(memory_limit="300KB", workers=2))
     assert explode_dcf(a).equals(explode_dcf(b))
 
 
@@ -292,8 +297,9 @@ def test_any_partition_into_files_gives_identical_metrics(tmp_path_factory, seed
     cuts = np.sort(rng.choice(np.arange(1, df.height), size=n_files - 1, replace=False))
     for i, (lo, hi) in enumerate(zip(np.r_[0, cuts], np.r_[cuts, df.height], strict=True)):
         df.slice(int(lo), int(hi - lo)).write_parquet(d / f"f{i}.parquet")
-    a = explode_dcf(evaluate(frame(3_000, seed=seed), by="lang", p_target=[0.1, 0.5]))
-    b = explode_dcf(evaluate(d, by="lang", p_target=[0.1, 0.5], memory_limit=limit))
+    a = explode_dcf(evaluate(frame(3_000, seed=seed), by="lang", operating_points=[0.1, 0.5]))
+    b = explode_dcf(evaluate(d, by="lang", operating_points=[0.1, 0.5],
+                             engine=Engine(memory_limit=limit)))
     assert a.equals(b)
 
 
@@ -301,7 +307,7 @@ def test_hive_dataset_out_of_core_equals_in_memory(tmp_path):
     df = frame(10_000, seed=5)
     write_trials(df, tmp_path / "hive", partition_by=["gender"])
     a = evaluate(df, by=["gender", "lang"])
-    b = evaluate(tmp_path / "hive", by=["gender", "lang"], memory_limit="256KB",
+    b = evaluate(tmp_path / "hive", by=["gender", "lang"], engine=Engine(memory_limit="256KB"),
                  where="lang <> 'es'")
     c = evaluate(df.filter(pl.col("lang") != "es"), by=["gender", "lang"])
     assert explode_dcf(b).equals(explode_dcf(c))
@@ -319,8 +325,8 @@ def small() -> pl.DataFrame:
 def test_duplicates_are_errors(limit):
     dup = pl.concat([small(), small().head(1)])
     with pytest.raises(ValidationError, match="duplicate trials.*model=a, segment=x"):
-        evaluate(dup, memory_limit=limit)
-    assert evaluate(dup, validate=False, memory_limit=limit)["n_tar"][0] == 3
+        evaluate(dup, engine=Engine(memory_limit=limit))
+    assert evaluate(dup, validate=False, engine=Engine(memory_limit=limit))["n_tar"][0] == 3
 
 
 def test_duplicates_across_hive_partitions(tmp_path):
@@ -330,7 +336,7 @@ def test_duplicates_across_hive_partitions(tmp_path):
         small().write_parquet(d / f"gender={part}" / "part-0.parquet")
     for limit in ("2GB", "2KiB"):
         with pytest.raises(ValidationError, match="duplicate trials"):
-            evaluate(d, by="gender", memory_limit=limit)
+            evaluate(d, by="gender", engine=Engine(memory_limit=limit))
 
 
 def test_same_trial_in_two_systems_is_not_a_duplicate():
@@ -357,7 +363,7 @@ def test_validated_dataset_skips_the_duplicate_check(tmp_path, monkeypatch):
 def test_unknown_label_spellings_are_errors(limit):
     df = small().with_columns(pl.Series("label", ["target", "nontarget", "maybe", "target"]))
     with pytest.raises(ValidationError, match="label.*accepted spellings.*1 trial"):
-        evaluate(df, memory_limit=limit)
+        evaluate(df, engine=Engine(memory_limit=limit))
 
 
 @pytest.mark.parametrize("limit", ["2GB", "2KiB"])
@@ -365,7 +371,7 @@ def test_unknown_label_spellings_are_errors(limit):
 def test_null_and_nan_scores_are_errors(limit, bad):
     df = small().with_columns(pl.Series("score", [2.0, bad, 0.5, 1.0]))
     with pytest.raises(ValidationError, match="score.*missing values"):
-        evaluate(df, memory_limit=limit)
+        evaluate(df, engine=Engine(memory_limit=limit))
 
 
 def test_errors_name_the_dataset(tmp_path):
@@ -383,7 +389,7 @@ def test_errors_name_the_file_and_row_in_a_directory(tmp_path, limit):
     small().with_columns(pl.Series("label", ["target", "nontarget", "true", "??"])) \
         .with_columns(model=pl.lit("z")).write_parquet(d / "b.parquet")
     with pytest.raises(ValidationError, match=r"first in file `.*b\.parquet`, row 4"):
-        evaluate(d, memory_limit=limit)
+        evaluate(d, engine=Engine(memory_limit=limit))
 
 
 @pytest.mark.parametrize("limit", ["1GB", "2KiB"])
@@ -393,27 +399,27 @@ def test_files_that_disagree_on_types_are_a_clear_error(tmp_path, limit):
     small().write_parquet(d / "a.parquet")
     small().with_columns(pl.col("label").cast(pl.String)).write_parquet(d / "b.parquet")
     with pytest.raises(ScoreframeError, match="ds"):
-        evaluate(d, memory_limit=limit)
+        evaluate(d, engine=Engine(memory_limit=limit))
 
 
 @pytest.mark.parametrize("limit", ["2GB", "2KiB"])
 def test_zero_rows_is_an_error(limit):
     with pytest.raises(DegenerateError, match="nothing to evaluate"):
-        evaluate(small().filter(pl.col("score") > 100), memory_limit=limit)
+        evaluate(small().filter(pl.col("score") > 100), engine=Engine(memory_limit=limit))
     with pytest.raises(DegenerateError):
-        evaluate(small(), where="score > 100", by="model", memory_limit=limit)
+        evaluate(small(), where="score > 100", by="model", engine=Engine(memory_limit=limit))
 
 
 def test_score_label_only_data_is_valid(tmp_path):
     df = small().select("score", "label")
     df.write_parquet(tmp_path / "s.parquet")
-    assert evaluate(tmp_path / "s.parquet", memory_limit="2KiB")["eer"][0] == \
+    assert evaluate(tmp_path / "s.parquet", engine=Engine(memory_limit="2KiB"))["eer"][0] == \
         evaluate(df)["eer"][0]
 
 
 def test_bad_engine_options():
     with pytest.raises(ScoreframeError, match="memory_limit"):
-        evaluate(small(), memory_limit="lots")
+        evaluate(small(), engine=Engine(memory_limit="lots"))
     with pytest.raises(ScoreframeError, match="engine"):
         evaluate(small(), engine="spark")
     assert parse_memory("1.5GiB") == int(1.5 * 1024**3)
@@ -429,7 +435,7 @@ def test_no_spill_survives_an_error(tmp_path, monkeypatch):
     bad = frame(100).with_columns(pl.lit(float("nan")).alias("score"))
     bad.write_parquet(d / "b.parquet")
     with pytest.raises(ValidationError, match="NaN"):
-        evaluate(d, memory_limit="64KB")
+        evaluate(d, engine=Engine(memory_limit="64KB"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
 
 
@@ -466,7 +472,7 @@ def test_group_stats_metrics_match_scalar_api():
     g = GroupStats(reduce_sorted(sort_scores(tar, non), request_for(declared(), ops)), ops)
     got = {m.name: np.atleast_1d(m.compute(g))[0] for m in declared()
            if m.name in ("eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm")}
-    res = evaluate(pl.DataFrame({"score": sc, "label": lab}), p_target=p)
+    res = evaluate(pl.DataFrame({"score": sc, "label": lab}), operating_points=p)
     row = explode_dcf(res).row(0, named=True)
     assert (g.n_tar, g.n_non) == (row["n_tar"], row["n_non"]) == (lab.sum(), (~lab).sum())
     for name, value in got.items():
@@ -512,10 +518,10 @@ def test_spill_root_default_is_the_temp_dir(tmp_path, monkeypatch):
     sc, lab = tied_data(np.random.default_rng(3), 6_000)
     df = pl.DataFrame({"score": sc, "label": lab})
     want = evaluate(df)  # in memory
-    got = [evaluate(df, memory_limit="256KB")]
+    got = [evaluate(df, engine=Engine(memory_limit="256KB"))]
     monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(env_dir))
-    got.append(evaluate(df, memory_limit="256KB"))
-    got.append(evaluate(df, memory_limit="256KB", spill_dir=str(arg_dir)))
+    got.append(evaluate(df, engine=Engine(memory_limit="256KB")))
+    got.append(evaluate(df, engine=Engine(memory_limit="256KB", spill_dir=str(arg_dir))))
     assert roots == [system_tmp, env_dir, arg_dir]
     for d in (system_tmp, env_dir, arg_dir):
         assert list(d.iterdir()) == []  # nothing left behind

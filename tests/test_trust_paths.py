@@ -12,6 +12,8 @@ import pytest
 
 import scoreframe as sf
 from scoreframe.errors import DegenerateError, ScoreframeError, ValidationError
+from scoreframe.metrics import Intervals
+from scoreframe.stats import Engine
 
 SMALL = pl.DataFrame({"model": ["a", "a", "b", "b"], "segment": ["x", "y", "x", "y"],
                       "score": [2.0, -1.0, 0.5, 1.0], "label": [True, False, False, True]})
@@ -23,9 +25,9 @@ def two(df: pl.DataFrame) -> pl.DataFrame:
 
 PATHS = {
     "evaluate": lambda d: sf.evaluate(d),
-    "evaluate-out-of-core": lambda d: sf.evaluate(d, memory_limit="2KiB"),
-    "bootstrap": lambda d: sf.bootstrap_evaluate(d, bootstrap=5),
-    "compare": lambda d: sf.compare(d, "s1", "s2", bootstrap=5),
+    "evaluate-out-of-core": lambda d: sf.evaluate(d, engine=Engine(memory_limit="2KiB")),
+    "bootstrap": lambda d: sf.bootstrap_evaluate(d, intervals=Intervals(bootstrap=5)),
+    "compare": lambda d: sf.compare(d, "s1", "s2", intervals=Intervals(bootstrap=5)),
     "det_curve": lambda d: sf.det_curve(d),
     "dcf_points": lambda d: sf.dcf_points(d),
     "linear-calibration": lambda d: sf.LinearCalibration().fit(d),

@@ -29,6 +29,7 @@ from scoreframe.errors import AlignmentError, ScoreframeWarning, ValidationError
 from scoreframe.frames.synth import synth_chunks
 from scoreframe.kernels import cllr as kc
 from scoreframe.kernels.sorted_scores import pav_blocks, sort_scores
+from scoreframe.metrics import Intervals
 from scoreframe.results.compare import compare
 from scoreframe.results.evaluate import evaluate, explode_dcf
 from scoreframe.results.tandem import tandem_t_dcf
@@ -56,7 +57,7 @@ def test_evaluate_min_cllr_of_tied_scores_is_one_and_inside_its_interval() -> No
     n = 40
     df = pl.DataFrame({"model": [f"m{i}" for i in range(n)], "segment": ["s"] * n,
                        "score": [0.0] * n, "label": [i % 3 == 0 for i in range(n)]})
-    res = evaluate(df, bootstrap=50, seed=3)
+    res = evaluate(df, intervals=Intervals(bootstrap=50, seed=3))
     row = res.row(0, named=True)
     assert row["min_cllr"] == 1.0
     assert row["cllr"] == 1.0  # llr 0 everywhere: calibrated, so no calibration loss
@@ -68,7 +69,7 @@ def test_evaluate_min_cllr_of_tied_scores_is_one_and_inside_its_interval() -> No
 def test_bootstrap_interval_of_tied_scores_is_exactly_one(n: int) -> None:
     df = pl.DataFrame({"score": [0.0] * n, "label": [i % 3 == 0 for i in range(n)]})
     for seed in range(3):
-        row = evaluate(df, bootstrap=200, seed=seed).row(0, named=True)
+        row = evaluate(df, intervals=Intervals(bootstrap=200, seed=seed)).row(0, named=True)
         assert row["min_cllr_lo"] == row["min_cllr"] == row["min_cllr_hi"] == 1.0
 
 
@@ -89,8 +90,9 @@ def test_min_cllr_never_exceeds_cllr_or_one_on_ties() -> None:
 def test_compare_points_equal_evaluate_bit_for_bit() -> None:
     df = pl.concat(synth_chunks(4000, n_systems=2, seed=11, n_conditions=3))
     p = [0.01, 0.1]
-    cmp = compare(df, "sys1", "sys2", by="condition", p_target=p, bootstrap=20)
-    ev = evaluate(df, by="condition", p_target=p)
+    cmp = compare(df, "sys1", "sys2", by="condition", operating_points=p,
+                  intervals=Intervals(bootstrap=20))
+    ev = evaluate(df, by="condition", operating_points=p)
     scalars = [m for m in cmp.filter(pl.col("p_target").is_null())["metric"].unique()
                if m in ev.columns]
     assert {"eer", "cllr", "min_cllr"} <= set(scalars)
@@ -126,7 +128,7 @@ def _sasv(label: list[object]) -> pl.DataFrame:
 def test_consistent_labels_and_trial_types_are_accepted() -> None:
     for lab in ([True, True, False, False, False, False],
                 ["target", "target", "nontarget", "nontarget", "nontarget", None]):
-        res = evaluate(_sasv(lab), spoof=True)
+        res = evaluate(_sasv(lab), metrics=["spoof"])
         assert res["n_spoof"][0] == (2 if lab[-1] is not None else 1)
 
 
@@ -139,7 +141,7 @@ def test_consistent_labels_and_trial_types_are_accepted() -> None:
 ])
 def test_label_contradicting_trial_type_is_an_error(label, shown) -> None:
     with pytest.raises(ValidationError) as err:
-        evaluate(_sasv(label), spoof=True)
+        evaluate(_sasv(label), metrics=["spoof"])
     text = str(err.value)
     assert "contradicts `trial_type`" in text and shown in text
 
@@ -148,11 +150,11 @@ def test_cm_labels_bona_fide_are_accepted_per_system() -> None:
     """A CM system labels bona fide trials (target and nontarget) True: not a contradiction."""
     asv = _sasv([True, True, False, False, False, False]).with_columns(system=pl.lit("asv"))
     cm = _sasv([True, True, True, True, False, False]).with_columns(system=pl.lit("cm"))
-    res = evaluate(pl.concat([asv, cm]), spoof=True)
+    res = evaluate(pl.concat([asv, cm]), metrics=["spoof"])
     assert res["n_spoof"].to_list() == [2, 2]
     mixed = cm.with_columns(label=pl.Series([True, True, True, False, False, False]))
     with pytest.raises(ValidationError, match="in system `cm`: 1 'nontarget'"):
-        evaluate(pl.concat([asv, mixed]), spoof=True)
+        evaluate(pl.concat([asv, mixed]), metrics=["spoof"])
 
 
 def test_label_contradicting_trial_type_cli_exit_2(tmp_path, capsys) -> None:

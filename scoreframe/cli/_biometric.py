@@ -22,10 +22,10 @@ from scoreframe.cli.options import (
     real_in,
     text_arg,
 )
-from scoreframe.metrics import CONVENTIONS
+from scoreframe.metrics import CONVENTIONS, Biometric
 
 __all__ = ["TARGET_COLUMNS", "add_biometric_options", "add_report_biometric_options",
-           "biometric_kwargs", "flat_for_csv", "print_targets", "report_biometric_kwargs"]
+           "biometric_option", "flat_for_csv", "print_targets", "report_biometric_kwargs"]
 
 #: The list-of-struct columns of the biometric verification results.
 TARGET_COLUMNS = ("fnmr_at_fmr", "fmr_at_fnmr", "at_threshold", "fixed")
@@ -54,11 +54,16 @@ def add_biometric_options(p: argparse.ArgumentParser) -> None:
                         "FMR/FNMR/HTER on the others (or on --where)")
 
 
-def biometric_kwargs(a: argparse.Namespace) -> dict[str, object]:
-    """Keyword arguments of :func:`scoreframe.evaluate` from the biometric options."""
-    return {"biometric": a.biometric, "fmr": a.fmr, "fnmr": a.fnmr,
-            "at_threshold": a.at_threshold, "strict": a.strict, "convention": a.convention,
-            "threshold_from": a.threshold_from}
+def biometric_option(a: argparse.Namespace) -> Biometric | None:
+    """The :class:`~scoreframe.metrics.Biometric` of ``metrics=`` from the biometric options.
+
+    ``None`` unless ``--biometric``, a target, a threshold or ``--threshold-from`` is given
+    (``--strict`` and ``--convention`` alone change nothing).
+    """
+    if not (a.biometric or a.fmr or a.fnmr or a.at_threshold or a.threshold_from is not None):
+        return None
+    return Biometric(fmr=a.fmr or (), fnmr=a.fnmr or (), at_threshold=a.at_threshold or (),
+                     strict=a.strict, convention=a.convention, threshold_from=a.threshold_from)
 
 
 def print_targets(res: pl.DataFrame, group_cols: list[str]) -> None:

@@ -30,7 +30,7 @@ def report_sets(outputs: list[tuple[str, pl.LazyFrame]], p_target: list[float],
             say(f"{shown(name)}: no labels, no before/after table")
             continue
         frames.append(before_after({"before": raw_stages(out), "after": out},
-                                   p_target=p_target, set_name=name))
+                                   operating_points=p_target, set_name=name))
     if frames:
         print_before_after(pl.concat(frames), title=title)
 

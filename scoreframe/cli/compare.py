@@ -2,7 +2,7 @@
 
 Also defines the interval options (``--bootstrap``, ``--ci``, ``--resample``, ``--seed``,
 ``--interval``) once, for ``compare`` and for ``evaluate`` (:func:`add_interval_options`,
-:func:`interval_kwargs`).
+:func:`intervals_of`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from scoreframe.cli.options import (
     by_options,
     column_arg,
     dataset_options,
-    engine_kwargs,
+    engine_of,
     engine_options,
     int_in,
     name_arg,
@@ -31,10 +31,12 @@ from scoreframe.cli.options import (
     reading_options,
 )
 from scoreframe.errors import UsageError, message
+from scoreframe.metrics import Intervals, OperatingPoints
 from scoreframe.metrics.registry import declared
+from scoreframe.results.bootstrap import DEFAULT_INTERVALS
 from scoreframe.results.compare import compare
 
-__all__ = ["add_interval_options", "cmd_compare", "format_interval", "interval_kwargs",
+__all__ = ["add_interval_options", "cmd_compare", "format_interval", "intervals_of",
            "register"]
 
 
@@ -61,8 +63,8 @@ def add_interval_options(p: argparse.ArgumentParser, *, bootstrap_default: int |
                    help="interval method")
 
 
-def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
-    """Keyword arguments of the bootstrap functions from the interval options."""
+def intervals_of(a: argparse.Namespace) -> Intervals | None:
+    """The :class:`~scoreframe.metrics.Intervals` of the interval options (``None``: none)."""
     if a.bootstrap is None:  # its range is checked while parsing (--bootstrap B)
         given = [o for o, v, default in (("--ci", a.ci, 0.95), ("--resample", a.resample,
                                          ["trial"]), ("--interval", a.interval, "percentile"))
@@ -70,10 +72,9 @@ def interval_kwargs(a: argparse.Namespace) -> dict[str, object]:
         if given:
             raise UsageError(f"{', '.join(given)} set how intervals are computed, and "
                              "intervals need --bootstrap B (e.g. --bootstrap 1000)")
-    resample = list(a.resample)
-    return {"bootstrap": a.bootstrap, "ci": a.ci,
-            "resample": resample[0] if resample == ["trial"] else resample,
-            "seed": a.seed, "interval": a.interval}
+        return None
+    return Intervals(bootstrap=a.bootstrap, ci=a.ci, resample=tuple(a.resample), seed=a.seed,
+                     method=a.interval)
 
 
 def format_interval(value: object, lo: object, hi: object, *, rate: bool = False) -> str:
@@ -100,11 +101,11 @@ def cmd_compare(a: argparse.Namespace) -> int:
         raise UsageError(message("--systems needs exactly two system names",
                                  got=" ".join(a.systems) or "none"))
     check_output_format(a, machine=("json", "csv", "parquet"))
-    kw = interval_kwargs(a)
+    iv = intervals_of(a)
     res = compare(dataset_source(a), a.systems[0], a.systems[1], by=a.by, where=a.where,
-                  p_target=a.p_target, c_miss=a.c_miss, c_fa=a.c_fa, **engine_kwargs(a),
-                  trial_id=getattr(a, "trial_id", None) or None,
-                  **kw)  # type: ignore[arg-type]  # argparse options forwarded as keywords
+                  operating_points=OperatingPoints(tuple(a.p_target), a.c_miss, a.c_fa),
+                  intervals=iv or DEFAULT_INTERVALS, engine=engine_of(a),
+                  validate=getattr(a, "trial_id", None) or True)
     if a.format != "table":
         emit_frame(res, a.format, a.output, a.overwrite)
         return 0

@@ -13,7 +13,7 @@ from scoreframe.cli.options import (
     add_command,
     column_arg,
     dataset_options,
-    engine_kwargs,
+    engine_of,
     engine_options,
     output_options,
     probability_open,
@@ -21,7 +21,7 @@ from scoreframe.cli.options import (
     real_in,
 )
 from scoreframe.errors import UsageError, message
-from scoreframe.metrics import IntervalOptions
+from scoreframe.metrics import Intervals
 from scoreframe.results._differentials import differentials
 
 __all__ = ["cmd_differentials", "register"]
@@ -44,12 +44,13 @@ def cmd_differentials(a: argparse.Namespace) -> int:
         if given:
             raise UsageError(f"{', '.join(given)} set how intervals are computed, and "
                              "intervals need --bootstrap B (e.g. --bootstrap 1000)")
-    iv = {} if a.bootstrap is None else {"intervals": IntervalOptions(
-        bootstrap=a.bootstrap, ci=a.ci, seed=a.seed, interval=a.interval,
-        resample=tuple(a.resample))}
+    iv = None if a.bootstrap is None else Intervals(
+        bootstrap=a.bootstrap, ci=a.ci, seed=a.seed, method=a.interval,
+        resample=tuple(a.resample))
     d = differentials(dataset_source(a), by=a.by, fmr=a.fmr, threshold=a.threshold,
                       pair_with=a.pair_with, where=a.where, alpha=a.alpha,
-                      garbe_weight=a.garbe_weight, **iv, **engine_kwargs(a))
+                      garbe_weight=a.garbe_weight, intervals=iv, engine=engine_of(a),
+                      validate=getattr(a, "trial_id", None) or True)
     with_iv = "rate_lo" in d.groups.columns
     if a.format == "table":
         g = d.groups

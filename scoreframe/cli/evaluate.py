@@ -9,11 +9,11 @@ import polars as pl
 
 from scoreframe.cli._biometric import (
     add_biometric_options,
-    biometric_kwargs,
+    biometric_option,
     flat_for_csv,
     print_targets,
 )
-from scoreframe.cli.compare import add_interval_options, interval_kwargs
+from scoreframe.cli.compare import add_interval_options, intervals_of
 from scoreframe.cli.console import (
     emit_frame,
     fmt,
@@ -32,13 +32,14 @@ from scoreframe.cli.options import (
     add_command,
     by_options,
     dataset_options,
-    engine_kwargs,
+    engine_of,
     engine_options,
     name_arg,
     operating_point_options,
     output_options,
     reading_options,
 )
+from scoreframe.metrics import Binary, OperatingPoints
 from scoreframe.metrics.registry import declared, table_metrics
 from scoreframe.metrics.scalar import EER_METHODS
 from scoreframe.results.evaluate import evaluate, explode_dcf, group_columns
@@ -86,12 +87,20 @@ def add_evaluate_options(p: argparse.ArgumentParser) -> None:
 
 
 def evaluate_kwargs(a: argparse.Namespace) -> dict[str, object]:
-    """Keyword arguments of :func:`scoreframe.evaluate` from the evaluate options."""
+    """Keyword arguments of :func:`scoreframe.evaluate` from the evaluate options.
+
+    The options become the library's objects: ``metrics=`` (families, a
+    :class:`~scoreframe.metrics.Binary` with the EER method, a
+    :class:`~scoreframe.metrics.Biometric`), ``intervals=`` and ``engine=``.
+    """
     trial_id = getattr(a, "trial_id", None)
-    return {"eer_method": a.eer_method, "equalize_by": a.equalize_by or [],
-            **engine_kwargs(a), "validate": a.validate is not False,
-            "trial_id": trial_id or None, "spoof": a.spoof, "forensic": a.forensic,
-            **{k: (v or 0) if k == "bootstrap" else v for k, v in interval_kwargs(a).items()}}
+    bm = biometric_option(a) if hasattr(a, "biometric") else None
+    metrics: list[object] = [Binary(eer_method=a.eer_method)]
+    metrics += [f for f in ("spoof", "forensic") if getattr(a, f)]
+    metrics += [bm] if bm is not None else []
+    return {"metrics": metrics, "equalize_by": a.equalize_by or [], "engine": engine_of(a),
+            "validate": False if a.validate is False else (trial_id or True),
+            "intervals": intervals_of(a)}
 
 
 # --- end of the evaluate option group -----------------------------------------------------------
@@ -103,8 +112,9 @@ def run_evaluate(dataset: str | pl.LazyFrame, *, by: list[str], where: str | Non
     """Evaluate with a progress bar over groups."""
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
-        return evaluate(dataset, by=by, where=where, p_target=p_target, c_miss=c_miss,
-                        c_fa=c_fa, progress=lambda d, t: prog.update(task, completed=d, total=t),
+        return evaluate(dataset, by=by, where=where,
+                        operating_points=OperatingPoints(tuple(p_target), c_miss, c_fa),
+                        progress=lambda d, t: prog.update(task, completed=d, total=t),
                         **options)  # type: ignore[arg-type]  # argparse options forwarded as keywords
 
 
@@ -169,12 +179,12 @@ def cmd_evaluate(a: argparse.Namespace) -> int:
     check_output_format(a, machine=("json", "csv", "parquet"))
     source = dataset_source(a, library_trial_id=True)
     res = run_evaluate(source, by=a.by, where=a.where, p_target=a.p_target,
-                       c_miss=a.c_miss, c_fa=a.c_fa, **evaluate_kwargs(a),
-                       **biometric_kwargs(a))
+                       c_miss=a.c_miss, c_fa=a.c_fa, **evaluate_kwargs(a))
     tandem = None
     if a.tandem:
         tandem = tandem_t_dcf(source, asv=a.tandem[0], cm=a.tandem[1], where=a.where,
-                              variant=a.t_dcf_variant, unpaired=a.tandem_unpaired)
+                              variant=a.t_dcf_variant, unpaired=a.tandem_unpaired,
+                              engine=engine_of(a))
     if a.format == "table":
         print_results(res, title=f"EER method: {a.eer_method}")
         print_targets(res, group_columns(res))

@@ -15,6 +15,8 @@ from scoreframe.cli.options import (
     add_command,
     by_options,
     dataset_options,
+    engine_of,
+    engine_options,
     int_in,
     output_options,
     probability_open,
@@ -77,7 +79,7 @@ def cmd_identify(a: argparse.Namespace) -> int:
     """Run ``scoreframe identify``."""
     check_output_format(a, machine=("json", "csv", "parquet"))
     res = identify(_source(a), rank=a.rank, fpir=a.fpir, by=a.by, where=a.where,
-                   tie=a.tie, threshold=a.threshold)
+                   tie=a.tie, threshold=a.threshold, engine=engine_of(a))
     by = [c for c in res.columns[: res.columns.index("n_searches")]]
     flat = flat_rows(res, by)
     if a.format == "table":
@@ -107,7 +109,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                               "condition",
                     parents=[dataset_options(HELP), by_options(),
                              output_options(("table", "json", "csv", "parquet"),
-                                            default="table")])
+                                            default="table"), engine_options()])
     p.add_argument("--rank", action=ListAction, converter=int_in(1, 1_000_000), default=[1],
                    metavar="K",
                    help="ranks of the CMC and of the open-set rates, e.g. --rank 1 5 10")

@@ -20,6 +20,8 @@ from scoreframe.cli.options import (
     MAX_ITER,
     ListAction,
     add_command,
+    engine_of,
+    engine_options,
     first_positional,
     int_in,
     output_options,
@@ -48,7 +50,8 @@ def cmd_mc_evaluate(a: argparse.Namespace) -> int:
 
     check_output_format(a, machine=("json",))
     p_target = a.p_target or [0.5]
-    res = evaluate_multiclass(a.scores, a.truth, by=a.by, p_target=p_target)
+    res = evaluate_multiclass(a.scores, a.truth, by=a.by, p_target=p_target,
+                              engine=engine_of(a))
     groups = [c for c in res.columns if c not in (*MC_COLUMNS, "cmxe_norm", "expected_cost",
                                                   "min_cavg", "cavg_by_p")]
     if a.format == "json":
@@ -74,14 +77,15 @@ def cmd_mc_train(a: argparse.Namespace) -> int:
     fuse = a.mc_kind == "fuse"
     model = (MulticlassFusion if fuse else MulticlassCalibration)(max_iter=a.max_iter)
     scores = _mc_scores(a.scores) if fuse else _mc_scores(a.scores[:1])
-    model.fit(scores, a.truth)
+    model.fit(scores, a.truth)  # type: ignore[arg-type]  # one path (a frame) when calibrating
     model.save(a.output, overwrite=a.overwrite)
     tr = model.training_
     state = "converged" if tr["converged"] else "NOT converged: " + tr["message"]
     say(f"{model.method}: {tr['n_segments']} segments, {tr['n_classes']} classes; normalized "
           f"Cmxe {tr['initial_objective']:.6g} -> {tr['objective_value']:.6g} "
           f"({tr['n_iter']} iterations, {state}); model written to {shown(a.output)}")
-    _mc_before_after(model.transform(scores).collect(), a.truth,
+    out = model.transform(scores)  # type: ignore[arg-type]  # one path (a frame) when calibrating
+    _mc_before_after(out.collect(), a.truth,
                      f"{model.method} on the training set")
     return 0
 
@@ -109,7 +113,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mc_sub = mc.add_subparsers(dest="mc_command", required=True)
     me = add_command(mc_sub, "evaluate", func=cmd_mc_evaluate, first="SCORES",
                      help_text="Cmxe, information, error rate, LRE Cavg",
-                     parents=[output_options(("table", "json"), default="table")])
+                     parents=[output_options(("table", "json"), default="table"),
+                              engine_options()])
     first_positional(me, "scores", metavar="SCORES",
                      help="long (segment, class, score) or wide / LRE22 TSV")
     me.add_argument("--truth", type=path_arg(), required=True, help="segment -> true class table")

@@ -15,7 +15,7 @@ from scoreframe.cli.options import (
     ListAction,
     add_command,
     dataset_options,
-    engine_kwargs,
+    engine_of,
     engine_options,
     int_in,
     output_options,
@@ -66,7 +66,7 @@ def cmd_norm(a: argparse.Namespace) -> int:
                                  got=a.save_statistics))
     kw: dict[str, Any] = {"method": a.method, "top_k": a.top_k, "ddof": a.ddof,
                           "convention": a.convention, "exclude_same_id": a.exclude_same_id,
-                          **engine_kwargs(a)}
+                          "engine": engine_of(a)}
     if a.cohort_scores:
         kw["cohort_scores"] = tuple(a.cohort_scores)
     elif a.embeddings:
@@ -92,7 +92,7 @@ def cmd_norm(a: argparse.Namespace) -> int:
         if stats is not None:
             kw = {k: v for k, v in kw.items() if k not in (
                 "cohort_scores", "embeddings", "cohort", "center", "exclude_same_id",
-                "memory_limit", "workers", "engine", "scheduler")}
+                "engine")}
             out = normalize(trials, statistics=stats, layout=a.layout, **kw)
         else:
             out = normalize(trials, layout=a.layout, progress=tick, **kw)
@@ -138,7 +138,7 @@ def _summary(a: argparse.Namespace, out: pl.LazyFrame) -> None:
             out.with_columns(pl.col(col).alias("score")).select(keep)
             .with_columns(pl.lit(col.removeprefix("score_")).alias("system"))
             for col in norm_cols])
-    table = explode_dcf(evaluate(out, p_target=a.p_target))
+    table = explode_dcf(evaluate(out, operating_points=a.p_target, engine=engine_of(a)))
     keep = ["system", "n_tar", "n_non", "eer", "p_target", "min_dcf_norm", "act_dcf_norm"]
     print_frame(table.select(keep).with_columns(pl.col("eer") * 100).rename(
         {"eer": "eer (%)"}), "before/after normalization", left=("system",))
@@ -153,7 +153,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parents=[dataset_options("trial table (model, segment, score; without score, cosine "
                                  "scores come from the embeddings)"),
                  output_options(help_text="output trials: parquet file or dataset, csv, tsv"),
-                 engine_options(accepted=("engine", "memory_limit", "workers", "scheduler"))],
+                 engine_options()],
         func=cmd_norm)
     src = p.add_argument_group("cohort (exactly one)")
     src.add_argument("--cohort-scores", nargs=2, metavar=("ENR", "TST"),

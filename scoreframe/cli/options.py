@@ -34,14 +34,15 @@ from typing import Any, NoReturn
 
 from scoreframe import io as sio
 from scoreframe.errors import UsageError, message, printable
+from scoreframe.stats import Engine
 from scoreframe.stats.dask import check_scheduler_address
 from scoreframe.stats.engine import ENGINES, parse_memory
 
 __all__ = ["ENGINE_OPTIONS", "KINDS", "MAX_BOOTSTRAP", "MAX_COST", "MAX_ITER", "MAX_SEED",
            "MAX_SIZE", "MAX_WORKERS", "Distinct", "Formatter", "ListAction", "OptionType",
            "Parser", "add_command", "by_options", "column_arg", "columns_arg",
-           "dataset_options", "engine_kwargs", "engine_options", "first_positional", "int_in",
-           "join_options",
+           "dataset_options", "engine_kwargs", "engine_of", "engine_options",
+           "first_positional", "int_in", "join_options",
            "max_line_bytes_option", "missing_arg", "name_arg", "objective_arg",
            "operating_point_options", "option_kind", "output_options", "overwrite_option",
            "path_arg", "prior",
@@ -640,9 +641,10 @@ def engine_options(*, accepted: Collection[str] = ENGINE_OPTIONS) -> argparse.Ar
     g = p.add_argument_group("engine")
     if "engine" in accepted:
         g.add_argument("--engine", choices=ENGINES, default=ENGINES[0],
-                       help="local: in memory when the trials fit in --memory-limit, else out "
-                            "of core (score ranges spilled to a temporary directory); dask: "
-                            "the same tasks on Dask workers")
+                       help="auto: in memory when the selected trials fit in --memory-limit, "
+                            "else out of core; memory: always in memory; streaming: always "
+                            "out of core (score ranges spilled to a temporary directory); "
+                            "dask: the out-of-core tasks on Dask workers")
     if "memory_limit" in accepted:
         g.add_argument("--memory-limit", type=size_bytes(), default="1GiB", metavar="SIZE",
                        help="memory budget of the reduction's data, e.g. 2GB or 512MiB: above "
@@ -668,15 +670,23 @@ def engine_options(*, accepted: Collection[str] = ENGINE_OPTIONS) -> argparse.Ar
     return p
 
 
-def engine_kwargs(a: argparse.Namespace) -> dict[str, Any]:
-    """The library keywords of the engine options a command has (see :func:`engine_options`).
+def engine_of(a: argparse.Namespace) -> Engine:
+    """The :class:`~scoreframe.Engine` of the engine options a command has.
 
     Raises
     ------
     UsageError
         ``--scheduler`` without ``--engine dask``.
+    EngineError
+        ``--engine dask`` without Dask installed (the message names the install).
     """
-    kw = {k: getattr(a, k) for k in ENGINE_OPTIONS if hasattr(a, k)}
-    if kw.get("scheduler") and kw.get("engine") != "dask":
+    kw = {k: getattr(a, k) for k in ENGINE_OPTIONS if getattr(a, k, None) is not None}
+    kind = kw.pop("engine", ENGINES[0])
+    if kw.get("scheduler") and kind != "dask":
         raise UsageError(message("--scheduler needs --engine dask", got=kw["scheduler"]))
-    return kw
+    return Engine(kind, **kw)
+
+
+def engine_kwargs(a: argparse.Namespace) -> dict[str, Any]:
+    """``{"engine": engine_of(a)}``: the library keyword of the engine options."""
+    return {"engine": engine_of(a)}

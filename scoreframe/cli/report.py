@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 
 from scoreframe.cli._biometric import add_report_biometric_options, report_biometric_kwargs
-from scoreframe.cli.compare import add_interval_options, interval_kwargs
+from scoreframe.cli.compare import add_interval_options, intervals_of
 from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.inputs import (
     dataset_label,
@@ -22,6 +22,8 @@ from scoreframe.cli.options import (
     add_command,
     by_options,
     dataset_options,
+    engine_of,
+    engine_options,
     name_arg,
     operating_point_options,
     output_options,
@@ -81,8 +83,7 @@ def cmd_report(a: argparse.Namespace) -> int:
                                      hint="Write a checked copy first: scoreframe convert "
                                           "DATASET --trial-id COLS -o copy, then report it."))
         extra["trial_id"] = a.trial_id
-    if a.bootstrap:
-        extra.update(interval_kwargs(a))
+    extra["intervals"] = intervals_of(a)
     extra.update(report_biometric_kwargs(a))
     extra.update(spoof=True if a.spoof else None, forensic=a.forensic,
                  tandem=a.tandem, t_dcf_variant=a.t_dcf_variant, compare=a.compare,
@@ -92,6 +93,7 @@ def cmd_report(a: argparse.Namespace) -> int:
         rep = build_report(dataset_source(a, library_trial_id=True), by=a.by, where=a.where,
                            p_target=a.p_target, calibration=cal, **extra,  # type: ignore[arg-type]  # argparse options forwarded as keywords
                            title=a.title or f"scoreframe report: {Path(dataset_label(a)).name}",
+                           engine=engine_of(a),
                            progress=lambda d, t: prog.update(task, completed=d, total=t))
         chart_task = prog.add_task("rendering charts", total=None)
         write_report(rep, a.output, overwrite=a.overwrite, export_dir=a.export_dir,
@@ -109,7 +111,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help_text="one offline HTML report: summary table, DET/NBER/APE",
                     parents=[dataset_options(), reading_options(), by_options(),
                              operating_point_options(costs=False),
-                             output_options(required=True, help_text="report.html")])
+                             output_options(required=True, help_text="report.html"),
+                             engine_options()])
     r.add_argument("--calibration", type=path_arg(),
                    help="calibrate with MODEL.json before evaluating")
     r.add_argument("--allow-other-system", action="store_true",

@@ -10,8 +10,9 @@ imports nothing from the statistics layer or the views.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias, TypeGuard
 
 import polars as pl
 
@@ -19,18 +20,47 @@ from scoreframe.errors import FormatError, ScoreframeError, message
 from scoreframe.io import guess_format, scan_trials
 from scoreframe.io.parquet import apply_where
 
-__all__ = ["ARROW_DATASETS", "ARROW_TYPES", "Data", "as_lazy", "is_frame_like", "path_format"]
+__all__ = ["ARROW_DATASETS", "ARROW_TYPES", "ArrowDataset", "ArrowStream", "By", "Data",
+           "as_lazy", "by_columns", "is_frame_like", "parquet_source", "path_format"]
 
 #: pyarrow in-memory frames.
 ARROW_TYPES = ("Table", "RecordBatch")
 #: pyarrow datasets, scanned lazily (``pyarrow.dataset.dataset(...)``); not frame-like.
 ARROW_DATASETS = ("FileSystemDataset", "InMemoryDataset", "UnionDataset")
 
-#: Anything :func:`as_lazy` accepts.
-Data: TypeAlias = "pl.DataFrame | pl.LazyFrame | str | Path | Any"
+class ArrowStream(Protocol):
+    """A frame that exports the Arrow C stream interface: a pandas DataFrame, a pyarrow Table."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The Arrow C stream capsule (the Arrow PyCapsule interface)."""
 
 
-def is_frame_like(data: object) -> bool:
+class ArrowDataset(Protocol):
+    """A pyarrow dataset (``pyarrow.dataset.dataset(...)``), scanned lazily."""
+
+    def scanner(self, *args: object, **kwargs: object) -> object:
+        """A scanner over the dataset's fragments."""
+
+
+#: Anything :func:`as_lazy` accepts: the one type of trial data of every entry point.
+Data: TypeAlias = pl.DataFrame | pl.LazyFrame | str | Path | ArrowStream | ArrowDataset
+#: What ``by=`` accepts: column names, or one comma-separated string.
+By: TypeAlias = Sequence[str] | str | None
+
+
+def by_columns(by: By) -> list[str]:
+    """The columns of a ``by=`` value: a list, or a comma-separated string (the one normalizer).
+
+    >>> by_columns("gender,channel"), by_columns(["gender"]), by_columns(None)
+    (['gender', 'channel'], ['gender'], [])
+    """
+    if by is None:
+        return []
+    items = by.split(",") if isinstance(by, str) else list(by)
+    return [c.strip() if isinstance(c, str) else c for c in items if c != ""]
+
+
+def is_frame_like(data: object) -> TypeGuard[pl.DataFrame | pl.LazyFrame | ArrowStream]:
     """True for Polars/pandas DataFrames, LazyFrames and pyarrow Tables (in-memory frames)."""
     if isinstance(data, pl.DataFrame | pl.LazyFrame):
         return True
@@ -73,7 +103,8 @@ def as_lazy(data: Data, *, where: str | None = None) -> pl.LazyFrame:
         # run again and streamed in record batches at each collection, never collected whole
         from scoreframe.frames._sql_tables import relation_frame
 
-        return apply_where(relation_frame(lambda: (data, lambda: None), name="DuckDB relation"),
+        rel: Any = data  # a DuckDBPyRelation (duckdb is imported only when used)
+        return apply_where(relation_frame(lambda: (rel, lambda: None), name="DuckDB relation"),
                            where, source="the DuckDB relation given")
     raise ScoreframeError(message(
         "unsupported trial data", expected="a path, a polars DataFrame/LazyFrame, a pandas "
@@ -98,6 +129,27 @@ def path_format(path: str | Path) -> str:
     return guess_format(path)
 
 
+def parquet_source(path: str | Path) -> tuple[str | Path, bool]:
+    """What to scan for a Parquet path, and whether it is a hive dataset (the one resolver).
+
+    A directory is a hive dataset of its ``*.parquet`` files (at any depth); a file or a glob
+    is scanned as given. A directory without Parquet files, or a path that does not exist, is
+    a :class:`~scoreframe.errors.FormatError` naming it.
+
+    >>> parquet_source("ds/*.parquet")
+    ('ds/*.parquet', False)
+    """
+    p = Path(path)
+    if p.is_dir():
+        if not any(p.rglob("*.parquet")):
+            raise FormatError(message("no parquet files", where=f"directory `{p}`",
+                                      expected="a Parquet dataset"))
+        return str(p / "**" / "*.parquet"), True
+    if p.exists() or any(ch in str(path) for ch in "*?["):
+        return path, False
+    raise FormatError(message(f"no such file or directory `{p}`"))
+
+
 def scan_raw(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     """Like :func:`as_lazy`, but a Parquet path is scanned as stored: labels are not normalized.
 
@@ -108,16 +160,7 @@ def scan_raw(data: Data, *, where: str | None = None) -> pl.LazyFrame:
     if not isinstance(data, str | Path) or path_format(data) != "parquet":
         return as_lazy(data, where=where)
     path = Path(data)
-    if path.is_dir():
-        if not any(path.rglob("*.parquet")):
-            raise FormatError(message("no parquet files", where=f"directory `{path}`",
-                                      expected="a Parquet dataset"))
-        src: str | Path = str(path / "**" / "*.parquet")
-        hive = True
-    elif path.exists() or any(ch in str(path) for ch in "*?["):
-        src, hive = path, False
-    else:
-        raise FormatError(message(f"no such file or directory `{path}`"))
+    src, hive = parquet_source(path)
     try:
         lf = pl.scan_parquet(src, hive_partitioning=hive or None)
         lf.collect_schema()

@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, ScoreframeError, UsageError, message
 from scoreframe.frames._sql_tables import NamedTable, TableSource, named_tables, relation_frame
+from scoreframe.frames.lazy import parquet_source
 from scoreframe.io.atomic import registered_temp
 
 __all__ = ["connect", "query", "scan_query"]
@@ -59,11 +60,9 @@ CONFINED = {
 
 def _files(dataset: str | Path) -> tuple[list[Path], bool]:
     p = Path(dataset)
-    if p.is_dir():
-        files = sorted(Path(os.path.abspath(f)) for f in p.rglob("*.parquet"))
-        if not files:
-            raise FormatError(message("no parquet files", where=f"directory `{p}`"))
-        return files, True
+    _, hive = parquet_source(p)  # the one resolver's checks and messages
+    if hive:
+        return sorted(Path(os.path.abspath(f)) for f in p.rglob("*.parquet")), True
     if not p.is_file():
         raise FormatError(message(f"no such file or directory `{p}`"))
     return [Path(os.path.abspath(p))], False

@@ -37,8 +37,10 @@ from scoreframe.errors import (
     ValidationError,
     message,
 )
+from scoreframe.frames.lazy import by_columns
 from scoreframe.kernels import biometric as kb
 from scoreframe.kernels import identification as ki
+from scoreframe.stats import EngineLike, as_engine
 from scoreframe.stats.groups import POOLED
 
 __all__ = ["THRESHOLD_CONVENTIONS", "Searches", "cmc_curve", "fnir_fpir_curve", "identify",
@@ -213,7 +215,7 @@ def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
     >>> search_statistics(df, max_rank=2).groups  # one probe code per probe, no conditions
     [(), ()]
     """
-    by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c]
+    by_cols = by_columns(by)
     if max_rank < 1:
         raise ScoreframeError(message("bad rank", expected="ranks >= 1", got=str(max_rank)))
     lf = _scan(data, where)
@@ -357,7 +359,8 @@ def _checks(rank: Sequence[int] | int, fpir: Sequence[float] | float | None, tie
 def identify(data: Any, *, rank: Sequence[int] | int = (1,),
              fpir: Sequence[float] | float | None = None, by: Sequence[str] | str | None = None,
              where: str | None = None, tie: str = "pessimistic", threshold: str = "exact",
-             pooled: bool = True, batch_rows: int = BATCH_ROWS) -> pl.DataFrame:
+             pooled: bool = True, batch_rows: int | None = None,
+             engine: EngineLike = "auto") -> pl.DataFrame:
     """Closed- and open-set identification rates per condition.
 
     Parameters
@@ -376,6 +379,10 @@ def identify(data: Any, *, rank: Sequence[int] | int = (1,),
         ``"optimistic"`` or ``"stable"`` (input order, as pyeer).
     threshold
         ``"exact"`` (lowest threshold with FPIR <= target) or ``"bob"``.
+    batch_rows, engine
+        Candidate rows reduced per streaming batch (default: from the engine's memory limit,
+        about 200 bytes a row, at most 10^6); ``engine`` as in :func:`scoreframe.evaluate`.
+        Every kind reduces the batches in this process; results do not depend on either.
 
     Returns
     -------
@@ -400,6 +407,10 @@ def identify(data: Any, *, rank: Sequence[int] | int = (1,),
 {'rank': 3, 'identification_rate': 1.0}]
     """
     ranks, targets = _checks(rank, fpir, tie, threshold)
+    if batch_rows is None:
+        batch_rows = max(1024, min(BATCH_ROWS, as_engine(engine).limit // 200))
+    else:
+        as_engine(engine)  # checked the same way
     s = search_statistics(data, by=by, where=where, max_rank=max(ranks), batch_rows=batch_rows)
     return summary(s, rank=ranks, fpir=targets, tie=tie, threshold=threshold, pooled=pooled)
 

@@ -27,8 +27,9 @@ from scoreframe.metrics._biometric import (
 )
 from scoreframe.metrics._intervals import INTERVALS as INTERVALS  # shared with results/
 from scoreframe.metrics._intervals import MAX_BOOTSTRAP as MAX_BOOTSTRAP  # shared with results/
-from scoreframe.metrics._intervals import IntervalOptions
-from scoreframe.metrics._intervals import Intervals as Intervals  # shared with results/
+from scoreframe.metrics._intervals import IntervalBounds as IntervalBounds  # shared with results/
+from scoreframe.metrics._intervals import IntervalOptions as IntervalOptions  # the old name
+from scoreframe.metrics._intervals import Intervals
 from scoreframe.metrics._intervals import (  # shared with results/, not public
     interval_metrics as interval_metrics,
 )
@@ -38,6 +39,7 @@ from scoreframe.metrics._intervals import (  # shared with results/, not public
 from scoreframe.metrics._intervals import (  # shared with results/, not public
     replicate_values as replicate_values,
 )
+from scoreframe.metrics._options import Binary, Biometric
 from scoreframe.metrics.forensic import auc
 from scoreframe.metrics.registry import (
     GroupStats,
@@ -65,8 +67,10 @@ from scoreframe.metrics.scalar import (
 
 __all__ = [
     "RatesAt",
+    "Binary",
+    "Biometric",
     "GroupStats",
-    "IntervalOptions",
+    "Intervals",
     "Metric",
     "OperatingPoints",
     "act_dcf",

@@ -47,7 +47,7 @@ def interval_bounds(values: F64, estimate: F64, stats: ScoreStats, options: Inte
     """
     b = options.bootstrap
     v = np.asarray(values, dtype=np.float64)
-    if options.interval == "bca":
+    if options.method == "bca":
         jk = v[b:].copy()
         untouched = np.array([st.n_tar == stats.n_tar and st.n_non == stats.n_non
                               for st in stats.replicates[b:]], dtype=bool)

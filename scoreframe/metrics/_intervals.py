@@ -23,8 +23,8 @@ from scoreframe.metrics.registry import GroupStats, Metric, OperatingPoints
 from scoreframe.stats._resampling import MAX_BOOTSTRAP, TRIAL, Replicates
 from scoreframe.stats.summary import ScoreStats
 
-__all__ = ["INTERVALS", "MAX_BOOTSTRAP", "TRIAL", "IntervalOptions", "Intervals",
-           "interval_metrics", "metric_intervals", "replicate_values"]
+__all__ = ["INTERVALS", "MAX_BOOTSTRAP", "TRIAL", "IntervalBounds", "IntervalOptions",
+           "Intervals", "interval_metrics", "metric_intervals", "replicate_values"]
 
 F64 = NDArray[np.float64]
 INTERVALS = ("percentile", "bca")
@@ -33,21 +33,35 @@ Key = tuple[str, bool]  # (metric name, per operating point)
 
 
 @dataclass(frozen=True)
-class IntervalOptions:
-    """How replicates are drawn and intervals formed (validated on creation).
+class Intervals:
+    """Bootstrap confidence intervals: how replicates are drawn and intervals formed.
 
-    Attributes
+    Passed as ``intervals=`` to :func:`scoreframe.evaluate`, :func:`scoreframe.compare` and
+    :func:`scoreframe.bootstrap_evaluate`; checked when created.
+
+    Parameters
     ----------
     bootstrap
-        Replicates ``B``, from 2 to :data:`MAX_BOOTSTRAP` (100,000).
+        Replicates ``B``, from 2 to :data:`MAX_BOOTSTRAP` (100,000): beyond it the Monte
+        Carlo error of an interval end is far below the sampling uncertainty it measures.
     ci
         Nominal coverage, in ``(0, 1)``.
     resample
-        ``("trial",)`` or id columns resampled independently (``("model", "segment")``).
+        ``"trial"`` (each trial is a unit, identified by its ``model`` and ``segment``
+        values, or by its row position when the data has neither), or id columns resampled
+        independently: ``("model", "segment")`` is the two-way bootstrap for evaluations
+        that reuse speakers. A column that the data lacks is an error when the data is read.
     seed
-        Any integer.
-    interval
-        ``"percentile"`` or ``"bca"``.
+        Any integer; the same seed gives identical intervals on any engine, number of
+        workers, memory limit, row order and split of the data into files.
+    method
+        ``"percentile"`` or ``"bca"`` (bias-corrected and accelerated; acceleration from a
+        delete-a-block jackknife over the resampling units, in the same pass).
+
+    See Also
+    --------
+    scoreframe.evaluate : takes ``intervals=Intervals(...)``.
+    OperatingPoints : the other options object of an evaluation.
 
     See Also
     --------
@@ -57,7 +71,9 @@ class IntervalOptions:
 
     Examples
     --------
-    >>> IntervalOptions(bootstrap=0)
+    >>> Intervals(bootstrap=200, resample=["model", "segment"]).resample
+    ('model', 'segment')
+    >>> Intervals(bootstrap=0)
     Traceback (most recent call last):
     ...
     scoreframe.errors.ScoreframeError: bad `bootstrap`: expected an integer in [2, 100000]; got 0
@@ -65,14 +81,15 @@ class IntervalOptions:
 
     bootstrap: int = 1000
     ci: float = 0.95
-    resample: tuple[str, ...] = (TRIAL,)
+    resample: str | Sequence[str] = (TRIAL,)
     seed: int = 0
-    interval: Interval = "percentile"
+    method: Interval = "percentile"
 
     def __post_init__(self) -> None:
+        """Check every option; ``resample`` is stored as a tuple."""
         check_positive_int(self.bootstrap, name="bootstrap", minimum=2, maximum=MAX_BOOTSTRAP)
         check_probability(self.ci, name="ci")
-        check_choice(self.interval, name="interval", choices=INTERVALS)
+        check_choice(self.method, name="method", choices=INTERVALS)
         resample = (self.resample,) if isinstance(self.resample, str) else tuple(self.resample)
         object.__setattr__(self, "resample", resample)
         self.replicates(())  # checks seed and resample
@@ -82,8 +99,13 @@ class IntervalOptions:
         seed = self.seed
         if isinstance(seed, np.integer):
             seed = int(seed)
-        return Replicates(self.resample, seed, int(self.bootstrap), self.interval == "bca",
-                          tuple(ids) if self.resample == (TRIAL,) else ())
+        resample = tuple(self.resample)
+        return Replicates(resample, seed, int(self.bootstrap), self.method == "bca",
+                          tuple(ids) if resample == (TRIAL,) else ())
+
+
+#: The name of :class:`Intervals` in the code of this session's other branches (merged later).
+IntervalOptions = Intervals
 
 
 def interval_metrics(metrics: Sequence[Metric], *, eer_method: str = "rocch") -> list[Metric]:
@@ -116,21 +138,15 @@ def replicate_values(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[
 
 
 @dataclass(frozen=True)
-class Intervals:
-    """The intervals of one group: bounds per metric and the defined replicates.
-
-    See Also
-    --------
-    IntervalOptions : How intervals are computed.
-    scoreframe.bootstrap_evaluate : Intervals on every metric.
-    """
+class IntervalBounds:
+    """The intervals of one group: bounds per metric and the defined replicates."""
 
     n_replicates: int
     bounds: dict[Key, tuple[F64, F64]]
 
 
 def metric_intervals(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[Metric],
-                     options: IntervalOptions) -> Intervals:
+                     options: Intervals) -> IntervalBounds:
     """Percentile or BCa bounds of ``metrics`` from the replicates carried by ``stats``.
 
     ``stats`` must carry ``options.bootstrap`` bootstrap replicates (and, for BCa, the
@@ -150,7 +166,7 @@ def metric_intervals(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[
         key = (m.name, m.per_operating_point)
         v = values[key]
         boot = v[:b]
-        if options.interval == "bca":
+        if options.method == "bca":
             jk = v[b:].copy()
             jk[untouched] = np.nan
             with np.errstate(all="ignore"):
@@ -159,4 +175,4 @@ def metric_intervals(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[
         else:
             lo, hi = kb.percentile_interval(boot, options.ci)
         bounds[key] = (np.asarray(lo), np.asarray(hi))
-    return Intervals(defined, bounds)
+    return IntervalBounds(defined, bounds)

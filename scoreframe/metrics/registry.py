@@ -46,17 +46,25 @@ EER_STATISTICS: dict[str, Statistic] = {"nist": NistEer(), "kaldi": KaldiEer()}
 class OperatingPoints:
     """Application operating points ``(p_target, c_miss, c_fa)`` and their effective priors.
 
+    Passed as ``operating_points=`` to the entry points that read trials (a number or a list
+    of numbers there means target priors with unit costs).
+
+    Parameters
+    ----------
+    p_target
+        One or more target priors, in ``(0, 1)``.
+    c_miss, c_fa
+        The costs of a miss and of a false alarm, shared by every prior.
+
     See Also
     --------
-    scoreframe.effective_prior : The reduction of costs to a prior.
-    GroupStats : Carries them to every metric.
+    scoreframe.evaluate : takes ``operating_points=OperatingPoints(...)``.
 
     Examples
     --------
-    >>> ops = OperatingPoints((0.01, 0.5))
-    >>> ops.p.round(4).tolist(), ops.default_dcf.round(4).tolist()
-    ([0.01, 0.5], [0.01, 0.5])
-    >>> OperatingPoints((0.01,), c_miss=10).p.round(4).tolist()  # the effective prior
+    >>> OperatingPoints((0.01, 0.5)).p.round(4).tolist()
+    [0.01, 0.5]
+    >>> OperatingPoints(0.01, c_miss=10).p.round(4).tolist()  # the effective prior
     [0.0917]
     """
 

@@ -18,6 +18,7 @@ from scipy.special import expit
 
 from scoreframe.checks import check_p_targets, check_probability
 from scoreframe.errors import ScoreframeError, message
+from scoreframe.frames.lazy import by_columns
 from scoreframe.kernels import multiclass as km
 from scoreframe.kernels.logreg import fit_affine
 from scoreframe.multiclass.tables import (
@@ -28,6 +29,7 @@ from scoreframe.multiclass.tables import (
     read_truth,
     score_matrices,
 )
+from scoreframe.stats import EngineLike, as_engine
 
 __all__ = ["cavg_sweep", "evaluate_multiclass"]
 
@@ -67,7 +69,7 @@ def _cost_matrix(cost: ArrayLike | None, k: int) -> NDArray[np.float64] | None:
 
 
 def _groups(scores: Data, truth: Data, by: Sequence[str] | str | None) -> list[Group]:
-    by_cols = [by] if isinstance(by, str) else list(by or [])
+    by_cols = by_columns(by)
     return score_matrices(read_scores(scores), read_truth(truth), by=by_cols,
                           where=describe(scores, "scores"), truth_where=describe(truth, "truth"))
 
@@ -78,7 +80,8 @@ def _where(g: Group) -> str:
 
 def evaluate_multiclass(scores: Data, truth: Data, *, by: Sequence[str] | str | None = None,
                         prior: Prior = None, p_target: Sequence[float] | float = (0.5,),
-                        cost: ArrayLike | None = None) -> pl.DataFrame:
+                        cost: ArrayLike | None = None, engine: EngineLike = "auto"
+                        ) -> pl.DataFrame:
     """Evaluate multiclass log-likelihood scores per condition.
 
     Parameters
@@ -98,6 +101,10 @@ def evaluate_multiclass(scores: Data, truth: Data, *, by: Sequence[str] | str | 
     cost
         Optional K x K cost matrix (``cost[i, j]``: true class i decided as j) for
         ``expected_cost``; the 0-1 cost gives ``error_rate``.
+    engine
+        As in :func:`scoreframe.evaluate` (checked the same way). Multiclass statistics do
+        not merge across score ranges yet: each group's score matrix is held in this process
+        whatever the engine.
 
     Returns
     -------
@@ -127,6 +134,7 @@ def evaluate_multiclass(scores: Data, truth: Data, *, by: Sequence[str] | str | 
     >>> round(res["cmxe"][0], 6), round(res["cavg"][0], 6)
     (1.236188, 0.333333)
     """
+    as_engine(engine)
     ps = check_p_targets(p_target)
     norm = np.minimum(ps, 1.0 - ps)
     rows = []

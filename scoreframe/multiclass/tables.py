@@ -18,14 +18,13 @@ import numpy as np
 import polars as pl
 
 from scoreframe.errors import AlignmentError, SchemaError, ValidationError, message
-from scoreframe.frames.lazy import as_lazy
+from scoreframe.frames.lazy import Data, as_lazy
 from scoreframe.io.multiclass import read_multiclass_scores, read_multiclass_truth
 
 __all__ = ["Data", "Group", "describe", "read_scores", "read_truth", "score_matrices"]
 
 #: What the multiclass functions take: a path, a polars/pandas frame or a pyarrow table (a
 #: runtime union, so other modules can build types such as ``Data | Sequence[Data]``).
-Data = pl.DataFrame | pl.LazyFrame | str | Path | Any
 
 
 def describe(source: Any, what: str) -> str:  # noqa: ANN401 - any trial data

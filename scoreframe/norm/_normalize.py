@@ -11,9 +11,9 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike
 
-from scoreframe.checks import check_choice, check_positive_int
+from scoreframe.checks import check_choice
 from scoreframe.errors import AlignmentError, ScoreframeError, UsageError, ValidationError, message
-from scoreframe.frames.lazy import as_lazy
+from scoreframe.frames.lazy import Data, as_lazy
 from scoreframe.norm._embeddings import (
     Embeddings,
     block_statistics,
@@ -23,7 +23,7 @@ from scoreframe.norm._embeddings import (
 )
 from scoreframe.norm._methods import Method, needed, resolve_ddof, resolve_methods
 from scoreframe.norm._tables import table_statistics
-from scoreframe.stats.engine import ENGINES, parse_memory
+from scoreframe.stats import EngineLike, as_engine
 
 __all__ = ["LAYOUTS", "STATISTICS_SCHEMA", "cohort_statistics", "normalize"]
 
@@ -148,9 +148,7 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
                       ddof: int | None = None, convention: str = "wespeaker",
                       exclude_same_id: bool = False, center: str | ArrayLike | None = None,
                       ids: dict[str, Sequence[str]] | None = None,
-                      memory_limit: int | float | str | None = None,
-                      workers: int | None = None, engine: str = "local",
-                      scheduler: str | None = None, progress: Progress | None = None,
+                      engine: EngineLike = "auto", progress: Progress | None = None,
                       ) -> pl.DataFrame:
     """The cohort statistics table the named methods need (compute once, reuse).
 
@@ -171,13 +169,12 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
         subtracting ``center`` (``"cohort"``: the cohort's mean vector, or a vector).
     ids
         Restrict the embedding sides to these ids (``{"enroll": [...], "test": [...]}``).
-    memory_limit, workers
-        Memory budget (``"2GB"``) and parallel tasks (threads; with ``engine="dask"`` and
-        no ``scheduler``, the worker processes of a local Dask cluster).
-    engine, scheduler
-        Where cohort score tables are reduced: ``"local"`` (threads of this process, out of
-        core) or ``"dask"`` (the same tasks on the Dask cluster at ``scheduler``, or a local
-        one); the statistics are identical. Embeddings are always scored in this process.
+    engine
+        As in :func:`scoreframe.evaluate`: its memory limit bounds the tables held at once.
+        Cohort score tables are reduced out of core by id, on threads of this process, or
+        with ``"dask"`` as the same tasks on the Dask cluster of the engine's ``scheduler``
+        (or a local one); the statistics are identical. Embeddings are always scored in
+        this process (``"dask"`` is an error there).
     progress
         ``progress(what, done, total)`` called as the work advances.
 
@@ -207,30 +204,24 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
     stats, _ = _statistics(source, methods, d, cohort_scores=cohort_scores,
                            embeddings=embeddings, cohort=cohort,
                            exclude_same_id=exclude_same_id, center=center, ids=ids,
-                           memory_limit=memory_limit, workers=workers, engine=engine,
-                           scheduler=scheduler, progress=progress)
+                           engine=engine, progress=progress)
     return stats
 
 
 def _statistics(source: str, methods: list[Method], ddof: int, *, cohort_scores: Any,
                 embeddings: Any, cohort: Any, exclude_same_id: bool, center: Any,
                 ids: dict[str, Sequence[str]] | None,
-                memory_limit: int | float | str | None, workers: int | None,
-                engine: str, scheduler: str | None, progress: Progress | None,
+                engine: EngineLike, progress: Progress | None,
                 ) -> tuple[pl.DataFrame, dict[str, tuple[Embeddings, np.ndarray]] | None]:
-    check_choice(engine, name="engine", choices=ENGINES)
-    if scheduler is not None and engine != "dask":
-        raise UsageError(message("`scheduler` needs engine='dask'", got=repr(scheduler)))
-    limit = parse_memory(memory_limit)
-    if workers is not None:
-        check_positive_int(workers, name="workers")
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    eng = as_engine(engine)
+    limit, n_workers = eng.limit, eng.workers or os.cpu_count() or 1
+    kind, scheduler = ("dask" if eng.kind == "dask" else "local"), eng.scheduler
     wanted = needed(methods)
-    if source == "embeddings" and engine == "dask":
+    if source == "embeddings" and kind == "dask":
         raise UsageError(message(
             "the dask engine reduces cohort score tables", got="embeddings",
-            hint="Embeddings are scored by BLAS products in this process: use the local "
-                 "engine (the default), or write cohort score tables for Dask."))
+            hint="Embeddings are scored by BLAS products in this process: use engine "
+                 "'auto' (the default), or write cohort score tables for Dask."))
     if source == "embeddings":
         return _embedding_statistics(embeddings, cohort, wanted=wanted, ddof=ddof,
                                      exclude_same_id=exclude_same_id, center=center, ids=ids,
@@ -250,8 +241,8 @@ def _statistics(source: str, methods: list[Method], ddof: int, *, cohort_scores:
                 ) if progress is not None else None
         st = table_statistics(table, side=side, ks=ks, ddof=ddof,
                               exclude_same_id=exclude_same_id, memory_limit=limit,
-                              workers=workers if engine == "dask" else n_workers,
-                              engine=engine, scheduler=scheduler, progress=tick)
+                              workers=eng.workers if kind == "dask" else n_workers,
+                              engine=kind, scheduler=scheduler, progress=tick)
         too_few = st.filter(pl.col("top_k").is_not_null() & (pl.col("n") < pl.col("top_k")))
         if too_few.height:
             raise ValidationError(message(
@@ -361,16 +352,14 @@ def _check_ids(trials: pl.LazyFrame, tables: dict[str, pl.DataFrame]) -> None:
                      "or exclude these trials."))
 
 
-def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
+def normalize(trials: Data, *, method: str | Sequence[str] = "snorm",
               statistics: pl.DataFrame | pl.LazyFrame | str | Path | None = None,
               cohort_scores: tuple[object, object] | None = None,
               embeddings: tuple[object, object] | None = None, cohort: object | None = None,
               top_k: int | None = None, ddof: int | None = None,
               convention: str = "wespeaker", exclude_same_id: bool = False,
               center: str | ArrayLike | None = None, layout: str = "columns",
-              memory_limit: int | float | str | None = None, workers: int | None = None,
-              engine: str = "local", scheduler: str | None = None,
-              progress: Progress | None = None) -> pl.LazyFrame:
+              engine: EngineLike = "auto", progress: Progress | None = None) -> pl.LazyFrame:
     """Normalize trial scores with cohort statistics: z-, t-, s- and adaptive s-norm.
 
     With the enrolment side's cohort mean and std ``mu_e, s_e`` and the test side's
@@ -409,8 +398,8 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
         ``"columns"``: one ``score_<method>`` column per method; ``"systems"``: one copy of
         the trials per method in the ``system`` column (``raw``, ``snorm``, ... or
         ``<system>+snorm``), ready for ``evaluate`` and ``compare``.
-    memory_limit, workers, engine, scheduler, progress
-        As in :func:`cohort_statistics` (where the cohort statistics are computed).
+    engine, progress
+        As in :func:`cohort_statistics`.
 
     Returns
     -------
@@ -443,7 +432,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
     """
     source = _check_source(statistics, cohort_scores, embeddings, cohort)
     check_choice(layout, name="layout", choices=LAYOUTS)
-    check_choice(engine, name="engine", choices=ENGINES)
+    as_engine(engine)  # checked before anything is read
     methods = resolve_methods(method, top_k=top_k, convention=convention)
     d = resolve_ddof(ddof, convention=convention)
     lf = as_lazy(trials)
@@ -477,8 +466,7 @@ def normalize(trials: object, *, method: str | Sequence[str] = "snorm",
         stats, prepared = _statistics(source, methods, d, cohort_scores=cohort_scores,
                                       embeddings=embeddings, cohort=cohort,
                                       exclude_same_id=exclude_same_id, center=center, ids=ids,
-                                      memory_limit=memory_limit, workers=workers,
-                                      engine=engine, scheduler=scheduler, progress=progress)
+                                      engine=engine, progress=progress)
     wanted = needed(methods)
     tables = {side: _wide(stats, side, ks, d) for side, ks in wanted.items()}
     if "score" not in names:

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from scoreframe.checks import check_choice
 from scoreframe.errors import FormatError, UsageError, ValidationError, message
-from scoreframe.frames.lazy import as_lazy
+from scoreframe.frames.lazy import Data, as_lazy, parquet_source
 from scoreframe.kernels.cohort import (
     MAX_ABS,
     GroupMoments,
@@ -187,9 +187,9 @@ def _parts(pieces: Sequence[Piece], n_rows: int, workers: int) -> list[_Part]:
     return out
 
 
-def table_statistics(data: object, *, side: str, ks: Sequence[int | None], ddof: int,
+def table_statistics(data: Data, *, side: str, ks: Sequence[int | None], ddof: int,
                      exclude_same_id: bool, memory_limit: int, workers: int | None,
-                     engine: str = "local", scheduler: str | None = None,
+                     engine: str = "local", scheduler: object = None,
                      progress: Callable[[int, int], None] | None = None,
                      ) -> pl.DataFrame:
     """Per-id cohort statistics of one side from a cohort score table (out of core).
@@ -280,14 +280,8 @@ def _merge(a: _State, b: _Packed, kmax: int | None) -> None:
 
 
 def _scan(path: str | Path, where: str) -> pl.LazyFrame:
-    p = Path(path)
-    if p.is_dir():
-        if not any(p.rglob("*.parquet")):
-            raise FormatError(message("no parquet files", where=where))
-        return pl.scan_parquet(str(p / "**" / "*.parquet"), hive_partitioning=True)
-    if not p.exists():
-        raise FormatError(message(f"no such file or directory `{p}`"))
-    return pl.scan_parquet(p)
+    src, hive = parquet_source(path)
+    return pl.scan_parquet(src, hive_partitioning=hive or None)
 
 
 def _frame(state: _State, *, ids: list[str], side: str, ks: Sequence[int | None],

@@ -20,7 +20,7 @@ groups whose rate is defined:
 Two passes over the data at most: the pooled statistics give the threshold (skipped when it
 is given), the grouped statistics count errors at it; both run on every engine.
 
-Intervals (``intervals=B`` or an :class:`~scoreframe.metrics.IntervalOptions`): by default the
+Intervals (``intervals=B`` or an :class:`~scoreframe.metrics.Intervals`): by default the
 subject-level two-way bootstrap (``resample=("model", "segment")``: both sides of a
 comparison are resampled as subjects, each with its own Poisson multiplicities, the protocol
 of :func:`scoreframe.evaluate`'s intervals).
@@ -49,6 +49,9 @@ from scoreframe.errors import (
     ValidationError,
     message,
 )
+from scoreframe.frames.lazy import by_columns
+from scoreframe.metrics import Intervals
+from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.summary import VerificationRequest
 
 __all__ = ["Differentials", "differentials", "fdr", "garbe", "gini"]
@@ -242,26 +245,25 @@ class _Counts:
 
 
 def _interval_options(intervals: Any) -> Any:
-    """``intervals=`` as :class:`~scoreframe.metrics.IntervalOptions` (``None``: none).
+    """``intervals=`` as :class:`~scoreframe.metrics.Intervals` (``None``: none).
 
     >>> _interval_options(50).resample
     ('model', 'segment')
     """
-    from scoreframe.metrics import IntervalOptions
-
-    if intervals is None or isinstance(intervals, IntervalOptions):
+    if intervals is None or isinstance(intervals, Intervals):
         return intervals
     if isinstance(intervals, int | np.integer) and not isinstance(intervals, bool):
-        return IntervalOptions(bootstrap=int(intervals), resample=("model", "segment"))
+        return Intervals(bootstrap=int(intervals), resample=("model", "segment"))
     raise ScoreframeError(message(
-        "bad `intervals`", expected="a number of replicates or IntervalOptions(...)",
+        "bad `intervals`", expected="a number of replicates or Intervals(...)",
         got=repr(intervals)))
 
 
 def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = None,
                   threshold: float | None = None, pair_with: Sequence[str] | str | None = None,
                   where: str | None = None, alpha: float = 0.5, garbe_weight: float = 0.5,
-                  intervals: Any = None, **engine: Any) -> Differentials:
+                  intervals: int | Intervals | None = None, engine: EngineLike = "auto",
+                  validate: bool | Sequence[str] = True) -> Differentials:
     """FMR and FNMR of each demographic group at one global threshold, and their disparity.
 
     Parameters
@@ -284,11 +286,11 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
         ``rate_lo``/``rate_hi`` on every group and ``value_lo``/``value_hi`` on every
         summary: a number of replicates ``B`` (the subject-level two-way bootstrap,
         resampling ``model`` and ``segment``, 95 % percentile intervals, seed 0), or an
-        :class:`~scoreframe.metrics.IntervalOptions` (other resampling ids, coverage, seed,
-        BCa). The threshold is held at its full-data value.
-    **engine
-        ``engine``, ``memory_limit``, ``workers``, ``scheduler``, ``validate``,
-        ``trial_id``, ``spill_dir``.
+        :class:`~scoreframe.Intervals` (other resampling ids, coverage, seed, BCa). The
+        threshold is held at its full-data value.
+    engine, validate
+        Where the reductions run and the duplicate-trial check, as in
+        :func:`scoreframe.evaluate`.
 
     Returns
     -------
@@ -312,9 +314,11 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     [('f', 'genuine', 0.5), ('f', 'impostor', 0.0), ('m', 'genuine', 0.0), ('m', 'impostor', 0.5)]
     """
     from scoreframe.metrics._biometric import check_rate_targets, from_statistics
-    from scoreframe.results.evaluate import group_statistics
+    from scoreframe.results.evaluate import group_statistics, validation
 
-    by_cols = [by] if isinstance(by, str) else list(by)
+    check, ids = validation(validate)
+    run = {"engine": engine, "validate": check, "trial_id": ids}
+    by_cols = by_columns(by)
     pair_cols = [pair_with] if isinstance(pair_with, str) else list(pair_with or [])
     if not by_cols:
         raise ScoreframeError(message("differentials need demographic columns",
@@ -329,7 +333,8 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     if threshold is None:
         (target,) = check_rate_targets(fmr, name="fmr")
         req = VerificationRequest(fmr=(target,))
-        st, _ = group_statistics(data, where=where, pooled=True, verification=req, **engine)
+        st, _ = group_statistics(data, where=where, pooled=True, verification=req,
+                                 **run)  # type: ignore[arg-type]  # run holds engine, validate and trial_id
         g = st.units[0].stats
         if not (g.n_tar and g.n_non) or g.verification is None:
             raise ValidationError(message("the global threshold needs genuine and impostor "
@@ -347,7 +352,7 @@ def differentials(data: Any, *, by: Sequence[str] | str, fmr: float | None = Non
     opts = _interval_options(intervals)
     st, _ = group_statistics(data, by=[*by_cols, *pair_cols], where=where, pooled=False,
                              verification=VerificationRequest(thresholds=(thr,)),
-                             intervals=opts, **engine)
+                             intervals=opts, **run)  # type: ignore[arg-type]  # run holds engine, validate and trial_id
     gen: dict[tuple[str | None, ...], list[int]] = {}
     imp: dict[tuple[str | None, ...], list[int]] = {}
     for us in st.units:

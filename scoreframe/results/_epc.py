@@ -16,8 +16,8 @@ import polars as pl
 
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.results._verification import eval_where, fixed_threshold_column, table_thresholds
-from scoreframe.results.evaluate import group_statistics
-from scoreframe.stats.engine import Statistics
+from scoreframe.results.evaluate import group_statistics, validation
+from scoreframe.stats.engine import EngineLike, Statistics
 from scoreframe.stats.summary import VerificationRequest
 
 __all__ = ["epc_curve"]
@@ -50,7 +50,8 @@ def _weighted_thresholds(stats: Statistics, alphas: np.ndarray
 
 def epc_curve(data: Any, *, dev: str, eval: str | None = None,
               by: Sequence[str] | str | None = None, alphas: Sequence[float] | int = 11,
-              pooled: bool = True, **engine: Any) -> pl.DataFrame:
+              pooled: bool = True, engine: EngineLike = "auto",
+              validate: bool | Sequence[str] = True) -> pl.DataFrame:
     """Expected performance curve (EPC): thresholds chosen on dev, errors on eval.
 
     Parameters
@@ -65,9 +66,9 @@ def epc_curve(data: Any, *, dev: str, eval: str | None = None,
         Condition columns; one curve per group (and a pooled one).
     alphas
         The weights ``alpha`` in [0, 1] (a list, or a number of evenly spaced points).
-    **engine
-        ``engine``, ``memory_limit``, ``workers``, ``scheduler``, ``validate``,
-        ``trial_id``, ``spill_dir``, passed to the reduction.
+    engine, validate
+        Where the reductions run and the duplicate-trial check, as in
+        :func:`scoreframe.evaluate`.
 
     Returns
     -------
@@ -96,7 +97,9 @@ def epc_curve(data: Any, *, dev: str, eval: str | None = None,
     if grid.size == 0 or np.isnan(grid).any() or (grid < 0).any() or (grid > 1).any():
         raise ScoreframeError(message("bad `alphas`", expected="weights in [0, 1]",
                                       got=repr(alphas)))
-    dstats, _ = group_statistics(data, by=by, where=dev, pooled=pooled, **engine)
+    check, ids = validation(validate)
+    run = {"engine": engine, "validate": check, "trial_id": ids}
+    dstats, _ = group_statistics(data, by=by, where=dev, pooled=pooled, **run)  # type: ignore[arg-type]
     dthr = _weighted_thresholds(dstats, grid)
     keys = list(dstats.row_cols)
     table_rows = []
@@ -110,7 +113,7 @@ def epc_curve(data: Any, *, dev: str, eval: str | None = None,
     thresholds = table_thresholds(table)
     estats, _ = group_statistics(data, by=by, where=eval_where(eval, dev), pooled=pooled,
                                  verification=VerificationRequest(thresholds=thresholds),
-                                 **engine)
+                                 **run)  # type: ignore[arg-type]
     col = fixed_threshold_column(estats, table, thresholds)
     dev_cost = {}
     for us, thr in zip(dstats.units, dthr, strict=True):

@@ -6,12 +6,14 @@ Results layer: runs :func:`scoreframe.results.evaluate.evaluate` on each stage (
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import polars as pl
 
+from scoreframe.metrics._options import OperatingPointsLike
 from scoreframe.metrics.registry import table_metrics
 from scoreframe.results.evaluate import evaluate, explode_dcf
+from scoreframe.stats.engine import EngineLike
 
 __all__ = ["before_after", "columns", "raw_stages"]
 
@@ -38,17 +40,21 @@ def raw_stages(out: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def before_after(stages: Mapping[str, pl.LazyFrame | pl.DataFrame], *,
-                 p_target: Sequence[float] | float, set_name: str = "") -> pl.DataFrame:
+                 operating_points: OperatingPointsLike, set_name: str = "",
+                 engine: EngineLike = "auto") -> pl.DataFrame:
     """Cllr, minCllr, EER and act/min DCF per stage and system (scores taken as llrs).
 
     Parameters
     ----------
     stages
         ``{"before": raw trials, "after": calibrated trials}`` (any labelled trial tables).
-    p_target
-        Operating points of the DCF columns.
+    operating_points
+        Operating points of the DCF columns (an :class:`~scoreframe.metrics.OperatingPoints`,
+        or target priors).
     set_name
         Value of the ``set`` column (``dev``, ``eval``, a file name).
+    engine
+        Where each stage's reduction runs, as in :func:`scoreframe.evaluate`.
 
     Returns
     -------
@@ -62,7 +68,7 @@ def before_after(stages: Mapping[str, pl.LazyFrame | pl.DataFrame], *,
     >>> import polars as pl
     >>> raw = pl.DataFrame({"score": [3.0, 4, 1, 2], "label": [True, True, False, False]})
     >>> t = before_after({"before": raw, "after": raw.with_columns(pl.col("score") - 2.5)},
-    ...                  p_target=0.5)
+    ...                  operating_points=0.5)
     >>> t.select("stage", "cllr").rows()[1][1] < t.select("stage", "cllr").rows()[0][1]
     True
     """
@@ -71,8 +77,9 @@ def before_after(stages: Mapping[str, pl.LazyFrame | pl.DataFrame], *,
         lf = lf.lazy()
         if "system" not in lf.collect_schema().names():
             lf = lf.with_columns(system=pl.lit("fused" if stage == "after" else "raw"))
-        res = explode_dcf(evaluate(lf.select("system", "score", "label"), p_target=p_target,
-                                   pooled=False))
+        res = explode_dcf(evaluate(lf.select("system", "score", "label"),
+                                   operating_points=operating_points, pooled=False,
+                                   engine=engine))
         frames.append(res.with_columns(set=pl.lit(set_name), stage=pl.lit(stage))
                       .select(columns()))
     return pl.concat(frames, how="vertical_relaxed")

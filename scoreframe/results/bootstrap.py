@@ -29,14 +29,24 @@ import numpy as np
 import polars as pl
 
 from scoreframe.checks import check_positive
+from scoreframe.frames.lazy import Data
 from scoreframe.kernels.elementary import effective_prior
-from scoreframe.metrics import INTERVALS, MAX_BOOTSTRAP, IntervalOptions, declared
+from scoreframe.metrics import INTERVALS, MAX_BOOTSTRAP, Intervals, declared
+from scoreframe.metrics._options import (
+    DEFAULT_OPERATING_POINTS,
+    OperatingPointsLike,
+    as_operating_points,
+)
 from scoreframe.metrics.registry import GroupStats, Metric
-from scoreframe.results.evaluate import Data, group_statistics, results_frame
+from scoreframe.results.evaluate import group_statistics, results_frame, validation
+from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.groups import POOLED
 
-__all__ = ["INTERVALS", "MAX_BOOTSTRAP", "POOLED", "TRIAL", "IntervalOptions",
+__all__ = ["DEFAULT_INTERVALS", "INTERVALS", "MAX_BOOTSTRAP", "POOLED", "TRIAL", "Intervals",
            "bootstrap_evaluate", "interval_long", "trials_needed"]
+
+#: The intervals of :func:`bootstrap_evaluate` and :func:`scoreframe.compare` by default.
+DEFAULT_INTERVALS = Intervals()
 
 #: Resampling unit meaning "each trial".
 TRIAL = "trial"
@@ -61,14 +71,10 @@ AT_MIN = (
 
 
 def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
-                       where: str | None = None, p_target: Sequence[float] | float = (0.01,),
-                       c_miss: float = 1.0, c_fa: float = 1.0, bootstrap: int = 1000,
-                       ci: float = 0.95, resample: str | Sequence[str] = TRIAL, seed: int = 0,
-                       interval: Interval = "percentile", pooled: bool = True,
-                       engine: str = "local", memory_limit: int | float | str | None = None,
-                       workers: int | None = None, scheduler: str | None = None,
-                       spill_dir: str | None = None,
-                       trial_id: Sequence[str] | None = None, validate: bool = True
+                       where: str | None = None,
+                       operating_points: OperatingPointsLike = DEFAULT_OPERATING_POINTS,
+                       intervals: Intervals = DEFAULT_INTERVALS, engine: EngineLike = "auto",
+                       pooled: bool = True, validate: bool | Sequence[str] = True
                        ) -> pl.DataFrame:
     """Evaluate per condition with bootstrap confidence intervals (one pass over the data).
 
@@ -77,28 +83,16 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
     data
         Trials (``score``, ``label``, condition and id columns): anything
         :func:`scoreframe.evaluate` accepts.
-    by, where, p_target, c_miss, c_fa, pooled
+    by, where, operating_points, pooled, validate
         As in :func:`scoreframe.evaluate` (a ``system`` column is always a grouping column).
-    bootstrap
-        Number of replicates ``B``, from 2 to ``MAX_BOOTSTRAP`` (100,000).
-    ci
-        Nominal coverage of the intervals, in ``(0, 1)``.
-    resample
-        ``"trial"`` (each trial is a unit, identified by its ``model`` and ``segment``
-        values, or by its row position in the selection when the data has neither), or id
-        columns resampled independently: ``["model", "segment"]`` is the two-way bootstrap
-        for evaluations that reuse speakers (trials are then not independent).
-    seed
-        Any integer; the same seed gives identical intervals on any engine, number of
-        workers, memory limit, row order and split of the data into files.
-    interval
-        ``"percentile"`` (default) or ``"bca"`` (bias-corrected and accelerated; acceleration
-        from a delete-a-block jackknife over the resampling units, in the same pass).
-    engine, memory_limit, workers, scheduler, spill_dir
+    intervals
+        The replicates and intervals (:class:`~scoreframe.metrics.Intervals`; default 1000
+        trial-level replicates, 95 %, percentile, seed 0). The same seed gives identical
+        intervals on any engine, number of workers, memory limit, row order and split of the
+        data into files.
+    engine
         Where the one reduction runs, as in :func:`scoreframe.evaluate`; results do not
-        depend on them.
-    trial_id, validate
-        The duplicate-trial check, as in :func:`scoreframe.evaluate`.
+        depend on it.
 
     Returns
     -------
@@ -121,18 +115,19 @@ def bootstrap_evaluate(data: Data, *, by: Sequence[str] | str | None = None,
     >>> import polars as pl
     >>> from scoreframe.frames.synth import synth_chunks
     >>> df = next(synth_chunks(4000, n_systems=1, seed=3))
-    >>> r = bootstrap_evaluate(df, by="gender", p_target=0.1, bootstrap=100)
+    >>> r = bootstrap_evaluate(df, by="gender", operating_points=0.1,
+    ...                        intervals=Intervals(bootstrap=100))
     >>> r.select("gender", "n_tar").rows()
     [('f', 220), ('m', 180), ('all', 400)]
     >>> bool((r["eer_lo"] <= r["eer"]).all() and (r["eer"] <= r["eer_hi"]).all())
     True
     """
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
-                           seed=seed, interval=interval)
+    opts, ops_in = intervals, as_operating_points(operating_points)
+    check, ids = validation(validate)
     stats, ops = group_statistics(
-        data, by=by, where=where, p_target=p_target, c_miss=c_miss, c_fa=c_fa, pooled=pooled,
-        engine=engine, memory_limit=memory_limit, workers=workers, scheduler=scheduler,
-        validate=validate, trial_id=trial_id, spill_dir=spill_dir, intervals=opts)
+        data, by=by, where=where, p_target=ops_in.p_target, c_miss=ops_in.c_miss,
+        c_fa=ops_in.c_fa, pooled=pooled, engine=engine, validate=check, trial_id=ids,
+        intervals=opts)
     return results_frame(stats, ops, metrics=bootstrap_metrics(), intervals=opts,
                          n_replicates=True)
 

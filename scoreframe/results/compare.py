@@ -18,13 +18,18 @@ import polars as pl
 from scipy.stats import binomtest
 
 from scoreframe.errors import AlignmentError, ScoreframeError, message
-from scoreframe.frames.lazy import scan_raw
+from scoreframe.frames.lazy import Data, by_columns, scan_raw
 from scoreframe.kernels import bootstrap as kb
-from scoreframe.metrics import IntervalOptions, declared, interval_metrics, replicate_values
+from scoreframe.metrics import Intervals, declared, interval_metrics, replicate_values
+from scoreframe.metrics._options import (
+    DEFAULT_OPERATING_POINTS,
+    OperatingPointsLike,
+    as_operating_points,
+)
 from scoreframe.metrics.registry import GroupStats, Metric, OperatingPoints
-from scoreframe.results.bootstrap import TRIAL, Interval
-from scoreframe.results.evaluate import Data, group_statistics
-from scoreframe.stats.engine import source_name
+from scoreframe.results.bootstrap import DEFAULT_INTERVALS
+from scoreframe.results.evaluate import group_statistics, validation
+from scoreframe.stats.engine import EngineLike, source_name
 from scoreframe.stats.groups import POOLED
 from scoreframe.stats.reduce import UnitStats, label_columns
 
@@ -81,13 +86,9 @@ def mcnemar_p_value(a_only: int, b_only: int) -> float:
 
 def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
             by: Sequence[str] | str | None = None, where: str | None = None,
-            p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0, c_fa: float = 1.0,
-            bootstrap: int = 1000, ci: float = 0.95, resample: str | Sequence[str] = TRIAL,
-            seed: int = 0, interval: Interval = "percentile", pooled: bool = True,
-            engine: str = "local", memory_limit: int | float | str | None = None,
-            workers: int | None = None, scheduler: str | None = None,
-            spill_dir: str | None = None, trial_id: Sequence[str] | None = None,
-            validate: bool = True) -> pl.DataFrame:
+            operating_points: OperatingPointsLike = DEFAULT_OPERATING_POINTS,
+            intervals: Intervals = DEFAULT_INTERVALS, engine: EngineLike = "auto",
+            pooled: bool = True, validate: bool | Sequence[str] = True) -> pl.DataFrame:
     """Compare systems ``a`` and ``b`` on the same trials, per condition.
 
     Parameters
@@ -97,12 +98,13 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
         identifying the trials (both systems must score exactly the same trials).
     a, b
         The two systems; differences are ``b - a`` (negative: ``b`` has the lower cost).
-    by, where, p_target, c_miss, c_fa, pooled
+    by, where, operating_points, engine, pooled, validate
         As in :func:`scoreframe.evaluate`.
-    bootstrap, ci, resample, seed, interval, engine, memory_limit, workers, scheduler, spill_dir
-        As in :func:`scoreframe.results.bootstrap.bootstrap_evaluate`. One reduction pass computes
-        both systems' statistics and replicates; a unit's multiplicity depends on its id,
-        never on the system, so the two systems share every replicate (paired bootstrap).
+    intervals
+        As in :func:`scoreframe.bootstrap_evaluate` (default 1000 trial-level replicates).
+        One reduction pass computes both systems' statistics and replicates; a unit's
+        multiplicity depends on its id, never on the system, so the two systems share every
+        replicate (paired bootstrap).
 
     Returns
     -------
@@ -131,7 +133,8 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     --------
     >>> from scoreframe.frames.synth import synth_chunks
     >>> df = next(synth_chunks(3000, n_systems=2, seed=1))
-    >>> res = compare(df, "sys1", "sys2", p_target=0.1, bootstrap=200)
+    >>> res = compare(df, "sys1", "sys2", operating_points=0.1,
+    ...               intervals=Intervals(bootstrap=200))
     >>> res.filter(pl.col("metric") == "eer").select("metric", "test").rows()
     [('eer', 'paired bootstrap')]
     >>> bool(res["p_value"].is_between(0, 1).all())
@@ -139,9 +142,9 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     """
     if a == b:
         raise ScoreframeError(message("compare needs two different systems", got=f"{a!r} twice"))
-    by_cols = [c for c in ([by] if isinstance(by, str) else list(by or [])) if c != "system"]
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
-                           seed=seed, interval=interval)
+    by_cols = [c for c in by_columns(by) if c != "system"]
+    opts, ops_in = intervals, as_operating_points(operating_points)
+    check, trial_id = validation(validate)
     lf = scan_raw(data, where=where)
     schema = lf.collect_schema()
     missing = [c for c in ("system", *KEY, "score", "label", *by_cols) if c not in schema]
@@ -154,10 +157,9 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     pair = f"CAST(system AS VARCHAR) IN ({_sql_string(a)}, {_sql_string(b)})"
     both = pair if where is None else f"({where}) AND {pair}"
     stats, ops = group_statistics(
-        data, by=["system", *by_cols], where=both, p_target=p_target, c_miss=c_miss,
-        c_fa=c_fa, pooled=pooled, engine=engine, memory_limit=memory_limit, workers=workers,
-        scheduler=scheduler, validate=validate, trial_id=trial_id, spill_dir=spill_dir,
-        intervals=opts)
+        data, by=["system", *by_cols], where=both, p_target=ops_in.p_target,
+        c_miss=ops_in.c_miss, c_fa=ops_in.c_fa, pooled=pooled, engine=engine, validate=check,
+        trial_id=trial_id, intervals=opts)
     aligned = _aligned(scan_raw(data, where=both).with_columns(
         _label_expr(schema)).filter(pl.col("label").is_not_null()), a, b, by_cols)
     per_sys: dict[str, list[UnitStats]] = {a: [], b: []}
@@ -200,7 +202,7 @@ def _label_expr(schema: pl.Schema) -> pl.Expr:
 
 
 def _paired_rows(key: Mapping[str, object], ua: UnitStats, ub: UnitStats, ops: OperatingPoints,
-                 metrics: list[Metric], opts: IntervalOptions) -> list[dict[str, object]]:
+                 metrics: list[Metric], opts: Intervals) -> list[dict[str, object]]:
     """The paired-bootstrap rows of one condition: ``b - a`` per metric and operating point."""
     boot = opts.bootstrap
     sa, sb = ua.stats, ub.stats
@@ -228,7 +230,7 @@ def _paired_rows(key: Mapping[str, object], ua: UnitStats, ub: UnitStats, ops: O
             d = d[:, kp] if m.per_operating_point else d
             with np.errstate(invalid="ignore"):
                 diff = float(vb[kp] - va[kp])
-                if opts.interval == "bca":
+                if opts.method == "bca":
                     jk = d[boot:].copy()
                     jk[untouched] = np.nan
                     lo, hi = kb.bca_interval(d[:boot, None], np.array([diff]), jk[:, None],

@@ -11,13 +11,12 @@ frames. Probit coordinates and rule-of-30 markers are computed here, not in the 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from scoreframe.frames.lazy import as_lazy
+from scoreframe.frames.lazy import Data, as_lazy, by_columns
 from scoreframe.kernels import curves as kc
 from scoreframe.kernels import rocch as kr
 from scoreframe.kernels.elementary import operating_points as ops_arrays
@@ -30,7 +29,6 @@ __all__ = ["APE_GRID", "ECE_GRID", "NBER_GRID", "TIPPETT_GRID", "CurveGrids", "F
            "histogram_points",
            "nber_curve", "nber_points", "operating_points"]
 
-Data = pl.DataFrame | pl.LazyFrame | str | Path
 NBER_GRID = (-10.0, 0.0, 1001)  # BOSARIS Norm_DCF_Plot default axes
 APE_GRID = (-10.0, 10.0, 801)
 DET_RESOLUTION = 0.005
@@ -337,7 +335,7 @@ def histogram_frame(data: Data, *, by: Sequence[str] | str | None = None,
     A streaming aggregation (two passes: the finite score range of each group, then counts per
     bin), no sort: bounded memory at any size.
     """
-    by_cols = [by] if isinstance(by, str) else list(by or [])
+    by_cols = by_columns(by)
     lf = as_lazy(data, where=where)
     if "system" in lf.collect_schema().names() and "system" not in by_cols:
         by_cols = ["system", *by_cols]

@@ -10,7 +10,6 @@ is computed from the merged statistics of its groups, never by averaging group m
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -22,8 +21,16 @@ from scoreframe.errors import (
     message,
     warn_degenerate_groups,
 )
-from scoreframe.metrics import IntervalOptions, interval_metrics, metric_intervals
+from scoreframe.frames.lazy import Data, by_columns
+from scoreframe.metrics import Intervals, interval_metrics, metric_intervals
 from scoreframe.metrics import binary as _binary_declarations  # noqa: F401 - registers metrics
+from scoreframe.metrics._options import (
+    DEFAULT_OPERATING_POINTS,
+    MetricsLike,
+    OperatingPointsLike,
+    as_operating_points,
+    metric_options,
+)
 from scoreframe.metrics.registry import (
     EER_METHODS,
     GroupStats,
@@ -32,23 +39,35 @@ from scoreframe.metrics.registry import (
     declared,
     request_for,
 )
-from scoreframe.stats.engine import Statistics, compute_statistics
+from scoreframe.stats.engine import EngineLike, Statistics, compute_statistics
 from scoreframe.stats.groups import POOLED
 from scoreframe.stats.summary import EqStats, ScoreStats, Statistic, VerificationRequest
 
 __all__ = ["DegenerateGroupWarning", "OperatingPoints", "attach_intervals", "evaluate",
            "explode_dcf", "family_extras", "group_columns", "group_statistics",
-           "results_frame"]
+           "results_frame", "validation"]
 
-Data = pl.DataFrame | pl.LazyFrame | str | Path
+
+
+def validation(validate: bool | Sequence[str]) -> tuple[bool, list[str] | None]:
+    """``validate=`` as (check duplicates, the id columns to check them on or ``None``).
+
+    >>> validation(["utt_id"]), validation(False)
+    ((True, ['utt_id']), (False, None))
+    """
+    if isinstance(validate, bool):
+        return validate, None
+    cols = _as_list(validate)
+    if not cols or not all(isinstance(c, str) for c in cols):
+        from scoreframe.errors import ScoreframeError
+
+        raise ScoreframeError(message("bad `validate`", expected="True, False or id columns",
+                                      got=repr(validate)[:80]), parameter="validate")
+    return True, cols
 
 
 def _as_list(x: Sequence[str] | str | None) -> list[str]:
-    if x is None:
-        return []
-    if isinstance(x, str):
-        return [c for c in x.split(",") if c]
-    return list(x)
+    return by_columns(x)
 
 
 def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
@@ -56,13 +75,12 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
                      c_miss: float = 1.0, c_fa: float = 1.0, eer_method: str = "rocch",
                      equalize_by: Sequence[str] | str | None = None, pooled: bool = True,
                      thresholds: np.ndarray | None = None, det_resolution: float | None = None,
-                     engine: str = "local", memory_limit: int | float | str | None = None,
-                     workers: int | None = None, scheduler: str | None = None,
-                     validate: bool = True, trial_id: Sequence[str] | str | None = None,
-                     spill_dir: str | None = None, metrics: Sequence[Metric] | None = None,
+                     engine: EngineLike = "auto", validate: bool = True,
+                     trial_id: Sequence[str] | str | None = None,
+                     metrics: Sequence[Metric] | None = None,
                      progress: Callable[[int, int], None] | None = None,
                      verification: VerificationRequest | None = None,
-                     intervals: IntervalOptions | None = None,
+                     intervals: Intervals | None = None,
                      statistics: Sequence[Statistic] = ()
                      ) -> tuple[Statistics, OperatingPoints]:
     """The one reduction behind :func:`evaluate`, the curves and the report.
@@ -89,9 +107,8 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
         request = replace(request, replicates=intervals.replicates(ids))
     stats = compute_statistics(
         data, by=_as_list(by), equalize_by=_as_list(equalize_by), where=where, pooled=pooled,
-        request=request, p=ops.p, q=ops.q, engine=engine, memory_limit=memory_limit,
-        workers=workers, scheduler=scheduler, validate=validate,
-        trial_id=_as_list(trial_id) or None, spill_dir=spill_dir, progress=progress)
+        request=request, p=ops.p, q=ops.q, engine=engine, validate=validate,
+        trial_id=_as_list(trial_id) or None, progress=progress)
     return stats, ops
 
 
@@ -119,7 +136,7 @@ def results_frame(stats: Statistics, ops: OperatingPoints, *, eer_method: str = 
                   metrics: Sequence[Metric] | None = None,
                   extras: Sequence[dict[str, object]] | None = None,
                   on_group: Callable[[dict[str, object], GroupStats], None] | None = None,
-                  intervals: IntervalOptions | None = None,
+                  intervals: Intervals | None = None,
                   n_replicates: bool = False) -> pl.DataFrame:
     """Tidy results from statistics: one row per unit, metrics as declared in the registry.
 
@@ -227,23 +244,12 @@ def _tidy(rows: list[dict[str, object]], by: list[str], metrics: Sequence[Metric
 
 
 def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
-             p_target: Sequence[float] | float = (0.01,), c_miss: float = 1.0, c_fa: float = 1.0,
-             eer_method: str = "rocch", equalize_by: Sequence[str] | str | None = None,
-             pooled: bool = True, engine: str = "local",
-             memory_limit: int | float | str | None = None, workers: int | None = None,
-             scheduler: str | None = None, validate: bool = True,
-             trial_id: Sequence[str] | str | None = None, spill_dir: str | None = None,
-             spoof: bool = False,
-             forensic: bool = False, bootstrap: int = 0, ci: float = 0.95,
-             resample: str | Sequence[str] = "trial", seed: int = 0,
-             interval: str = "percentile",
-             progress: Callable[[int, int], None] | None = None,
-             on_group: Callable[[dict[str, object], GroupStats], None] | None = None,
-             biometric: bool = False, fmr: Sequence[float] | float | None = None,
-             fnmr: Sequence[float] | float | None = None,
-             at_threshold: Sequence[float] | float | None = None, strict: bool = False,
-             convention: str = "exact", threshold_from: str | None = None,
-             thresholds: object = None) -> pl.DataFrame:
+             metrics: MetricsLike = None,
+             operating_points: OperatingPointsLike = DEFAULT_OPERATING_POINTS,
+             intervals: Intervals | None = None, engine: EngineLike = "auto",
+             equalize_by: Sequence[str] | str | None = None, pooled: bool = True,
+             validate: bool | Sequence[str] = True,
+             progress: Callable[[int, int], None] | None = None) -> pl.DataFrame:
     """Evaluate binary scores per condition: EER, Cllr, minCllr, PRBEP, actual/min DCF.
 
     Parameters
@@ -257,76 +263,45 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         has a ``system`` column it is always a grouping column (first).
     where
         SQL predicate selecting trials first (``"channel = 'tel'"``).
-    p_target, c_miss, c_fa
-        Operating points: one or more target priors with shared costs.
-    eer_method
-        ``"rocch"`` (default, BOSARIS), ``"nist"``, ``"kaldi"`` or ``"asvspoof"`` (see
-        :func:`scoreframe.eer`; ``asvspoof`` needs the in-memory per-group scores).
+    metrics
+        What to compute besides the binary family (always there): family names and option
+        objects, e.g. ``["spoof", "forensic", Biometric(fmr=1e-3), Binary(eer_method="nist")]``.
+        ``"spoof"`` (needs a ``trial_type`` column with ``target`` / ``nontarget`` /
+        ``spoof``) adds ``a_dcf``, ``a_dcf_threshold`` (a-DCF with the defaults of
+        :func:`scoreframe.metrics.spoof.a_dcf`), ``sasv_eer``, ``sv_eer``, ``spf_eer``,
+        ``n_spoof``; ``"forensic"`` adds ``auc``, ``rmep``, ``rmed``, ``elub_lower_log10``,
+        ``elub_upper_log10`` (scores taken as natural-log llrs; with ``"spoof"``, spoofs
+        count as non-targets); ``"biometric"`` or a
+        :class:`~scoreframe.metrics.Biometric` adds the ISO/IEC 19795-1 metrics (see there;
+        with ``threshold_from`` or ``thresholds``, the list-of-struct column ``fixed``);
+        :class:`~scoreframe.metrics.Binary` sets the EER convention (``"rocch"``, BOSARIS,
+        by default).
+    operating_points
+        An :class:`~scoreframe.metrics.OperatingPoints` (target priors with shared costs),
+        or target priors with unit costs (``0.01``, ``[0.01, 0.1]``).
+    intervals
+        An :class:`~scoreframe.metrics.Intervals` (bootstrap replicates, coverage,
+        resampling units, seed, percentile or BCa): every metric declared with intervals
+        gets ``_lo``/``_hi`` after its value (in each ``dcf`` struct for per-point
+        metrics), from the same reduction pass. ``None``: no intervals.
+    engine
+        Where the reduction runs: ``"auto"`` (in memory when the selected trials fit in the
+        memory limit, else out of core), ``"memory"``, ``"streaming"`` (out of core),
+        ``"dask"``, or an :class:`~scoreframe.Engine` with its settings (memory limit,
+        workers, scheduler, spill directory). Results do not depend on it.
     equalize_by
         Condition columns whose partitions are weighted equally inside each group (NIST SRE16
         equalized DCF/EER): adds ``eq_eer`` and ``eq_*_dcf_norm`` to the results.
     pooled
         Add a pooled row per system (``"all"`` in the ``by`` columns) when grouping.
-    engine
-        ``"local"`` (in memory when the trials fit in ``memory_limit``, else out of core) or
-        ``"dask"`` (the out-of-core tasks on Dask workers: ``scheduler`` address, or a local
-        cluster of ``workers`` processes).
-    memory_limit
-        Memory budget of the reduction (1 GiB by default): bounds the range size of the
-        out-of-core engine; results do not depend on it.
-    workers
-        Parallel tasks (threads locally, processes for a local Dask cluster).
     validate
-        Check for duplicated trials by their id columns (``system``, ``model``, ``segment``,
-        or ``trial_id``); skipped for datasets written (and so validated) by
+        Check for duplicated trials by their id columns (``system``, ``model``, ``segment``);
+        a list of columns names the id columns instead (``["utt_id"]``); ``False`` skips the
+        check. Skipped for datasets written (and so validated) by
         :func:`scoreframe.write_trials`. Null/NaN scores and unrecognized labels are always
         errors; null labels (unknown) are left out.
-    trial_id
-        Columns that identify a trial (default ``model`` and ``segment``).
-    spill_dir
-        Where the out-of-core engine spills score ranges (default ``$SCOREFRAME_SPILL_DIR``
-        or the system's temp dir); on a Dask cluster, a path every worker can see.
-    spoof
-        Add the anti-spoofing metrics per group (needs a ``trial_type`` column with
-        ``target`` / ``nontarget`` / ``spoof``): ``a_dcf``, ``a_dcf_threshold`` (a-DCF with
-        the defaults of :func:`scoreframe.metrics.spoof.a_dcf`), ``sasv_eer``, ``sv_eer``,
-        ``spf_eer``, ``n_spoof``.
-    forensic
-        Add ``auc``, ``rmep``, ``rmed``, ``elub_lower_log10``, ``elub_upper_log10`` per group
-        (scores taken as natural-log llrs; with ``spoof``, spoofs count as non-targets).
-    bootstrap, ci, resample, seed, interval
-        With ``bootstrap=B`` replicates, add confidence intervals
-        (:mod:`scoreframe.results.bootstrap`):
-        ``eer_lo``/``eer_hi`` (ROCCH EER), ``cllr_*``, ``min_cllr_*`` and, in each ``dcf``
-        struct, ``act_dcf_norm_lo/_hi`` and ``min_dcf_norm_lo/_hi``. ``resample="trial"``
-        or id columns resampled independently (``["model", "segment"]``: the two-way
-        "subjects" bootstrap for evaluations that reuse speakers); percentile intervals, or
-        ``interval="bca"``; the same ``seed`` gives the same intervals on any engine, number
-        of workers or split of the data.
     progress
         Optional callable ``progress(done, total)``.
-    on_group
-        Optional callable ``on_group(key, group_stats)`` for every group with targets and
-        non-targets (pooled rows included), so views reuse the one reduction.
-    biometric, fmr, fnmr, at_threshold, strict, convention
-        Biometric verification metrics (ISO/IEC 19795-1; ``docs/biometrics.md``), added when
-        ``biometric=True`` or any targets are given: ``zero_fmr``, ``zero_fnmr``,
-        ``min_hter`` (each with its ``*_threshold``), ``auc_mw``, ``eer_peer`` and the
-        list-of-struct columns ``fnmr_at_fmr`` (per FMR target in ``fmr``: FNMR, FMR reached,
-        threshold), ``fmr_at_fnmr`` (per target in ``fnmr``) and ``at_threshold`` (FMR,
-        FNMR, HTER at each fixed threshold); unnest them with
-        :func:`scoreframe.metrics.explode_targets`. Accept ``score >= threshold``
-        (``strict=True``: ``>``). ``convention="exact"`` (default) computes on the
-        statistics layer on every engine; ``"bob"`` / ``"pyeer"`` reproduce bob.measure
-        6.1.1 / pyeer 0.5.6 from each group's sorted scores in memory.
-    threshold_from, thresholds
-        Thresholds fixed on development trials and applied to the evaluated ones (adds the
-        list-of-struct column ``fixed``: ``criterion``, ``threshold``, ``fmr``, ``fnmr``,
-        ``hter`` and counts). ``threshold_from`` is a SQL predicate selecting the
-        development trials; each group's thresholds are chosen there (``min_hter`` and one
-        per ``fmr`` / ``fnmr`` target) and the evaluated trials are ``where`` (default: the
-        others). ``thresholds`` is instead a table of given thresholds: grouping columns (a
-        subset of ``by``, compared as text), ``threshold`` and optional ``criterion``.
 
     Returns
     -------
@@ -350,10 +325,28 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     >>> import polars as pl
     >>> df = pl.DataFrame({"score": [2.0, 1.0, -1.0, 0.5], "label": [True, True, False, False],
     ...                    "gender": ["f", "m", "f", "m"]})
-    >>> evaluate(df, by="gender", p_target=0.5).select("gender", "n_tar", "eer").rows()
+    >>> evaluate(df, by="gender", operating_points=0.5).select("gender", "n_tar", "eer").rows()
     [('f', 1, 0.0), ('m', 1, 0.0), ('all', 2, 0.0)]
+
+    See Also
+    --------
+    compare : two systems on the same trials, with paired intervals and tests.
+    bootstrap_evaluate : the same frame with intervals and replicate counts.
+    explode_dcf : one row per group and operating point.
     """
     from scoreframe.metrics import _biometric as bio
+
+    chosen, ops_in = metric_options(metrics), as_operating_points(operating_points)
+    p_target, c_miss, c_fa = ops_in.p_target, ops_in.c_miss, ops_in.c_fa
+    eer_method, spoof, forensic = chosen.binary.eer_method, chosen.spoof, chosen.forensic
+    bm = chosen.biometric
+    biometric, strict = bm is not None, bm is not None and bm.strict
+    fmr = fnmr = at_threshold = threshold_from = thresholds = None
+    convention = "exact"
+    if bm is not None:
+        fmr, fnmr, at_threshold = bm.fmr or None, bm.fnmr or None, bm.at_threshold or None
+        convention, threshold_from, thresholds = bm.convention, bm.threshold_from, bm.thresholds
+    validate, trial_id = validation(validate)
 
     vreq = None
     fixed_on = threshold_from is not None or thresholds is not None
@@ -367,21 +360,18 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
 
         table, where = _fixed_thresholds(
             data, threshold_from=threshold_from, thresholds=thresholds, where=where, by=by,
-            pooled=pooled, request=vreq, engine=engine, memory_limit=memory_limit,  # type: ignore[arg-type]  # fixed_on implies vreq (set above)
-            workers=workers, scheduler=scheduler, validate=validate, trial_id=trial_id,
-            spill_dir=spill_dir)
+            pooled=pooled, request=vreq, engine=engine,  # type: ignore[arg-type]  # fixed_on implies vreq (set above)
+            validate=validate, trial_id=trial_id)
         fixed_thr = fixed.table_thresholds(table)
         req = VerificationRequest(vreq.fmr, vreq.fnmr, vreq.thresholds + fixed_thr,  # type: ignore[union-attr]  # vreq is set on this branch
                                   vreq.strict)  # type: ignore[union-attr]  # vreq is set on this branch
-    opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
-                           seed=seed, interval=interval) if bootstrap else None  # type: ignore[arg-type]  # interval is validated by IntervalOptions
+    opts = intervals
     fams = [f for f, on in (("spoof", spoof), ("forensic", forensic)) if on]
     stats, ops = group_statistics(
         data, metrics=declared(family=["binary", *fams]), by=by, where=where,
         p_target=p_target, c_miss=c_miss, c_fa=c_fa,
         eer_method=eer_method, equalize_by=equalize_by, pooled=pooled, engine=engine,
-        memory_limit=memory_limit, workers=workers, scheduler=scheduler, validate=validate,
-        trial_id=trial_id, spill_dir=spill_dir, progress=progress, verification=req,
+        validate=validate, trial_id=trial_id, progress=progress, verification=req,
         intervals=opts)
     families, extras = family_extras(data, stats, where=where, spoof=spoof,
                                      forensic=forensic, eer_method=eer_method)
@@ -394,12 +384,11 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
         extras = [{**(extras[i] if extras else {}), "verification": v}
                   for i, v in enumerate(ver_values)]
         families = [*families, "biometric"]
-    chosen = declared(family=["binary", *families])
+    metric_list = declared(family=["binary", *families])
     if vreq is not None and convention != "exact":  # peers' values carry no replicates
-        chosen = bio.without_intervals(chosen)
+        metric_list = bio.without_intervals(metric_list)
     res = results_frame(stats, ops, eer_method=eer_method,
-                        metrics=chosen, extras=extras,
-                        on_group=on_group, intervals=opts)
+                        metrics=metric_list, extras=extras, intervals=opts)
     if ver_values is not None:
         res = bio.attach_target_columns(res, stats, ver_values, convention=convention,
                                         intervals=opts, request=vreq)

@@ -17,6 +17,7 @@ from scoreframe.checks import check_choice
 from scoreframe.errors import AlignmentError, ScoreframeWarning, ValidationError, message
 from scoreframe.frames.class_scores import trial_type_problem
 from scoreframe.frames.lazy import Data, as_lazy
+from scoreframe.stats import EngineLike, as_engine
 
 __all__ = ["tandem_arrays", "tandem_t_dcf"]
 
@@ -26,8 +27,8 @@ UNPAIRED = ("error", "drop")
 
 
 def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
-                 variant: str = "2021", unpaired: Unpaired = "error", **costs: Any
-                 ) -> dict[str, Any]:
+                 variant: str = "2021", unpaired: Unpaired = "error",
+                 engine: EngineLike = "auto", **costs: Any) -> dict[str, Any]:
     """Minimum normalized t-DCF of system ``cm`` in tandem with system ``asv``.
 
     Parameters
@@ -42,6 +43,11 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
         :class:`~scoreframe.errors.AlignmentError` with their counts and examples;
         ``"drop"`` leaves them out with a :class:`~scoreframe.errors.ScoreframeWarning`
         saying how many were dropped.
+    engine
+        As in :func:`scoreframe.evaluate` (checked the same way). The two systems' scores are
+        joined and held in this process whatever the engine (the selection is read with
+        Polars' streaming engine unless ``"memory"``): the t-DCF is not yet a statistic that
+        merges across score ranges.
     variant, costs
         Passed to :func:`scoreframe.metrics.spoof.t_dcf` (``"2021"`` or ``"2019"``, priors, costs).
 
@@ -72,13 +78,14 @@ def tandem_t_dcf(data: Data, *, asv: str, cm: str, where: str | None = None,
     """
     from scoreframe.metrics.spoof import t_dcf
 
-    arrays, n = tandem_arrays(data, asv=asv, cm=cm, where=where, unpaired=unpaired)
+    arrays, n = tandem_arrays(data, asv=asv, cm=cm, where=where, unpaired=unpaired,
+                              engine=engine)
     res = t_dcf(*arrays, variant=variant, **costs)  # type: ignore[arg-type]  # t_dcf checks variant (2021 | 2019)
     return {**res, "asv_system": asv, "cm_system": cm, "variant": variant, "n_trials": n}
 
 
 def tandem_arrays(data: Data, *, asv: str, cm: str, where: str | None = None,
-                  unpaired: Unpaired = "error"
+                  unpaired: Unpaired = "error", engine: EngineLike = "auto"
                   ) -> tuple[tuple[Any, Any, Any, Any, Any], int]:
     """``(asv_target, asv_nontarget, asv_spoof, cm_bonafide, cm_spoof)`` and the trial count.
 
@@ -87,6 +94,8 @@ def tandem_arrays(data: Data, *, asv: str, cm: str, where: str | None = None,
     warning (``unpaired="drop"``), never dropped silently.
     """
     check_choice(unpaired, name="unpaired", choices=UNPAIRED)
+    how: Literal["in-memory", "streaming"] = (
+        "in-memory" if as_engine(engine).kind == "memory" else "streaming")
     lf = as_lazy(data, where=where)
     names = lf.collect_schema().names()
     need = ["system", "model", "segment", "score", "trial_type"]
@@ -97,8 +106,8 @@ def tandem_arrays(data: Data, *, asv: str, cm: str, where: str | None = None,
                                       got=f"missing {', '.join(missing)}"))
     sel = lf.select("system", "model", "segment", pl.col("score").cast(pl.Float64),
                     pl.col("trial_type").cast(pl.String))
-    a = sel.filter(pl.col("system") == asv).drop("system").collect()
-    c = sel.filter(pl.col("system") == cm).drop("system").collect()
+    a = sel.filter(pl.col("system") == asv).drop("system").collect(engine=how)
+    c = sel.filter(pl.col("system") == cm).drop("system").collect(engine=how)
     for name, part in ((asv, a), (cm, c)):
         if part.height == 0:
             systems = sel.select("system").unique().collect()["system"].sort().to_list()

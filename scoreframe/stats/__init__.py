@@ -11,6 +11,7 @@ threads or Dask workers. See ``docs/architecture.md``.
 May import: errors, checks, kernels, io, frames.
 """
 
+from scoreframe.stats._engine_option import Engine, EngineLike, as_engine
 from scoreframe.stats.engine import Statistics, compute_statistics, parse_memory
 from scoreframe.stats.groups import POOLED, Unit
 from scoreframe.stats.reduce import UnitStats
@@ -24,6 +25,6 @@ from scoreframe.stats.summary import (
     reduce_sorted,
 )
 
-__all__ = ["POOLED", "Context", "Request", "ScoreStats", "Statistics", "Unit", "UnitStats",
-           "compute_statistics", "merge", "merge_all", "parse_memory", "reduce_range",
-           "reduce_sorted"]
+__all__ = ["POOLED", "Context", "Engine", "EngineLike", "Request", "ScoreStats", "Statistics",
+           "Unit", "UnitStats", "as_engine", "compute_statistics", "merge", "merge_all",
+           "parse_memory", "reduce_range", "reduce_sorted"]

@@ -19,8 +19,11 @@ This module imports Dask only when an executor is created, so ``scoreframe`` wor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
+import socket
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
@@ -29,7 +32,7 @@ from typing import Any, TypeVar
 from scoreframe.checks import check_positive, check_positive_int
 from scoreframe.errors import EngineError, message
 
-__all__ = ["CONNECT_TIMEOUT", "DaskExecutor", "check_scheduler_address"]
+__all__ = ["CONNECT_TIMEOUT", "DaskExecutor", "check_scheduler_address", "require_distributed"]
 
 #: Seconds a scheduler has to answer before :class:`DaskExecutor` gives up on it.
 CONNECT_TIMEOUT = 10.0
@@ -72,8 +75,14 @@ def _distributed() -> Any:
         import dask.distributed as distributed
     except ImportError:
         raise EngineError(message("the dask engine needs dask.distributed, which is not "
-                                  "installed", expected=INSTALL_HINT)) from None
+                                  "installed", expected=INSTALL_HINT),
+                          parameter="engine") from None
     return distributed
+
+
+def require_distributed() -> None:
+    """Check that ``dask.distributed`` can be imported (``EngineError`` naming the install)."""
+    _distributed()
 
 
 class DaskExecutor:
@@ -85,7 +94,8 @@ class DaskExecutor:
     Parameters
     ----------
     scheduler
-        Address of a running Dask scheduler (``"tcp://host:8786"``). ``None`` starts a
+        Address of a running Dask scheduler (``"tcp://host:8786"``), or a
+        ``dask.distributed.Client`` to use (it is left open on exit). ``None`` starts a
         :class:`~distributed.LocalCluster` on 127.0.0.1 with ``workers`` single-threaded
         worker processes and no dashboard.
     workers
@@ -122,9 +132,10 @@ class DaskExecutor:
     (2, [-1, -2, -3])
     """
 
-    def __init__(self, scheduler: str | None = None, workers: int | None = None, *,
+    def __init__(self, scheduler: object = None, workers: int | None = None, *,
                  timeout: float = 30.0, connect_timeout: float = CONNECT_TIMEOUT) -> None:
-        if scheduler is not None:
+        given_client = scheduler is not None and not isinstance(scheduler, str)
+        if scheduler is not None and not given_client:
             scheduler = check_scheduler_address(scheduler)
         if workers is not None:
             workers = check_positive_int(workers, name="workers")
@@ -133,9 +144,13 @@ class DaskExecutor:
         distributed = _distributed()
         self._cluster: Any = None
         self._client: Any = None
+        self._owns_client = not given_client
         self.local = scheduler is None
         try:
-            if scheduler is None:
+            if given_client:
+                self._client = scheduler
+                self._client.wait_for_workers(workers or 1, timeout=timeout)
+            elif scheduler is None:
                 self._cluster = distributed.LocalCluster(
                     n_workers=workers or 2, threads_per_worker=1, processes=True,
                     host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
@@ -145,7 +160,8 @@ class DaskExecutor:
                 self._client = distributed.Client(self._cluster, timeout=timeout,
                                                   set_as_default=False)
             else:
-                self._client = self._connect(distributed, scheduler, connect_timeout)
+                self._client = self._connect(distributed, scheduler,  # type: ignore[arg-type]
+                                             connect_timeout)
                 self._client.wait_for_workers(workers or 1, timeout=timeout)
         except EngineError:
             self.close()
@@ -181,8 +197,21 @@ class DaskExecutor:
             await comm.close()
 
         try:
+            # a refused or silent port fails here at once (Dask's own connect retries a
+            # refused connection until its timeout), so the whole check stays within timeout
+            m = _ADDRESS.fullmatch(scheduler)
+            host = m.group(0).split("://")[-1].rsplit(":", 1)[0].strip("[]") if m else ""
+            start = time.monotonic()
+            if m:
+                with socket.create_connection((host, int(m.group(1))), timeout=timeout / 2) as s:
+                    s.shutdown(socket.SHUT_WR)  # then read to the end: a clean close, no reset
+                    with contextlib.suppress(OSError):
+                        while s.recv(4096):
+                            pass
+            timeout = max(0.5, timeout - (time.monotonic() - start))
             with ThreadPoolExecutor(1, thread_name_prefix="scoreframe-dask-probe") as pool:
-                pool.submit(asyncio.run, probe()).result()
+                # the handshake too is bounded (a server that accepts and stays silent)
+                pool.submit(asyncio.run, asyncio.wait_for(probe(), timeout)).result()
             return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as e:
             raise EngineError(message("cannot reach the dask scheduler", where=scheduler,
@@ -214,7 +243,7 @@ class DaskExecutor:
         client, cluster = self._client, self._cluster
         self._client = self._cluster = None
         try:
-            if client is not None:
+            if client is not None and self._owns_client:
                 client.close()
         finally:
             if cluster is not None:

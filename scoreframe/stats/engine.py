@@ -5,16 +5,18 @@ an evaluation, checks the data in the same pass (null/NaN scores, unrecognized l
 selections; duplicated trials by their id columns unless the dataset was validated when it was
 written or ``validate=False``), and returns the final statistics of every result unit.
 
-Engines: ``"local"`` reduces in memory when the selected trials fit in ``memory_limit``, and
-out of core (:mod:`scoreframe.stats.outofcore`: range-partitioned by score, spilled to a
-temporary directory that is always removed) when they do not; ``"dask"`` runs the
-out-of-core tasks on Dask workers (:mod:`scoreframe.stats.dask`). Results are identical.
+Engines (``engine=``, resolved by :func:`~scoreframe.stats._engine_option.as_engine`):
+``"auto"`` reduces in memory when the selected trials fit in the engine's ``memory_limit``
+(at the measured bytes per trial of :func:`bytes_per_trial`), and out of core
+(:mod:`scoreframe.stats.outofcore`: range-partitioned by score, spilled to a temporary
+directory that is always removed) when they do not; ``"memory"`` and ``"streaming"`` force one
+or the other; ``"dask"`` runs the out-of-core tasks on Dask workers
+(:mod:`scoreframe.stats.dask`). Results are identical.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,9 +24,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.checks import check_choice
-from scoreframe.errors import FormatError, ScoreframeError, ValidationError, message
-from scoreframe.frames.lazy import as_lazy, is_frame_like, scan_raw
+from scoreframe.errors import FormatError, ValidationError, message
+from scoreframe.frames.lazy import Data, as_lazy, is_frame_like, scan_raw
+from scoreframe.stats._engine_option import (
+    DEFAULT_MEMORY_LIMIT,
+    ENGINE_KINDS,
+    Engine,
+    EngineLike,
+    as_engine,
+    parse_memory,
+)
 from scoreframe.stats.groups import class_plan, plan_units
 from scoreframe.stats.reduce import (
     Statistics,
@@ -36,46 +45,45 @@ from scoreframe.stats.reduce import (
 )
 from scoreframe.stats.summary import Request
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINES", "Statistics", "compute_statistics",
-           "parse_memory", "reduce_statistics", "source_name"]
+__all__ = ["DEFAULT_MEMORY_LIMIT", "ENGINES", "Engine", "EngineLike", "Statistics",
+           "as_engine", "bytes_per_trial", "compute_statistics", "parse_memory",
+           "reduce_statistics", "source_name"]
 
-ENGINES = ("local", "dask")
-#: Default memory budget of the local engine (bytes): in memory below, out of core above.
-DEFAULT_MEMORY_LIMIT = 1024**3
-#: Bytes per trial of the in-memory reduction (Polars' grouped sort with list aggregations
-#: and the sorted copies: measured ~120 at 3e7 trials by 20 conditions).
-BYTES_PER_TRIAL = 128
+ENGINES = ENGINE_KINDS
+# The constants of ``engine="auto"``: peak resident bytes per trial of the in-memory reduction
+# above its input, measured by benchmarks/bench_engine_auto.py (fresh process per case,
+# trials with model/segment ids so the duplicate check runs; benchmarks/RESULTS.md, section
+# "engine-auto"). Measured (bytes/trial at 1e6 / 3e6 trials, one group | 20 conditions):
+#   DataFrame input      52 / 38  | 115 / 56
+#   Parquet path         94 / 56  | 130 / 85   (the columns read, then reduced)
+#   + replicates, 2 columns (Intervals(bootstrap=100, resample=["model", "segment"])):
+#   DataFrame input     198 / 198 | 553 / 345
+#   Parquet path        207 / 204 | 564 / 308
+# Each constant is the largest measured value (rounded up), so "auto" stays in memory only
+# when the measured peak fits; 10^7 trials of a DataFrame with one group (<= 64 B) now fit the
+# 1 GiB default, which 128 B/trial sent out of core.
+#: Bytes per trial, one group, trials already in memory (a DataFrame).
+BYTES_PER_TRIAL = 64
+#: Bytes per trial with condition columns (per-group list aggregations, the pooled row).
+GROUPED_BYTES_PER_TRIAL = 128
+#: Extra bytes per trial when the trials are read by the reduction (a path, a LazyFrame).
+READ_BYTES_PER_TRIAL = 48
 #: Extra bytes per trial and resampling column when replicates are asked for (the unit hashes,
-#: sorted along the scores, their unit codes, and the pooled rows' merged copies).
-REPLICATE_BYTES_PER_COLUMN = 128
+#: sorted along the scores, their unit codes), one group | with condition columns.
+REPLICATE_BYTES_PER_COLUMN = 80
+GROUPED_REPLICATE_BYTES_PER_COLUMN = 224
 
 
-def parse_memory(value: int | float | str | None) -> int:
-    """A memory size in bytes from ``2GB``, ``512MiB``, ``1e9`` or a number.
+def bytes_per_trial(*, read: bool, grouped: bool, replicate_columns: int) -> int:
+    """The in-memory reduction's peak bytes per trial, from the measured constants above.
 
-    >>> parse_memory("1.5GB"), parse_memory("512MiB"), parse_memory(4096)
-    (1500000000, 536870912, 4096)
+    >>> bytes_per_trial(read=False, grouped=False, replicate_columns=0)
+    64
     """
-    if value is None:
-        return DEFAULT_MEMORY_LIMIT
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        v = float(value)
-    else:
-        m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([kKmMgGtT]i?[bB]?|[bB])?\s*", str(value))
-        try:
-            v = float(m.group(1)) if m else float("nan")
-        except ValueError:
-            v = float("nan")
-        unit = (m.group(2) or "") if m else ""
-        u = unit.lower().rstrip("b")
-        mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
-                "ki": 1024, "mi": 1024**2, "gi": 1024**3, "ti": 1024**4}.get(u)
-        v = v * mult if mult is not None else float("nan")
-    if not (v >= 1024):  # also catches NaN
-        raise ScoreframeError(message("bad `memory_limit`",
-                                      expected="a size of at least 1KiB such as 2GB or 512MiB",
-                                      got=repr(value)))
-    return int(v)
+    per = GROUPED_BYTES_PER_TRIAL if grouped else BYTES_PER_TRIAL
+    per += READ_BYTES_PER_TRIAL if read else 0
+    rep = GROUPED_REPLICATE_BYTES_PER_COLUMN if grouped else REPLICATE_BYTES_PER_COLUMN
+    return per + rep * replicate_columns
 
 
 def source_name(data: object) -> str:
@@ -108,7 +116,7 @@ def _row_estimate(data: object, lf: pl.LazyFrame) -> int:
     return int(lf.select(pl.len()).collect(engine="streaming").item())
 
 
-def compute_statistics(data: object, **kw: Any) -> Statistics:
+def compute_statistics(data: Data, **kw: Any) -> Statistics:
     """Statistics of every result unit of an evaluation (see :func:`reduce_statistics`).
 
     Errors of the dataframe engine while reading (files that disagree on column types, a
@@ -123,20 +131,17 @@ def compute_statistics(data: object, **kw: Any) -> Statistics:
                                        "types.")) from None
 
 
-def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequence[str] = (),
+def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequence[str] = (),
                        where: str | None = None, pooled: bool = True, request: Request,
-                       p: np.ndarray, q: np.ndarray, engine: str = "local",
-                       memory_limit: int | float | str | None = None,
-                       workers: int | None = None, scheduler: str | None = None,
+                       p: np.ndarray, q: np.ndarray, engine: EngineLike = "auto",
                        validate: bool = True, trial_id: Sequence[str] | None = None,
-                       spill_dir: str | None = None,
                        progress: Callable[[int, int], None] | None = None) -> Statistics:
     """Statistics of every result unit of an evaluation (see the module docstring).
 
     ``p``/``q`` are the operating points' effective priors, needed by the equalized DCF.
     """
-    check_choice(engine, name="engine", choices=ENGINES)
-    limit = parse_memory(memory_limit)
+    eng = as_engine(engine)
+    limit = eng.limit
     where_name = source_name(data)
     lf = scan_raw(data, where=where)  # labels as stored: checked in the pass
     names = lf.collect_schema().names()
@@ -175,19 +180,25 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
         ids = []  # one of model/segment alone does not identify a trial
     id_cols = [*system_cols, *ids] if ids else []
     check_dups = validate and bool(id_cols) and not _validated_on_write(data)
-    per_trial = BYTES_PER_TRIAL + request.bytes_per_trial
-    if request.replicates is not None:
-        per_trial += REPLICATE_BYTES_PER_COLUMN * len(request.replicates.columns) + 24
-    if engine == "dask" or _row_estimate(data, lf) * per_trial > limit:
+    per_trial = bytes_per_trial(
+        read=not (is_frame_like(data) and not isinstance(data, pl.LazyFrame)),
+        grouped=bool(group_cols),
+        replicate_columns=0 if request.replicates is None else len(request.replicates.columns)
+    ) + request.bytes_per_trial
+    if eng.kind in ("streaming", "dask") or (
+            eng.kind == "auto" and _row_estimate(data, lf) * per_trial > limit):
         from scoreframe.stats import outofcore
 
+        workers = eng.workers
         return outofcore.compute(
             data, lf, group_cols=group_cols, row_cols=row_cols, system_cols=system_cols,
             pooled=pooled, equalize=bool(equalize_by), request=request, p=p, q=q,
-            engine=engine, memory_limit=limit,
-            workers=workers if engine == "dask" else (workers or os.cpu_count() or 1),
-            scheduler=scheduler, id_cols=id_cols if check_dups else [], where=where,
-            where_name=where_name, progress=progress, spill_root=spill_dir,
+            engine="dask" if eng.kind == "dask" else "local", memory_limit=limit,
+            workers=workers if eng.kind == "dask" else (workers or os.cpu_count() or 1),
+            scheduler=eng.scheduler,
+            id_cols=id_cols if check_dups else [], where=where, where_name=where_name,
+            progress=progress,
+            spill_root=None if eng.spill_dir is None else str(eng.spill_dir),
             class_col=class_col)
     keys, base, base_units, checks = sorted_unit_groups(lf, group_cols, request.replicates)
     check_counts(checks, where=where_name, source=data, where_sql=where)
@@ -197,7 +208,7 @@ def reduce_statistics(data: object, *, by: Sequence[str] = (), equalize_by: Sequ
     classes_of, partition_of = class_plan(keys, class_col)
     stats = unit_statistics(units, base, request, equalize=bool(equalize_by), p=p, q=q,
                             progress=progress, base_units=base_units,
-                            workers=workers or min(2, os.cpu_count() or 1),
+                            workers=eng.workers or min(2, os.cpu_count() or 1),
                             classes_of=classes_of, partition_of=partition_of)
     return Statistics(tuple(row_cols), stats, checks, "memory")
 

@@ -632,7 +632,7 @@ def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: i
 def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             row_cols: Sequence[str], system_cols: Sequence[str], pooled: bool, equalize: bool,
             request: Request, p: np.ndarray, q: np.ndarray, engine: str, memory_limit: int,
-            workers: int | None, scheduler: str | None, id_cols: Sequence[str],
+            workers: int | None, scheduler: object, id_cols: Sequence[str],
             where: str | None,
             where_name: str, progress: Callable[[int, int], None] | None = None,
             spill_root: str | None = None, class_col: str | None = None) -> Statistics:

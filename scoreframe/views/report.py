@@ -27,6 +27,7 @@ import polars as pl
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.frames.lazy import Data, as_lazy
 from scoreframe.io.atomic import atomic_output, check_outputs
+from scoreframe.metrics import Intervals
 from scoreframe.metrics.registry import GroupStats, declared, table_metrics
 from scoreframe.results import curves as cv
 from scoreframe.results.evaluate import (
@@ -37,6 +38,7 @@ from scoreframe.results.evaluate import (
     group_statistics,
     results_frame,
 )
+from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.summary import ScoreHistogram
 from scoreframe.views import plots
 from scoreframe.views._report_biometric import section_html as biometric_html
@@ -176,12 +178,11 @@ class Report:
 def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
                  p_target: Sequence[float] | float = (0.01,), calibration: Any = None,
                  trial_id: Sequence[str] | str | None = None, title: str = "",
-                 bootstrap: int = 0, ci: float = 0.95, resample: str | Sequence[str] = "trial",
-                 seed: int = 0, interval: str = "percentile", rel_width: float = 0.2,
+                 intervals: Intervals | None = None, rel_width: float = 0.2,
                  spoof: bool | None = None, forensic: bool = False,
                  tandem: Sequence[str] | None = None, t_dcf_variant: str = "2021",
                  tandem_unpaired: Literal["error", "drop"] = "error",
-                 compare: Sequence[str] | None = None,
+                 compare: Sequence[str] | None = None, engine: EngineLike = "auto",
                  progress: Progress | None = None, biometric: Any = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
 
@@ -196,10 +197,11 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         evaluation, and its map is drawn.
     trial_id
         Columns that identify a trial when ``model, segment`` do not (as in ``evaluate``).
-    bootstrap, ci, resample, seed, interval
-        With ``bootstrap=B``: confidence intervals in the summary (``value [lo, hi]``), DET
-        boxes and NBER error bars at the operating points, and the trial-count guidance of
-        :func:`scoreframe.results.bootstrap.trials_needed` (``rel_width``).
+    intervals
+        An :class:`~scoreframe.metrics.Intervals`: confidence intervals in the summary
+        (``value [lo, hi]``), DET boxes and NBER error bars at the operating points, and the
+        trial-count guidance of :func:`scoreframe.results.bootstrap.trials_needed`
+        (``rel_width``).
     spoof, forensic, tandem, t_dcf_variant
         The anti-spoofing metrics (default: when the data have a ``trial_type`` column), the
         forensic metrics with Tippett and ECE plots, and the t-DCF curve of the CM system in
@@ -209,8 +211,10 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         warning), as ``unpaired`` of :func:`scoreframe.results.tandem.tandem_t_dcf`.
     compare
         ``(a, b)``: a forest plot of the paired-bootstrap differences ``b - a`` of two
-        systems scored on the same trials (:func:`scoreframe.compare`; ``bootstrap``
-        replicates, 1000 when not given).
+        systems scored on the same trials (:func:`scoreframe.compare`, with ``intervals``, or
+        1000 trial-level replicates when not given).
+    engine
+        Where the reductions run, as in :func:`scoreframe.evaluate`.
     progress
         ``progress(done, total)`` as groups are evaluated.
     biometric
@@ -243,19 +247,15 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     if spoof is None:
         spoof = "trial_type" in lf.collect_schema().names()
     fams = [f for f, on in (("spoof", spoof), ("forensic", forensic)) if on]
-    opts = None
-    if bootstrap:
-        from scoreframe.metrics import IntervalOptions
+    opts = intervals
+    if opts is not None:
         from scoreframe.results.bootstrap import AT_MIN
-
-        opts = IntervalOptions(bootstrap=bootstrap, ci=ci, resample=resample,  # type: ignore[arg-type]  # validated by IntervalOptions
-                               seed=seed, interval=interval)  # type: ignore[arg-type]  # validated by IntervalOptions
     curves = cv.ForensicCurves(len(grids.thresholds) + len(p_list)) if forensic else None
     stats, ops = group_statistics(  # the one reduction: every number the report shows
         source, by=by, where=where, p_target=p_list,
         thresholds=grids.thresholds if curves is None
         else np.concatenate((grids.thresholds, curves.thresholds)),
-        det_resolution=0.03, trial_id=trial_id, progress=progress,
+        det_resolution=0.03, trial_id=trial_id, engine=engine, progress=progress,
         metrics=[*declared(family=["binary", *fams]), *(AT_MIN if opts else ())],
         statistics=(HISTOGRAM, *(() if curves is None else (curves.ece,))), intervals=opts,
         verification=None if biometric is None else biometric.request())
@@ -279,33 +279,31 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
             pl.DataFrame()
 
     extra: dict[str, Any] = {}
+    ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else True)
     if opts is not None:
         from scoreframe.results.bootstrap import bootstrap_metrics, trials_needed
 
-        intervals = results_frame(stats, ops, metrics=bootstrap_metrics(), intervals=opts,
-                                  n_replicates=True).with_columns(ci=pl.lit(ci))
-        summary = attach_intervals(summary, intervals)
-        extra["intervals"] = intervals
-        extra["guidance"] = trials_needed(intervals, rel_width=rel_width)
-        notes.append(f"{100 * ci:g} % {interval} bootstrap intervals, {bootstrap} replicates, "
-                     f"resampling {resample}, seed {seed}")
+        iv_frame = results_frame(stats, ops, metrics=bootstrap_metrics(), intervals=opts,
+                                 n_replicates=True).with_columns(ci=pl.lit(opts.ci))
+        summary = attach_intervals(summary, iv_frame)
+        extra["intervals"] = iv_frame
+        extra["guidance"] = trials_needed(iv_frame, rel_width=rel_width)
+        notes.append(f"{100 * opts.ci:g} % {opts.method} bootstrap intervals, "
+                     f"{opts.bootstrap} replicates, resampling "
+                     f"{', '.join(opts.resample)}, seed {opts.seed}")
     if biometric is not None:
-        from scoreframe.metrics import IntervalOptions
         from scoreframe.views._report_biometric import biometric_section
 
-        iv = IntervalOptions(bootstrap=bootstrap, ci=ci, seed=seed, interval=interval,  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
-                             resample=resample) if bootstrap else None  # type: ignore[arg-type]  # resample/interval are validated by IntervalOptions
         extra["biometric"] = biometric_section(
             source, stats, pl.concat(pieces["det"], how="vertical_relaxed") if pieces["det"]
-            else pl.DataFrame(), options=biometric, by=by, where=where, intervals=iv)
+            else pl.DataFrame(), options=biometric, by=by, where=where, intervals=opts)
     if compare:
+        from scoreframe.results.bootstrap import DEFAULT_INTERVALS
         from scoreframe.results.compare import compare as compare_systems
 
-        ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else None)
         extra["comparison"] = compare_systems(
-            source, compare[0], compare[1], by=by, where=where, p_target=p_list,
-            bootstrap=bootstrap or 1000, ci=ci, resample=resample, seed=seed,
-            interval=interval, trial_id=ids)  # type: ignore[arg-type]  # interval is validated by the callee
+            source, compare[0], compare[1], by=by, where=where, operating_points=p_list,
+            intervals=intervals or DEFAULT_INTERVALS, engine=engine, validate=ids)
     if forensic:
         extra["tippett"], extra["ece"] = cat("tippett"), cat("ece")
     if tandem:
@@ -313,7 +311,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         from scoreframe.results.tandem import tandem_arrays
 
         arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where,
-                                  unpaired=tandem_unpaired)
+                                  unpaired=tandem_unpaired, engine=engine)
         curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]  # variant is validated by the callee
         extra["t_dcf"] = curve
         best = curve.filter(pl.col("is_min")).row(0, named=True)
