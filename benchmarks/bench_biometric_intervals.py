@@ -2,16 +2,18 @@
 
 Run: ``python benchmarks/bench_biometric_intervals.py [--trials N] [--bootstrap B]`` (alone:
 it uses both cores). Writes the section ``biometric_intervals`` of
-``benchmarks/RESULTS_bio2.md``. The dataset is that of ``bench_bootstrap.py`` (``N`` trials x
+``benchmarks/RESULTS.md``. The dataset is that of ``bench_bootstrap.py`` (``N`` trials x
 20 conditions in 10 Parquet files, 1,000 models x N/1,000 segments, 10 % targets). Each cell
 is a fresh process (wall time including reading the files, and peak resident memory):
 
-* ``evaluate(DS, by="condition", bootstrap=B, resample=["model", "segment"])``;
-* the same with ``fmr=[1e-3, 1e-4], fnmr=[1e-2], biometric=True`` (FNMR at FMR located again
-  in every replicate, ZeroFMR/ZeroFNMR, min HTER, AUC: all with intervals);
+* ``evaluate(DS, by="condition", intervals=Intervals(bootstrap=B, resample=["model",
+  "segment"]))``;
+* the same with ``metrics=[Biometric(fmr=[1e-3, 1e-4], fnmr=[1e-2])]`` (FNMR at FMR located
+  again in every replicate, ZeroFMR/ZeroFNMR, min HTER, AUC: all with intervals);
 
-each in memory and out of core (``memory_limit`` small enough for several score ranges: the
-replicates' weighted counts per range are summed by a first task before the reduction).
+each in memory and out of core (``engine=Engine(memory_limit=...)`` small enough for several
+score ranges: the replicates' weighted counts per range are summed by a first task before the
+reduction).
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ CHILD = r"""
 import json, resource, sys, time, warnings
 import scoreframe as sf
 path, b, bio, limit = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4]
-kw = {"by": "condition", "p_target": [0.01], "bootstrap": b, "resample": ["model", "segment"]}
+kw = {"by": "condition", "operating_points": sf.OperatingPoints([0.01]),
+      "intervals": sf.Intervals(bootstrap=b, resample=["model", "segment"])}
 if bio:
-    kw |= {"fmr": [1e-3, 1e-4], "fnmr": [1e-2], "biometric": True}
+    kw["metrics"] = [sf.Biometric(fmr=[1e-3, 1e-4], fnmr=[1e-2])]
 if limit != "-":
-    kw["memory_limit"] = limit
+    kw["engine"] = sf.Engine(memory_limit=limit)
 warnings.simplefilter("ignore")
 t = time.perf_counter()
 res = sf.evaluate(path, **kw)
@@ -88,7 +91,7 @@ def main() -> None:
                      f"{bio['seconds']:.1f} s / {bio['peak_rss_mb']:.0f} MB | "
                      f"{bio['seconds'] / plain['seconds']:.2f}x | "
                      f"{bio['peak_rss_mb'] / plain['peak_rss_mb']:.2f}x |")
-    write_section(HERE / "RESULTS_bio2.md", "biometric_intervals", "\n".join(lines))
+    write_section(HERE / "RESULTS.md", "biometric_intervals", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -9,10 +9,10 @@ column: ``N`` trials x 20 conditions in 10 plain Parquet files with ``model``, `
 (wall time including reading the files, and peak resident memory):
 
 * ``evaluate(DS, by="condition")``;
-* ``evaluate(DS, by="condition", spoof=True, forensic=True)``.
+* ``evaluate(DS, by="condition", metrics=["spoof", "forensic"])``.
 
 Targets (issue 21): with the families, at most 1.2x the memory and 1.5x the time of plain.
-``--code DIR`` measures another checkout's package (e.g. main before the change).
+``--code DIR`` measures another checkout's package (one with the ``metrics=`` API).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import json, resource, sys, time
 import scoreframe as sf
 path, fam = sys.argv[1], sys.argv[2] == "1"
 t = time.perf_counter()
-res = sf.evaluate(path, by="condition", spoof=fam, forensic=fam)
+res = sf.evaluate(path, by="condition", metrics=["spoof", "forensic"] if fam else None)
 print(json.dumps({"seconds": time.perf_counter() - t,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "rows": res.height}))

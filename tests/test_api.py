@@ -34,7 +34,8 @@ def test_min_dcf_and_act_dcf_mean_the_same_in_scalar_and_frame_apis(p_target: fl
     # one meaning per name: `min_dcf` is the raw cost in the column and in the scalar function
     # (BOSARIS fast_minDCF), `_norm` / normalize=True is the cost divided by min(p, 1 - p)
     df, tar, non = _frame(7)
-    row = sf.explode_dcf(sf.evaluate(df, p_target=p_target)).row(0, named=True)
+    ops = sf.OperatingPoints(p_target)
+    row = sf.explode_dcf(sf.evaluate(df, operating_points=ops)).row(0, named=True)
     raw_min, raw_act = sf.min_dcf(tar, non, p_target=p_target), sf.act_dcf(
         tar, non, p_target=p_target)
     assert row["min_dcf"] == pytest.approx(raw_min, rel=1e-12)

@@ -9,10 +9,9 @@ import polars as pl
 import pytest
 from test_biometrics_intervals import _id_hashes, _quiet
 
-from scoreframe import differentials
+from scoreframe import Engine, Intervals, differentials
 from scoreframe.cli import main
 from scoreframe.kernels import bootstrap as kb
-from scoreframe.metrics import IntervalOptions
 from scoreframe.results._differentials import fdr, garbe
 from scoreframe.views.plots import differentials_plot
 
@@ -42,7 +41,7 @@ def _weights(df: pl.DataFrame, seed: int) -> np.ndarray:
 def test_two_way_bootstrap_equals_explicit_resampling() -> None:
     df = trials()
     d = _quiet(differentials, df, by="sex", threshold=1.5,
-               intervals=IntervalOptions(bootstrap=B, seed=4, resample=("model", "segment")))
+               intervals=Intervals(bootstrap=B, seed=4, resample=("model", "segment")))
     w = _weights(df, 4)
     s, lab, sex = df["score"].to_numpy(), df["label"].to_numpy(), df["sex"].to_numpy()
     rates = {}
@@ -82,7 +81,7 @@ def test_same_intervals_out_of_core(tmp_path) -> None:  # noqa: ANN001
     for i, part in enumerate(np.array_split(np.arange(df.height), 3)):
         df[part].write_parquet(path / f"p{i}.parquet")
     ooc = _quiet(differentials, str(path), by="sex", fmr=0.05, intervals=B,
-                 memory_limit="64KiB", workers=2)
+                 engine=Engine(memory_limit="64KiB", workers=2))
     assert ooc.threshold == mem.threshold
     assert ooc.groups.equals(mem.groups) and ooc.summary.equals(mem.summary)
 

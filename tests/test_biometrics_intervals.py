@@ -20,7 +20,7 @@ import pytest
 import scoreframe as sf
 from scoreframe.errors import DegenerateGroupWarning, UnresolvedTargetWarning
 from scoreframe.kernels import bootstrap as kb
-from scoreframe.metrics import IntervalOptions, explode_targets, fmr_fnmr
+from scoreframe.metrics import explode_targets, fmr_fnmr
 from scoreframe.results.evaluate import group_statistics
 from scoreframe.stats.summary import VerificationRequest
 
@@ -29,6 +29,7 @@ FNMR = [0.05, 0.3]
 THR = [0.0, 1.0]
 B = 16
 SCALARS = ("zero_fmr", "zero_fnmr", "min_hter", "auc_mw")
+BIO = sf.Biometric(fmr=FMR, fnmr=FNMR, at_threshold=THR)
 
 
 def _trials(n: int = 240, seed: int = 0) -> pl.DataFrame:
@@ -83,8 +84,7 @@ def _reference(df: pl.DataFrame, weights: np.ndarray, cond: str) -> dict[str, np
     out: dict[str, list[list[float]]] = {}
     for r in range(B):
         rep = df[np.repeat(np.arange(df.height), weights[r])]
-        res = _quiet(sf.evaluate, rep, by="cond", fmr=FMR, fnmr=FNMR, at_threshold=THR,
-                     validate=False, pooled=False)
+        res = _quiet(sf.evaluate, rep, by="cond", metrics=[BIO], validate=False, pooled=False)
         row = res.filter(pl.col("cond") == cond)
         ok = row.height == 1 and row["n_tar"][0] > 0 and row["n_non"][0] > 0
         vals: dict[str, list[float]] = {}
@@ -104,8 +104,8 @@ def _reference(df: pl.DataFrame, weights: np.ndarray, cond: str) -> dict[str, np
 @pytest.mark.parametrize("resample", [("trial",), ("model", "segment"), ("model",)])
 def test_intervals_equal_explicit_resampling(resample: tuple[str, ...]) -> None:
     df = _trials()
-    res = _quiet(sf.evaluate, df, by="cond", fmr=FMR, fnmr=FNMR, at_threshold=THR,
-                 bootstrap=B, seed=3, resample=list(resample))
+    res = _quiet(sf.evaluate, df, by="cond", metrics=[BIO],
+                 intervals=sf.Intervals(bootstrap=B, seed=3, resample=list(resample)))
     weights = _row_weights(df, resample, 3)
     for cond in ("a", "b", "all"):
         sub = df if cond == "all" else df.filter(pl.col("cond") == cond)
@@ -135,8 +135,8 @@ def test_each_replicate_locates_its_own_threshold() -> None:
     df = _trials(200, seed=4)
     req = VerificationRequest(fmr=tuple(FMR), fnmr=tuple(FNMR), thresholds=tuple(THR))
     stats, _ = group_statistics(df, verification=req,
-                                intervals=IntervalOptions(bootstrap=B, seed=9,
-                                                          resample=("model", "segment")))
+                                intervals=sf.Intervals(bootstrap=B, seed=9,
+                                                       resample=("model", "segment")))
     weights = _row_weights(df, ("model", "segment"), 9)
     s, lab = df["score"].to_numpy(), df["label"].to_numpy()
     reps = stats.units[0].stats.replicates
@@ -156,8 +156,9 @@ def test_each_replicate_locates_its_own_threshold() -> None:
 
 def test_fixed_threshold_intervals_equal_explicit_resampling() -> None:
     df = _trials(300, seed=6)
-    res = _quiet(sf.evaluate, df, threshold_from="split = 'dev'", fmr=[0.1], bootstrap=B,
-                 seed=2, resample=["model", "segment"], pooled=False)
+    res = _quiet(sf.evaluate, df, metrics=[sf.Biometric(threshold_from="split = 'dev'", fmr=[0.1])],
+                 intervals=sf.Intervals(bootstrap=B, seed=2, resample=["model", "segment"]),
+                 pooled=False)
     fixed = res["fixed"][0]
     ev = df.filter(pl.col("split") != "dev")
     weights = _row_weights(ev, ("model", "segment"), 2)
@@ -186,13 +187,14 @@ def _split(df: pl.DataFrame, root, files: int, seed: int) -> str:  # noqa: ANN00
     return str(root)
 
 
-KW = {"by": "cond", "fmr": FMR, "fnmr": FNMR, "at_threshold": THR, "bootstrap": 24,
-      "seed": 5, "resample": ["model", "segment"]}
+KW = {"by": "cond", "metrics": [BIO],
+      "intervals": sf.Intervals(bootstrap=24, seed=5, resample=["model", "segment"])}
 
 
 @pytest.fixture(scope="module")
 def reference() -> pl.DataFrame:
-    return _quiet(sf.evaluate, _trials(2000, seed=8), workers=1, memory_limit="2GB", **KW)
+    return _quiet(sf.evaluate, _trials(2000, seed=8),
+                  engine=sf.Engine(workers=1, memory_limit="2GB"), **KW)
 
 
 @pytest.mark.parametrize(("workers", "limit", "files"),
@@ -200,11 +202,12 @@ def reference() -> pl.DataFrame:
 def test_bit_identical_across_engines(tmp_path, reference, workers, limit, files) -> None:  # noqa: ANN001
     df = _trials(2000, seed=8)
     path = _split(df, tmp_path / "ds", files, seed=workers + files)
-    got = _quiet(sf.evaluate, path, workers=workers, memory_limit=limit, **KW)
+    got = _quiet(sf.evaluate, path, engine=sf.Engine(workers=workers, memory_limit=limit), **KW)
     assert got.equals(reference)
     if limit == "64KiB":  # the out-of-core engine ran over several score ranges
-        opts = IntervalOptions(bootstrap=24, seed=5, resample=("model", "segment"))
-        stats, _ = group_statistics(path, by="cond", memory_limit=limit, workers=workers,
+        opts = sf.Intervals(bootstrap=24, seed=5, resample=("model", "segment"))
+        stats, _ = group_statistics(path, by="cond",
+                                    engine=sf.Engine(memory_limit=limit, workers=workers),
                                     verification=VerificationRequest(fmr=tuple(FMR)),
                                     intervals=opts)
         assert stats.engine == "out-of-core" and stats.n_ranges > 1
@@ -212,12 +215,14 @@ def test_bit_identical_across_engines(tmp_path, reference, workers, limit, files
 
 def test_bca_and_peer_conventions() -> None:
     df = _trials(400, seed=1)
-    res = _quiet(sf.evaluate, df, fmr=FMR, bootstrap=40, interval="bca", pooled=False)
+    res = _quiet(sf.evaluate, df, metrics=[sf.Biometric(fmr=FMR)],
+                 intervals=sf.Intervals(bootstrap=40, method="bca"), pooled=False)
     flat = explode_targets(res)
     ok = flat.drop_nulls("fnmr_lo")
     assert ok.height and (ok["fnmr_lo"] <= ok["fnmr_hi"]).all()
     assert (res["min_hter_lo"] <= res["min_hter_hi"]).all()
-    peer = _quiet(sf.evaluate, df, fmr=FMR, bootstrap=20, convention="bob")
+    peer = _quiet(sf.evaluate, df, metrics=[sf.Biometric(fmr=FMR, convention="bob")],
+                  intervals=sf.Intervals(bootstrap=20))
     assert "zero_fmr_lo" not in peer.columns and "eer_lo" in peer.columns
     assert "fnmr_lo" not in explode_targets(peer).columns
 
@@ -226,7 +231,8 @@ def test_bca_and_peer_conventions() -> None:
 def test_dask_gives_the_same_intervals(tmp_path, reference) -> None:  # noqa: ANN001
     pytest.importorskip("distributed")
     path = _split(_trials(2000, seed=8), tmp_path / "ds", 3, seed=1)
-    got = _quiet(sf.evaluate, path, engine="dask", workers=2, memory_limit="64KiB", **KW)
+    got = _quiet(sf.evaluate, path, engine=sf.Engine("dask", workers=2, memory_limit="64KiB"),
+                 **KW)
     assert got.equals(reference)
 
 
@@ -252,8 +258,9 @@ def test_strict_rule_fixed_threshold_intervals() -> None:
     """With ``strict=True`` a score equal to the threshold is rejected in every replicate."""
     df = _trials(300, seed=12)
     thr = [0.0, 0.5]  # scores are rounded to 0.1: ties at the thresholds
-    res = _quiet(sf.evaluate, df, at_threshold=thr, strict=True, bootstrap=B, seed=4,
-                 resample=["model", "segment"], pooled=False)
+    res = _quiet(sf.evaluate, df, metrics=[sf.Biometric(at_threshold=thr, strict=True)],
+                 intervals=sf.Intervals(bootstrap=B, seed=4, resample=["model", "segment"]),
+                 pooled=False)
     w = _row_weights(df, ("model", "segment"), 4)
     s, lab = df["score"].to_numpy(), df["label"].to_numpy()
     vals = []

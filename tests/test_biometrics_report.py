@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+import scoreframe as sf
 from scoreframe.cli import main
 from scoreframe.errors import ScoreframeError, UnresolvedTargetWarning
 from scoreframe.metrics import fnmr_at_fmr, min_hter, zero_fmr
@@ -73,7 +74,8 @@ def test_section_values_charts_and_tables() -> None:
 
 def test_section_intervals_with_bootstrap(tmp_path) -> None:  # noqa: ANN001
     df = trials(3000, seed=3)
-    rep = _quiet(build_report, df, bootstrap=20, resample=["model", "segment"],
+    rep = _quiet(build_report, df,
+                 intervals=sf.Intervals(bootstrap=20, resample=["model", "segment"]),
                  biometric=BiometricOptions(fmr=(0.05,), demographics=("sex",)))
     t = rep.biometric.targets
     assert t["rate_lo"][0] <= t["rate"][0] <= t["rate_hi"][0]
@@ -81,8 +83,8 @@ def test_section_intervals_with_bootstrap(tmp_path) -> None:  # noqa: ANN001
     assert s["min_hter_lo"][0] <= s["min_hter"][0] <= s["min_hter_hi"][0]
     from scoreframe import evaluate
 
-    ev = _quiet(evaluate, df, fmr=[0.05], biometric=True, bootstrap=20,
-                resample=["model", "segment"])
+    ev = _quiet(evaluate, df, metrics=[sf.Biometric(fmr=[0.05])],
+                intervals=sf.Intervals(bootstrap=20, resample=["model", "segment"]))
     for m in ("zero_fmr", "zero_fnmr", "min_hter", "auc_mw"):  # the same replicates
         assert (s[f"{m}_lo"][0], s[f"{m}_hi"][0]) == (ev[f"{m}_lo"][0], ev[f"{m}_hi"][0])
     assert (t["rate_lo"][0], t["rate_hi"][0]) == (ev["fnmr_at_fmr"][0][0]["fnmr_lo"],
@@ -127,7 +129,8 @@ def test_pandas_and_notebook_output() -> None:
     from scoreframe.metrics import explode_targets
 
     df = trials(2000, seed=5)
-    res = evaluate(df, fmr=[0.01, 0.1], at_threshold=[1.0], bootstrap=10)
+    res = evaluate(df, metrics=[sf.Biometric(fmr=[0.01, 0.1], at_threshold=[1.0])],
+                   intervals=sf.Intervals(bootstrap=10))
     cell = res.to_pandas()["fnmr_at_fmr"][0]
     assert cell[0]["fmr_target"] == 0.01 and "fnmr_lo" in cell[0]
     flat = explode_targets(res).to_pandas()
@@ -147,8 +150,8 @@ def test_section_renders_in_headless_chromium(tmp_path) -> None:  # noqa: ANN001
 
     if _chromium() is None:
         pytest.skip("no Chromium on this machine (Debian's `chromium` package)")
-    rep = _quiet(build_report, trials(), by="sex", bootstrap=10,
-                 resample=["model", "segment"],
+    rep = _quiet(build_report, trials(), by="sex",
+                 intervals=sf.Intervals(bootstrap=10, resample=["model", "segment"]),
                  biometric=BiometricOptions(fmr=(1e-2, 0.1), dev="split = 'dev'",
                                             identification=candidates(),
                                             demographics=("sex",)))

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from scoreframe import evaluate
+from scoreframe import Engine, OperatingPoints, evaluate
 from scoreframe.kernels.sorted_scores import sort_scores
 from scoreframe.metrics import forensic, spoof
 from scoreframe.stats._families import (
@@ -63,8 +63,9 @@ def reference_row(part: pl.DataFrame) -> dict[str, object]:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_columns_equal_the_array_api_in_memory_and_out_of_core(seed):
     df = sasv_table(seed)
-    mem = evaluate(df, by="condition", spoof=True, forensic=True)
-    ooc = evaluate(df, by="condition", spoof=True, forensic=True, memory_limit="64KB")
+    mem = evaluate(df, by="condition", metrics=["spoof", "forensic"])
+    ooc = evaluate(df, by="condition", metrics=["spoof", "forensic"],
+                   engine=Engine(memory_limit="64KB"))
     for res in (mem, ooc):
         for cond in ("a", "b", "c", "all"):
             part = df if cond == "all" else df.filter(pl.col("condition") == cond)
@@ -76,7 +77,8 @@ def test_columns_equal_the_array_api_in_memory_and_out_of_core(seed):
 
 def test_bit_identical_across_engines_workers_splits_and_row_order(tmp_path):
     df = sasv_table(7, 9000)
-    kw = {"by": "condition", "spoof": True, "forensic": True, "p_target": [0.01, 0.3]}
+    kw = {"by": "condition", "metrics": ["spoof", "forensic"],
+          "operating_points": OperatingPoints([0.01, 0.3])}
     base = evaluate(df, **kw)
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
     ds = tmp_path / "ds"
@@ -84,12 +86,13 @@ def test_bit_identical_across_engines_workers_splits_and_row_order(tmp_path):
     for i, part in enumerate(shuffled.iter_slices(2500)):
         part.write_parquet(ds / f"part{i}.parquet")
     for other in (evaluate(shuffled, **kw),
-                  evaluate(df, memory_limit="48KB", workers=1, **kw),
-                  evaluate(shuffled, memory_limit="96KB", workers=3, **kw),
-                  evaluate(str(ds), memory_limit="48KB", workers=2, **kw)):
+                  evaluate(df, engine=Engine(memory_limit="48KB", workers=1), **kw),
+                  evaluate(shuffled, engine=Engine(memory_limit="96KB", workers=3), **kw),
+                  evaluate(str(ds), engine=Engine(memory_limit="48KB", workers=2), **kw)):
         assert_frame_equal(base, other)
     if importlib.util.find_spec("dask.distributed") is not None:
-        on_dask = evaluate(str(ds), engine="dask", workers=2, memory_limit="64KB", **kw)
+        on_dask = evaluate(str(ds), engine=Engine("dask", workers=2, memory_limit="64KB"),
+                           **kw)
         assert_frame_equal(base, on_dask)
 
 
@@ -97,9 +100,9 @@ def test_equalized_rows_unchanged_by_the_class_split():
     df = sasv_table(4).with_columns(half=(pl.col("segment").str.slice(1).cast(pl.Int64) % 2)
                                     .cast(pl.String))
     plain = evaluate(df, by="condition", equalize_by="half")
-    both = evaluate(df, by="condition", equalize_by="half", spoof=True, forensic=True)
-    ooc = evaluate(df, by="condition", equalize_by="half", spoof=True, forensic=True,
-                   memory_limit="64KB")
+    both = evaluate(df, by="condition", equalize_by="half", metrics=["spoof", "forensic"])
+    ooc = evaluate(df, by="condition", equalize_by="half", metrics=["spoof", "forensic"],
+                   engine=Engine(memory_limit="64KB"))
     assert_frame_equal(plain, both.select(plain.columns))
     assert_frame_equal(both, ooc)
 
@@ -107,12 +110,12 @@ def test_equalized_rows_unchanged_by_the_class_split():
 def test_cm_labels_and_degenerate_groups():
     df = sasv_table(5)
     cm = df.with_columns(label=pl.col("trial_type") != "spoof")  # bona fide is the positive
-    res = evaluate(cm, spoof=True)
+    res = evaluate(cm, metrics=["spoof"])
     ref = reference_row(cm)
     assert res.row(0, named=True)["a_dcf"] == ref["a_dcf"]
     no_spoof = df.filter((pl.col("trial_type") != "spoof") | (pl.col("condition") != "a"))
     with pytest.warns(Warning, match="spoof"):
-        out = evaluate(no_spoof, by="condition", spoof=True)
+        out = evaluate(no_spoof, by="condition", metrics=["spoof"])
     row = out.filter(pl.col("condition") == "a").row(0, named=True)
     assert row["a_dcf"] is None and row["n_spoof"] == 0 and row["eer"] is not None
 
@@ -203,12 +206,13 @@ def count_passes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_report_with_every_family_and_intervals_reads_the_data_once(monkeypatch):
+    from scoreframe import Intervals
     from scoreframe.views.report import build_report
 
     df = sasv_table(11, 3000).drop("model", "segment")  # no id columns: no duplicate check
     seen = count_passes(monkeypatch)
-    rep = build_report(df, by="condition", p_target=[0.01, 0.1], bootstrap=20, forensic=True,
-                       spoof=True)
+    rep = build_report(df, by="condition", p_target=[0.01, 0.1],
+                       intervals=Intervals(bootstrap=20), forensic=True, spoof=True)
     # a query that projects no column (the row count the engine choice reads) reads no data
     passes = [q for q in seen if " 0/" not in q.split("PROJECT", 1)[-1][:40]]
     assert len(passes) == 1, passes
@@ -226,7 +230,7 @@ def test_report_curves_equal_the_array_api_on_every_engine():
     fc = ForensicCurves(1)
     h = ScoreHistogram()
     frames = []
-    for kw in ({}, {"memory_limit": "48KB"}):
+    for kw in ({}, {"engine": Engine(memory_limit="48KB")}):
         stats, ops = group_statistics(df, by="condition", thresholds=fc.thresholds,
                                       statistics=(fc.ece, h), **kw)
         out = []
@@ -296,7 +300,7 @@ def test_a_new_statistic_is_one_declaration_and_one_kernel(monkeypatch):
                                      needs=(above,), scale=100.0))
     df = sasv_table(13)
     mem = evaluate(df, by="condition")
-    ooc = evaluate(df, by="condition", memory_limit="48KB")
+    ooc = evaluate(df, by="condition", engine=Engine(memory_limit="48KB"))
     assert_frame_equal(mem, ooc)
     for cond in ("a", "all"):
         part = df if cond == "all" else df.filter(pl.col("condition") == cond)
@@ -322,5 +326,6 @@ def test_trial_type_and_label_checks_from_the_class_counts(limit):
         cases.append((bad_spoof, "contradicts") if kind == "spoof" else (bad_spoof, "one way"))
     for data, match in cases:
         with pytest.raises(ValidationError, match=match):
-            evaluate(data, by="condition", spoof=True, memory_limit=limit)
-    assert evaluate(df, by="condition", spoof=True, memory_limit=limit).height == 4
+            evaluate(data, by="condition", metrics=["spoof"], engine=Engine(memory_limit=limit))
+    assert evaluate(df, by="condition", metrics=["spoof"],
+                    engine=Engine(memory_limit=limit)).height == 4

@@ -12,7 +12,8 @@ import polars as pl
 import pytest
 
 import scoreframe.norm._tables as tables
-from scoreframe.errors import UsageError
+from scoreframe import Engine
+from scoreframe.errors import ScoreframeError, UsageError
 from scoreframe.kernels.cohort import moments_of_rows
 from scoreframe.norm import cohort_statistics
 
@@ -61,9 +62,10 @@ def layouts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "shuffled-7": _write(df, tmp / "c", n_files=7, seed=2, row_group=50_000)}
 
 
-def _stats(path: Path, **kw: Any) -> pl.DataFrame:
+def _stats(path: Path, *, engine: str = "auto", **kw: Any) -> pl.DataFrame:
     return cohort_statistics(method=["znorm", f"znorm{K}"], cohort_scores=(path, None),
-                             ddof=1, **kw).sort("id", "top_k", nulls_last=False)
+                             ddof=1, engine=Engine(engine, **kw)
+                             ).sort("id", "top_k", nulls_last=False)
 
 
 def test_local_engine_identical_whatever_workers_batches_files_order(
@@ -108,7 +110,7 @@ def test_engine_errors(layouts: dict[str, Path]) -> None:
     with pytest.raises(UsageError, match="dask engine reduces cohort score tables"):
         cohort_statistics(embeddings=((["a"], np.ones((1, 3))),) * 2,
                           cohort=(["c", "d"], np.eye(2, 3)), engine="dask")
-    with pytest.raises(UsageError, match="scheduler"):
+    with pytest.raises(ScoreframeError, match="scheduler"):
         _stats(layouts["grouped-1"], scheduler="tcp://127.0.0.1:8786")
     with pytest.raises(Exception, match="engine"):
         _stats(layouts["grouped-1"], engine="spark")

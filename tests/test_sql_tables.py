@@ -104,7 +104,7 @@ def test_an_sql_query_is_an_input_of_evaluate(data, memory_limit):
     root, joined, *_ = data
     by = ["gender", "age", "mic"]
     lf = scan_query(SQL, root / "ds", tables=_tables(root))
-    got = sf.evaluate(lf, by=by, memory_limit=memory_limit, workers=2)
+    got = sf.evaluate(lf, by=by, engine=sf.Engine(memory_limit=memory_limit, workers=2))
     twin = sf.evaluate(joined, by=by)
     assert got.sort(by).equals(twin.sort(by))
 
@@ -115,7 +115,7 @@ def test_a_duckdb_relation_is_an_input_of_evaluate(data):
     try:
         rel = con.sql(f"select * from read_parquet('{root}/ds/**/*.parquet', "
                       "hive_partitioning = true)")
-        got = sf.evaluate(rel, by=["gender"], memory_limit="64KiB", workers=2)
+        got = sf.evaluate(rel, by=["gender"], engine=sf.Engine(memory_limit="64KiB", workers=2))
     finally:
         con.close()
     assert got.sort("gender").equals(sf.evaluate(joined, by=["gender"]).sort("gender"))

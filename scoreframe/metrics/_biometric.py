@@ -804,10 +804,10 @@ def explode_targets(results: Any, kind: str = "fnmr_at_fmr") -> Any:
     Examples
     --------
     >>> import polars as pl
-    >>> from scoreframe import evaluate
+    >>> from scoreframe import Biometric, evaluate
     >>> df = pl.DataFrame({"score": [0.5, 1.0, 1.0, 2.0, 3.0, 0.0, 0.5, 1.0, 1.0, 1.5, 2.5],
     ...                    "label": [True] * 5 + [False] * 6})
-    >>> res = evaluate(df, fmr=[0.2, 0.5])
+    >>> res = evaluate(df, metrics=[Biometric(fmr=[0.2, 0.5])])
     >>> explode_targets(res).select("fmr_target", "fnmr", "threshold").rows()
     [(0.2, 0.6, 2.0), (0.5, 0.6, 1.5)]
     """

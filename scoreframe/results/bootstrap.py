@@ -207,8 +207,10 @@ def trials_needed(results: pl.DataFrame, *, rel_width: float = 0.2) -> pl.DataFr
     Examples
     --------
     >>> from scoreframe.frames.synth import synth_chunks
+    >>> from scoreframe import OperatingPoints
     >>> r = bootstrap_evaluate(next(synth_chunks(4000, n_systems=1, seed=3)),
-    ...                        p_target=0.1, bootstrap=100)
+    ...                        operating_points=OperatingPoints(0.1),
+    ...                        intervals=Intervals(bootstrap=100))
     >>> g = trials_needed(r, rel_width=0.1)
     >>> bool(g["more_tar"][0] + g["more_non"][0] > 0)
     True

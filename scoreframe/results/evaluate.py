@@ -514,7 +514,7 @@ def explode_dcf(results: pl.DataFrame) -> pl.DataFrame:
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"score": [2.0, 1.0, -1.0, 0.5], "label": [True, True, False, False]})
-    >>> flat = explode_dcf(evaluate(df, p_target=[0.1, 0.5]))
+    >>> flat = explode_dcf(evaluate(df, operating_points=OperatingPoints((0.1, 0.5))))
     >>> flat.select("p_target", "min_dcf_norm").rows()
     [(0.1, 0.0), (0.5, 0.0)]
     """

@@ -160,7 +160,7 @@ class DaskExecutor:
                 self._client = distributed.Client(self._cluster, timeout=timeout,
                                                   set_as_default=False)
             else:
-                self._client = self._connect(distributed, scheduler,  # type: ignore[arg-type]
+                self._client = self._connect(distributed, scheduler,  # type: ignore[arg-type]  # a str here
                                              connect_timeout)
                 self._client.wait_for_workers(workers or 1, timeout=timeout)
         except EngineError:

@@ -44,10 +44,12 @@ def interval_points(intervals: Any, *, series: Sequence[str] | None = None) -> p
 
     Examples
     --------
+    >>> from scoreframe import Intervals, OperatingPoints
     >>> from scoreframe.results.bootstrap import bootstrap_evaluate
     >>> from scoreframe.frames.synth import synth_chunks
-    >>> r = bootstrap_evaluate(next(synth_chunks(2000, n_systems=1)), p_target=0.1,
-    ...                        bootstrap=50)
+    >>> r = bootstrap_evaluate(next(synth_chunks(2000, n_systems=1)),
+    ...                        operating_points=OperatingPoints(0.1),
+    ...                        intervals=Intervals(bootstrap=50))
     >>> interval_points(r).select("series", "p_target").rows()
     [('sys1', 0.1)]
     """
@@ -121,12 +123,14 @@ def nber_interval_plot(nber: Any, intervals: Any, *, series: Sequence[str] | Non
 
     Examples
     --------
+    >>> from scoreframe import Intervals, OperatingPoints
     >>> from scoreframe.results.bootstrap import bootstrap_evaluate
     >>> from scoreframe.results.curves import nber_curve
     >>> from scoreframe.frames.synth import synth_chunks
     >>> df = next(synth_chunks(2000, n_systems=1))
-    >>> chart = nber_interval_plot(nber_curve(df), bootstrap_evaluate(df, p_target=(0.1, 0.5),
-    ...                                                                bootstrap=50))
+    >>> r = bootstrap_evaluate(df, operating_points=OperatingPoints((0.1, 0.5)),
+    ...                        intervals=Intervals(bootstrap=50))
+    >>> chart = nber_interval_plot(nber_curve(df), r)
     >>> sum("rule" in str(layer.get("mark")) for layer in chart.to_dict()["layer"]) >= 2
     True
     """
@@ -203,12 +207,14 @@ def det_interval_plot(det: Any, intervals: Any, *, series: Sequence[str] | None 
 
     Examples
     --------
+    >>> from scoreframe import Intervals, OperatingPoints
     >>> from scoreframe.results.bootstrap import bootstrap_evaluate
     >>> from scoreframe.results.curves import det_curve
     >>> from scoreframe.frames.synth import synth_chunks
     >>> df = next(synth_chunks(2000, n_systems=1))
-    >>> chart = det_interval_plot(det_curve(df), bootstrap_evaluate(df, p_target=0.1,
-    ...                                                              bootstrap=50))
+    >>> r = bootstrap_evaluate(df, operating_points=OperatingPoints(0.1),
+    ...                        intervals=Intervals(bootstrap=50))
+    >>> chart = det_interval_plot(det_curve(df), r)
     >>> any("rect" in str(layer.get("mark")) for layer in chart.to_dict()["layer"])
     True
     """
@@ -274,10 +280,11 @@ def forest_plot(comparison: Any, *, width: int = WIDTH, row_height: int = 18,
 
     Examples
     --------
+    >>> from scoreframe import Intervals, OperatingPoints
     >>> from scoreframe.results.compare import compare
     >>> from scoreframe.frames.synth import synth_chunks
-    >>> cmp = compare(next(synth_chunks(2000, n_systems=2)), "sys1", "sys2", p_target=0.1,
-    ...               bootstrap=50)
+    >>> cmp = compare(next(synth_chunks(2000, n_systems=2)), "sys1", "sys2",
+    ...               operating_points=OperatingPoints(0.1), intervals=Intervals(bootstrap=50))
     >>> chart = forest_plot(cmp)
     >>> len(chart.to_dict()["layer"])
     3
