@@ -3,20 +3,20 @@
 Run: ``python benchmarks/bench_dask_bytes.py [--trials 1e6 1e7] [--big 1e8]``.
 
 Each evaluation runs in a fresh process on a local Dask cluster of two single-threaded worker
-processes (``engine="dask", workers=2``). The executor's ``map`` is wrapped so that every task
-result is measured as it reaches the client: its size pickled with protocol 5 (what Dask's
-serialization sends, give or take a frame header), by task kind (``plan_task``,
+processes (``engine=sf.Engine("dask", workers=2)``). The executor's ``map`` is wrapped so that
+every task result is measured as it reaches the client: its size pickled with protocol 5 (what
+Dask's serialization sends, give or take a frame header), by task kind (``plan_task``,
 ``partition_task``, ``reduce_task``, ...). The client process's peak memory is recorded too:
 work that the client does itself (reading the trials in the client) does not travel through
 Dask but shows up there.
 
 Runs at every size of ``--trials`` (on a dataset with a ``trial_type`` column, made once from a
 ``scoreframe synth`` dataset): the binary suite by ``condition``, ``--spoof``, ``--forensic``,
-biometric rates (``fmr=0.01``), ``--bootstrap 100 --resample model segment``; the memory limit
-grows with the number of trials, so the number of score ranges stays the same and the trials
-per range grow with the dataset. At ``--big`` only the families that run on the statistics
-layer (binary, biometric) are run. The report has no engine option on this branch, so it is
-recorded as such. Written to the ``dask_bytes`` section of ``benchmarks/RESULTS.md``.
+biometric rates (``sf.Biometric(fmr=0.01)``), ``--bootstrap 100 --resample model segment``; the
+memory limit grows with the number of trials, so the number of score ranges stays the same and
+the trials per range grow with the dataset. At ``--big`` only the families that run on the
+statistics layer (binary, biometric) are run. The report has no engine option on this branch,
+so it is recorded as such. Written to the ``dask_bytes`` section of ``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -51,8 +51,13 @@ def measured_map(self, fn, items):
     return out
 
 sd.DaskExecutor.map = measured_map
-kw = dict(by=["condition"], engine="dask", workers=2, memory_limit=args["memory_limit"])
-kw.update(args["options"])
+opts = args["options"]  # JSON: the option objects are made here
+metrics = list(opts.get("metrics", []))
+if "biometric" in opts:
+    metrics.append(sf.Biometric(**opts["biometric"]))
+kw = dict(by=["condition"], metrics=metrics or None,
+          engine=sf.Engine("dask", workers=2, memory_limit=args["memory_limit"]),
+          intervals=sf.Intervals(**opts["intervals"]) if "intervals" in opts else None)
 t0 = time.perf_counter()
 res = sf.evaluate(args["dataset"], **kw)
 print(json.dumps({"seconds": time.perf_counter() - t0, "rows": res.height,
@@ -63,10 +68,10 @@ print(json.dumps({"seconds": time.perf_counter() - t0, "rows": res.height,
 
 FAMILIES = {
     "binary": {},
-    "spoof": {"spoof": True},
-    "forensic": {"forensic": True},
-    "biometric": {"fmr": [0.01]},
-    "bootstrap 100": {"bootstrap": 100, "resample": ["model", "segment"]},
+    "spoof": {"metrics": ["spoof"]},
+    "forensic": {"metrics": ["forensic"]},
+    "biometric": {"biometric": {"fmr": [0.01]}},
+    "bootstrap 100": {"intervals": {"bootstrap": 100, "resample": ["model", "segment"]}},
 }
 #: Every measurement so far (size and family -> result), so that runs can be split.
 RAW = DATA / "dask_bytes.json"

@@ -25,8 +25,8 @@ from scoreframe.stats.dask import DaskExecutor  # noqa: E402
 from scoreframe.stats.outofcore import SAMPLE_SIZE  # noqa: E402
 
 SIZES = (20_000, 200_000)
-FAMILIES = {"binary": {}, "biometric": {"fmr": [0.01]},
-            "bootstrap": {"bootstrap": 10, "resample": ["model"]}}
+FAMILIES = {"binary": {}, "biometric": {"metrics": [sf.Biometric(fmr=[0.01])]},
+            "bootstrap": {"intervals": sf.Intervals(bootstrap=10, resample=["model"])}}
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +62,8 @@ def _sizes(monkeypatch, cluster, path, n, options) -> dict[str, list[int]]:
 
     with monkeypatch.context() as m:
         m.setattr(DaskExecutor, "map", measured)
-        sf.evaluate(str(path), by=["cond"], engine="dask", scheduler=cluster.address,
-                    workers=2, memory_limit=n * 80, **options)
+        engine = sf.Engine("dask", scheduler=cluster.address, workers=2, memory_limit=n * 80)
+        sf.evaluate(str(path), by=["cond"], engine=engine, **options)
     return sizes
 
 

@@ -102,11 +102,12 @@ def test_metric_page_engines_agree(metric_page, engine, tmp_path, monkeypatch):
     monkeypatch.setenv("SCOREFRAME_SPILL_DIR", str(tmp_path))
     if engine == "dask":
         pytest.importorskip("dask.distributed")
-        kw: dict[str, Any] = {"engine": "dask", "workers": 1, "memory_limit": "64KiB"}
+        other_engine = sf.Engine("dask", workers=1, memory_limit="64KiB")
     else:
-        kw = {"memory_limit": "64KiB"}
-    memory = sf.evaluate("ds", bootstrap=20, seed=4)
-    other = sf.evaluate("ds", bootstrap=20, seed=4, **kw)
+        other_engine = sf.Engine("streaming", memory_limit="64KiB")
+    intervals = sf.Intervals(bootstrap=20, seed=4)
+    memory = sf.evaluate("ds", intervals=intervals, engine="memory")
+    other = sf.evaluate("ds", intervals=intervals, engine=other_engine)
     for col in ("area_rocch", "area_rocch_lo", "area_rocch_hi"):
         np.testing.assert_allclose(other[col].to_numpy(), memory[col].to_numpy(),
                                    rtol=1e-12, atol=0)

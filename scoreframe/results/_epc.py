@@ -99,7 +99,7 @@ def epc_curve(data: Any, *, dev: str, eval: str | None = None,
                                       got=repr(alphas)))
     check, ids = validation(validate)
     run = {"engine": engine, "validate": check, "trial_id": ids}
-    dstats, _ = group_statistics(data, by=by, where=dev, pooled=pooled, **run)  # type: ignore[arg-type]
+    dstats, _ = group_statistics(data, by=by, where=dev, pooled=pooled, **run)  # type: ignore[arg-type]  # run holds engine, validate and trial_id
     dthr = _weighted_thresholds(dstats, grid)
     keys = list(dstats.row_cols)
     table_rows = []
@@ -113,7 +113,7 @@ def epc_curve(data: Any, *, dev: str, eval: str | None = None,
     thresholds = table_thresholds(table)
     estats, _ = group_statistics(data, by=by, where=eval_where(eval, dev), pooled=pooled,
                                  verification=VerificationRequest(thresholds=thresholds),
-                                 **run)  # type: ignore[arg-type]
+                                 **run)  # type: ignore[arg-type]  # run holds engine, validate and trial_id
     col = fixed_threshold_column(estats, table, thresholds)
     dev_cost = {}
     for us, thr in zip(dstats.units, dthr, strict=True):
