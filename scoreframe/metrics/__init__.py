@@ -29,7 +29,7 @@ from scoreframe.metrics._intervals import INTERVALS as INTERVALS  # shared with 
 from scoreframe.metrics._intervals import MAX_BOOTSTRAP as MAX_BOOTSTRAP  # shared with results/
 from scoreframe.metrics._intervals import IntervalBounds as IntervalBounds  # shared with results/
 from scoreframe.metrics._intervals import IntervalOptions as IntervalOptions  # the old name
-from scoreframe.metrics._intervals import Intervals
+from scoreframe.metrics._intervals import Intervals as Intervals  # public as scoreframe.Intervals
 from scoreframe.metrics._intervals import (  # shared with results/, not public
     interval_metrics as interval_metrics,
 )
@@ -39,15 +39,18 @@ from scoreframe.metrics._intervals import (  # shared with results/, not public
 from scoreframe.metrics._intervals import (  # shared with results/, not public
     replicate_values as replicate_values,
 )
-from scoreframe.metrics._options import Binary, Biometric
+from scoreframe.metrics._options import Binary as Binary  # public at the top level
+from scoreframe.metrics._options import Biometric as Biometric  # public at the top level
 from scoreframe.metrics.forensic import auc
 from scoreframe.metrics.registry import (
     GroupStats,
     Metric,
-    OperatingPoints,
     declare,
     declared,
     lookup,
+)
+from scoreframe.metrics.registry import (
+    OperatingPoints as OperatingPoints,  # public at the top level
 )
 from scoreframe.metrics.scalar import (
     act_dcf,
@@ -67,12 +70,8 @@ from scoreframe.metrics.scalar import (
 
 __all__ = [
     "RatesAt",
-    "Binary",
-    "Biometric",
     "GroupStats",
-    "Intervals",
     "Metric",
-    "OperatingPoints",
     "act_dcf",
     "area_under_rocch",
     "auc",

@@ -61,13 +61,9 @@ class Intervals:
     See Also
     --------
     scoreframe.evaluate : takes ``intervals=Intervals(...)``.
-    OperatingPoints : the other options object of an evaluation.
-
-    See Also
-    --------
     scoreframe.bootstrap_evaluate : Intervals on every metric.
     scoreframe.compare : Intervals on paired differences.
-    Intervals : Interval values.
+    scoreframe.OperatingPoints : the other options object of an evaluation.
 
     Examples
     --------

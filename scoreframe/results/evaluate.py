@@ -327,12 +327,6 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     ...                    "gender": ["f", "m", "f", "m"]})
     >>> evaluate(df, by="gender", operating_points=0.5).select("gender", "n_tar", "eer").rows()
     [('f', 1, 0.0), ('m', 1, 0.0), ('all', 2, 0.0)]
-
-    See Also
-    --------
-    compare : two systems on the same trials, with paired intervals and tests.
-    bootstrap_evaluate : the same frame with intervals and replicate counts.
-    explode_dcf : one row per group and operating point.
     """
     from scoreframe.metrics import _biometric as bio
 
