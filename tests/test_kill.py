@@ -236,6 +236,7 @@ while v == 0 or time.monotonic() < end:
                        "gender": ["f" if i % 3 else "m" for i in range(n)],
                        "version": [v] * n})
     write_trials(df, out, partition_by=["gender"] if partitioned else (), overwrite=True)
+    time.sleep(0.02)  # a busy writer, not a hot loop: reads must not be starved on a loaded CI
 print(v)
 """
 
@@ -368,3 +369,26 @@ def test_consistent_read_runs_again_after_a_replacement(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="bad"):
         consistent_read(f, broken)
+
+
+def test_a_read_starved_by_replacements_says_so(tmp_path: Path) -> None:
+    """Every attempt overlapping a replacement gives the clear error, not the reader's own."""
+    from scoreframe.errors import ScoreframeError
+    from scoreframe.io.atomic import consistent_read
+
+    f = tmp_path / "t.txt"
+    f.write_text("v0")
+    calls = []
+
+    def read() -> str:  # another process replaces the file during every read
+        calls.append(1)
+        tmp = tmp_path / "new.txt"
+        tmp.write_text(f"v{len(calls)}")
+        os.replace(tmp, f)
+        raise OSError("truncated read (corrupt file?)")
+
+    with pytest.raises(ScoreframeError, match="replaced while it was read, 3 times in a row"):
+        consistent_read(f, read, attempts=3)
+    assert len(calls) == 3
+    with pytest.raises(OSError, match="corrupt"):  # an unchanged file's failure is its own
+        consistent_read(f, lambda: (_ for _ in ()).throw(OSError("corrupt")), attempts=3)

@@ -378,10 +378,13 @@ def consistent_read(path: str | Path, read: Callable[[], T], *, attempts: int = 
                 out = read()
             except Exception:
                 after = _version(p)
-                if attempt + 1 < attempts and (after != before or after is None) and (
-                        before is not None or after is not None):
+                replaced = (after != before or after is None) and (
+                    before is not None or after is not None)
+                if replaced and attempt + 1 < attempts:
                     time.sleep(0.001 * (attempt + 1))
                     continue
+                if replaced:  # every attempt overlapped a replacement: say so, not "corrupt"
+                    break
                 raise
             if _version(p) == before:
                 return out
