@@ -30,7 +30,8 @@ Steps (``python benchmarks/bench_billion.py run STEP [--files K]``):
 * ``identify`` / ``identify-floor``: ``scoreframe identify SEARCHES --rank 1 5 10 100 --fpir
   0.01 0.001 0.0001`` and its floor (read the score column and sort it, file by file, summed);
 * ``differentials``: ``scoreframe differentials DS --by group --pair-with segment_group --fmr
-  1e-4`` (8 groups; the CLI has no intervals yet, so no replicates).
+  1e-4`` (8 groups, no replicates); ``differentials-boot``: the same with ``--bootstrap 100
+  --resample model segment`` (subject-level two-way intervals).
 """
 
 from __future__ import annotations
@@ -183,6 +184,11 @@ def step(name: str, root: Path, files: int) -> tuple[str, list[str]]:
         return ("differentials DS --by group --pair-with segment_group --fmr 1e-4",
                 cli("differentials", ds, "--by", "group", "--pair-with", "segment_group",
                     "--fmr", "1e-4"))
+    if name == "differentials-boot":
+        return ("differentials DS --by group --pair-with segment_group --fmr 1e-4 --bootstrap "
+                "100 --resample model segment",
+                cli("differentials", ds, "--by", "group", "--pair-with", "segment_group",
+                    "--fmr", "1e-4", "--bootstrap", "100", "--resample", "model", "segment"))
     raise SystemExit(f"unknown step {name!r}")
 
 
@@ -232,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=Path("/tmp/scale"))
     ap.add_argument("--log", type=Path, default=HERE / "data" / "billion.jsonl")
     ap.add_argument("--note", default="")
+    ap.add_argument("--section", default="billion",
+                    help="the RESULTS.md section that `write` replaces")
     ap.add_argument("--memory-limit", help="passed to the CLI steps")
     a = ap.parse_args(argv)
     a.root.mkdir(parents=True, exist_ok=True)
@@ -274,10 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         append(a.log, rec)
         print({k: v for k, v in rec.items() if k != "stdout"}, flush=True)
         return r["rc"]
-    return write(a.log)
+    return write(a.log, a.section)
 
 
-def write(log: Path) -> int:
+def write(log: Path, section: str = "billion") -> int:
     """The ``billion`` section from the records (hand-checked targets are in the text)."""
     recs = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
     rows = []
@@ -312,7 +320,7 @@ Python {platform.python_version()}. Every row is one fresh process under `nice -
 
 {notes.read_text() if notes.exists() else ""}
 """
-    write_section(HERE / "RESULTS.md", "billion", text)
+    write_section(HERE / "RESULTS.md", section, text)
     print(text)
     return 0
 
