@@ -44,7 +44,7 @@ from scoreframe.metrics import (
     spoof,
     uer,
 )
-from scoreframe.norm import cohort_statistics, normalize
+from scoreframe.norm import Normalization, cohort_statistics, normalize
 from scoreframe.results._differentials import Differentials, differentials
 from scoreframe.results._epc import epc_curve
 from scoreframe.results.bootstrap import bootstrap_evaluate, trials_needed
@@ -63,6 +63,7 @@ __all__ = [
     "Intervals",
     "LinearCalibration",
     "LinearFusion",
+    "Normalization",
     "OperatingPoints",
     "PavCalibration",
     "ScoreframeError",

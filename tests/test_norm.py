@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import itertools
 import math
 from fractions import Fraction
@@ -20,7 +22,7 @@ from scoreframe.kernels.cohort import (
     moments_of_rows,
     row_topk,
 )
-from scoreframe.norm import cohort_statistics, normalize, read_embeddings
+from scoreframe.norm import Normalization, cohort_statistics, normalize, read_embeddings
 from scoreframe.stats import Engine
 
 DIM = 6
@@ -113,14 +115,15 @@ def test_embeddings_match_twin(method: str, convention: str, top_k: int | None,
                                ddof: int | None) -> None:
     d = _data()
     kk = _expected_k(method, convention, top_k)
+    norm = Normalization(method, top_k=top_k, ddof=ddof, convention=convention)
     if kk is not None and kk > N_COHORT:
         with pytest.raises(ValidationError, match="larger than the cohort"):
-            normalize(d["trials"], method=method, convention=convention, top_k=top_k,
-                      ddof=ddof, embeddings=(d["enroll"], d["test"]), cohort=d["cohort"])
+            normalize(d["trials"], method=norm, embeddings=(d["enroll"], d["test"]),
+                      cohort=d["cohort"])
         return
     dd = ddof if ddof is not None else (1 if convention == "speechbrain" else 0)
-    out = normalize(d["trials"], method=method, convention=convention, top_k=top_k, ddof=ddof,
-                    embeddings=(d["enroll"], d["test"]), cohort=d["cohort"]).collect()
+    out = normalize(d["trials"], method=norm, embeddings=(d["enroll"], d["test"]),
+                    cohort=d["cohort"]).collect()
     col = "score_" + method + (str(kk) if kk is not None else "")
     np.testing.assert_allclose(out[col].to_numpy(), _twin(d, method, kk, dd), rtol=1e-12,
                                atol=1e-12)
@@ -135,14 +138,13 @@ def test_cohort_score_tables_match_twin(tmp_path: Path, method: str, convention:
     d = _data()
     kk = _expected_k(method, convention, top_k)
     enr, tst = _cohort_tables(d, tmp_path)
+    norm = Normalization(method, top_k=top_k, ddof=ddof, convention=convention)
     if kk is not None and kk > N_COHORT:
         with pytest.raises(ValidationError, match="larger than the cohort"):
-            normalize(d["trials"], method=method, convention=convention, top_k=top_k,
-                      ddof=ddof, cohort_scores=(enr, tst))
+            normalize(d["trials"], method=norm, cohort_scores=(enr, tst))
         return
     dd = ddof if ddof is not None else (1 if convention == "speechbrain" else 0)
-    out = normalize(d["trials"], method=method, convention=convention, top_k=top_k, ddof=ddof,
-                    cohort_scores=(enr, tst),
+    out = normalize(d["trials"], method=norm, cohort_scores=(enr, tst),
                     engine=Engine(memory_limit="64MB", workers=2)).collect()
     col = "score_" + method + (str(kk) if kk is not None else "")
     np.testing.assert_allclose(out[col].to_numpy(), _twin(d, method, kk, dd), rtol=1e-12,
@@ -241,9 +243,9 @@ def test_leakage_guard_excludes_same_id(tmp_path: Path) -> None:
     d2 = {**d, "cohort": (cids, cvec)}
     drop = {s: [[cids.index(i)] if i in cids else [] for i in d[s][0]]
             for s in ("enroll", "test")}
-    out = normalize(d["trials"], method=["snorm", "asnorm5"],
-                    embeddings=(d["enroll"], d["test"]), cohort=d2["cohort"],
-                    exclude_same_id=True).collect()
+    guarded = Normalization(["snorm", "asnorm5"], exclude_same_id=True)
+    out = normalize(d["trials"], method=guarded, embeddings=(d["enroll"], d["test"]),
+                    cohort=d2["cohort"]).collect()
     for m, k in (("snorm", None), ("asnorm", 5)):
         want = _twin(d2, m, k, 0, drop)
         np.testing.assert_allclose(out[f"score_{m}{k or ''}"].to_numpy(), want, rtol=1e-12)
@@ -259,8 +261,7 @@ def test_leakage_guard_excludes_same_id(tmp_path: Path) -> None:
         tabs.append(pl.DataFrame({col: np.repeat(ids, len(cids)),
                                   "cohort_id": np.tile(cids, len(ids)),
                                   "score": full.ravel()}))
-    out2 = normalize(d["trials"], method=["snorm", "asnorm5"], cohort_scores=(tabs[0], tabs[1]),
-                     exclude_same_id=True).collect()
+    out2 = normalize(d["trials"], method=guarded, cohort_scores=(tabs[0], tabs[1])).collect()
     np.testing.assert_allclose(out2["score_snorm"].to_numpy(), out["score_snorm"].to_numpy(),
                                rtol=1e-12)
     np.testing.assert_allclose(out2["score_asnorm5"].to_numpy(),
@@ -301,7 +302,7 @@ def test_statistics_table_written_once_reused(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="lacks what the methods need"):
         normalize(d["trials"], method="asnorm9", statistics=st)
     with pytest.raises(ValidationError, match="lacks what the methods need"):
-        normalize(d["trials"], method="znorm", ddof=1, statistics=st)
+        normalize(d["trials"], method=Normalization("znorm", ddof=1), statistics=st)
     with pytest.raises(ValidationError, match="more than once"):
         normalize(d["trials"], method="znorm", statistics=pl.concat([st, st.head(1)]))
 
@@ -376,8 +377,8 @@ def test_bad_inputs(tmp_path: Path) -> None:
     with pytest.raises(AlignmentError, match="1 enroll id.*no cohort statistics.*`zz`"):
         normalize(missing, embeddings=emb, cohort=d["cohort"])
     with pytest.raises(ValidationError, match="larger than the cohort"):
-        normalize(d["trials"], method="asnorm", top_k=N_COHORT + 1, embeddings=emb,
-                  cohort=d["cohort"])
+        normalize(d["trials"], method=Normalization("asnorm", top_k=N_COHORT + 1),
+                  embeddings=emb, cohort=d["cohort"])
     with pytest.raises(ValidationError, match="different dimensions"):
         normalize(d["trials"], embeddings=emb,
                   cohort=(d["cohort"][0], d["cohort"][1][:, :3]))
@@ -393,9 +394,11 @@ def test_bad_inputs(tmp_path: Path) -> None:
     with pytest.raises(ScoreframeError, match="unknown `method`"):
         normalize(d["trials"], method="qnorm", embeddings=emb, cohort=d["cohort"])
     with pytest.raises(ScoreframeError, match="unknown `convention`"):
-        normalize(d["trials"], convention="kaldi", embeddings=emb, cohort=d["cohort"])
+        normalize(d["trials"], method=Normalization(convention="kaldi"), embeddings=emb,
+                  cohort=d["cohort"])
     with pytest.raises(ScoreframeError, match="bad `ddof`"):
-        normalize(d["trials"], ddof=2, embeddings=emb, cohort=d["cohort"])
+        normalize(d["trials"], method=Normalization(ddof=2), embeddings=emb,
+                  cohort=d["cohort"])
     with pytest.raises(UsageError, match="exactly one source"):
         normalize(d["trials"])
     # zero spread: an enrolment id whose cohort scores are all equal
@@ -408,6 +411,59 @@ def test_bad_inputs(tmp_path: Path) -> None:
                                    .otherwise(pl.col("score")).alias("score"))
     with pytest.raises(ValidationError, match="finite"):
         normalize(tr, method="znorm", cohort_scores=(nan_scores, None))
+
+
+def test_normalization_options_object() -> None:
+    """The method options are one checked object; names alone mean its defaults."""
+    d = _data(12)
+    emb = {"embeddings": (d["enroll"], d["test"]), "cohort": d["cohort"]}
+    by_name = normalize(d["trials"], method=["snorm", "asnorm5"], **emb).collect()
+    by_object = normalize(d["trials"], method=Normalization(["snorm", "asnorm5"]), **emb)
+    assert by_object.collect().equals(by_name)
+    assert by_name.columns[-2:] == ["score_snorm", "score_asnorm5"]
+    n = Normalization(("znorm", "asnorm"), top_k=np.int64(5), ddof=1, convention="speechbrain")
+    assert n.method == ("znorm", "asnorm") and n.top_k == 5 and type(n.top_k) is int
+    assert [(m.name, m.k) for m in n.methods()] == [("znorm", 5), ("asnorm", 5)]
+    assert n.resolved_ddof() == 1 and Normalization(convention="speechbrain").resolved_ddof() == 1
+    assert Normalization().method == ("snorm",) and Normalization().resolved_ddof() == 0
+    # every bad option is refused when the object is made, with a one-line error naming it
+    bad = [({"method": "qnorm"}, "unknown `method`", "method"),
+           ({"method": []}, "bad `method`", "method"),
+           ({"method": 3}, "bad `method`", "method"),
+           ({"method": "asnorm0"}, "bad `method`", "method"),
+           ({"top_k": 0}, "bad `top_k`", "top_k"),
+           ({"top_k": True}, "bad `top_k`", "top_k"),
+           ({"top_k": 2.5}, "bad `top_k`", "top_k"),
+           ({"ddof": 2}, "bad `ddof`", "ddof"),
+           ({"ddof": True}, "bad `ddof`", "ddof"),
+           ({"convention": "kaldi"}, "unknown `convention`", "convention"),
+           ({"method": "asnorm", "convention": "speechbrain"}, "`asnorm` needs `top_k`", "top_k"),
+           ({"exclude_same_id": "yes"}, "bad `exclude_same_id`", "exclude_same_id")]
+    for kw, text, parameter in bad:
+        with pytest.raises(ScoreframeError, match=text) as err:
+            Normalization(**kw)
+        assert "\n" not in str(err.value).split("\n\n")[0], kw
+        if parameter is not None:
+            assert err.value.parameter == parameter, kw
+        if list(kw) == ["method"]:  # names given to the entry points are checked the same
+            for call in (lambda m: normalize(d["trials"], method=m, **emb),
+                         lambda m: cohort_statistics(method=m, **emb)):
+                with pytest.raises(ScoreframeError, match=text):
+                    call(kw["method"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        n.top_k = 7  # type: ignore[misc]
+    # the options left the signatures: a stale keyword is Python's own TypeError
+    for stale in ({"top_k": 5}, {"ddof": 1}, {"convention": "speechbrain"},
+                  {"exclude_same_id": True}):
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            normalize(d["trials"], **emb, **stale)
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            cohort_statistics(**emb, **stale)
+    for f in (normalize, cohort_statistics, scoreframe.normalize, scoreframe.cohort_statistics):
+        kw_only = [p for p in inspect.signature(f).parameters.values()
+                   if p.kind == p.KEYWORD_ONLY]
+        assert len(kw_only) <= 10, (f.__name__, len(kw_only))
+    assert scoreframe.Normalization is Normalization
 
 
 def test_exact_moments_scattered_groups() -> None:

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from scoreframe.cli.main import main
-from scoreframe.norm import normalize
+from scoreframe.norm import Normalization, normalize
 
 
 def _files(tmp: Path) -> dict[str, Path]:
@@ -75,7 +75,8 @@ def test_systems_layout_evaluate_table(tmp_path: Path,
     assert sorted(out["system"].unique().to_list()) == ["raw", "snorm", "znorm"]
     text = capsys.readouterr().out
     assert "before/after normalization" in text and "snorm" in text
-    lib = normalize(pl.read_parquet(f["trials"]), method="snorm", convention="speechbrain",
+    lib = normalize(pl.read_parquet(f["trials"]),
+                    method=Normalization("snorm", convention="speechbrain"),
                     embeddings=(f["eval"], f["eval"]), cohort=f["cohort"]).collect()
     np.testing.assert_allclose(
         out.filter(pl.col("system") == "snorm").sort("model", "segment")["score"].to_numpy(),

@@ -15,7 +15,7 @@ import scoreframe.norm._tables as tables
 from scoreframe import Engine
 from scoreframe.errors import ScoreframeError, UsageError
 from scoreframe.kernels.cohort import moments_of_rows
-from scoreframe.norm import cohort_statistics
+from scoreframe.norm import Normalization, cohort_statistics
 
 N_IDS, N_COHORT, K = 60, 700, 25
 
@@ -63,8 +63,8 @@ def layouts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _stats(path: Path, *, engine: str = "auto", **kw: Any) -> pl.DataFrame:
-    return cohort_statistics(method=["znorm", f"znorm{K}"], cohort_scores=(path, None),
-                             ddof=1, engine=Engine(engine, **kw)
+    return cohort_statistics(method=Normalization(["znorm", f"znorm{K}"], ddof=1),
+                             cohort_scores=(path, None), engine=Engine(engine, **kw)
                              ).sort("id", "top_k", nulls_last=False)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from scoreframe.norm import cohort_statistics, normalize
+from scoreframe.norm import Normalization, cohort_statistics, normalize
 
 DATA = Path(__file__).parent / "data" / "norm_reference"
 #: WeSpeaker writes normalized scores with 5 decimals (half a unit: 5e-6) and computes in
@@ -33,7 +33,7 @@ def test_matches_wespeaker_score_norm(method: str, wespeaker_file: str) -> None:
     ref = _read(wespeaker_file)
     assert ref.height == raw.height == 477
     mean_vec = np.load(DATA / "mean_vec.npy")
-    out = normalize(raw, method=method, convention="wespeaker",
+    out = normalize(raw, method=Normalization(method, convention="wespeaker"),
                     embeddings=(DATA / "embeddings.npz", DATA / "embeddings.npz"),
                     cohort=DATA / "cohort.npz", center=mean_vec).collect()
     col = "score_" + method

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from scoreframe.norm import normalize
+from scoreframe.norm import Normalization, normalize
 
 DATA = Path(__file__).parent / "data" / "speechbrain_norm"
 EMB = (DATA / "enroll.npz", DATA / "test.npz")
@@ -33,8 +33,8 @@ def reference() -> pl.DataFrame:
 
 def test_raw_cosine_scores_match(reference: pl.DataFrame) -> None:
     trials = reference.select("model", "segment")
-    out = normalize(trials, method="snorm", convention="speechbrain", embeddings=EMB,
-                    cohort=DATA / "cohort.npz").collect()
+    out = normalize(trials, method=Normalization("snorm", convention="speechbrain"),
+                    embeddings=EMB, cohort=DATA / "cohort.npz").collect()
     assert np.abs(out["score"].to_numpy() - reference["raw"].to_numpy()).max() <= ATOL_RAW
 
 
@@ -42,14 +42,13 @@ def test_raw_cosine_scores_match(reference: pl.DataFrame) -> None:
 def test_matches_speechbrain_recipe(reference: pl.DataFrame, column: str, method: str,
                                     top_k: int | None) -> None:
     trials = reference.select("model", "segment", pl.col("raw").alias("score"))
-    out = normalize(trials, method=method, top_k=top_k, convention="speechbrain",
-                    embeddings=EMB, cohort=DATA / "cohort.npz").collect()
+    norm = Normalization(method, top_k=top_k, convention="speechbrain")
+    out = normalize(trials, method=norm, embeddings=EMB, cohort=DATA / "cohort.npz").collect()
     got = out[f"score_{method}{top_k or ''}"].to_numpy()
     want = reference[column].to_numpy()
     assert np.abs(got - want).max() <= ATOL_NORM
     # the same scores from the trials' own cosine (computed by scoreframe in float64)
-    mine = normalize(trials.drop("score"), method=method, top_k=top_k,
-                     convention="speechbrain", embeddings=EMB,
+    mine = normalize(trials.drop("score"), method=norm, embeddings=EMB,
                      cohort=DATA / "cohort.npz").collect()
     assert np.abs(mine[f"score_{method}{top_k or ''}"].to_numpy() - want).max() <= ATOL_NORM
 
@@ -57,6 +56,6 @@ def test_matches_speechbrain_recipe(reference: pl.DataFrame, column: str, method
 def test_convention_matters(reference: pl.DataFrame) -> None:
     """The WeSpeaker convention (population std) is measurably off SpeechBrain's numbers."""
     trials = reference.select("model", "segment", pl.col("raw").alias("score"))
-    out = normalize(trials, method="snorm", convention="wespeaker", embeddings=EMB,
-                    cohort=DATA / "cohort.npz").collect()
+    out = normalize(trials, method=Normalization("snorm", convention="wespeaker"),
+                    embeddings=EMB, cohort=DATA / "cohort.npz").collect()
     assert np.abs(out["score_snorm"].to_numpy() - reference["snorm"].to_numpy()).max() > 1e-3

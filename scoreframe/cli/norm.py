@@ -44,7 +44,7 @@ def _center(a: argparse.Namespace) -> Any:
 
 def cmd_norm(a: argparse.Namespace) -> int:
     """Run ``scoreframe norm``."""
-    from scoreframe.norm import cohort_statistics, normalize
+    from scoreframe.norm import Normalization, cohort_statistics, normalize
 
     sources = [n for n, v in (("--cohort-scores", a.cohort_scores), ("--embeddings",
                               a.embeddings), ("--statistics", a.statistics)) if v]
@@ -64,8 +64,9 @@ def cmd_norm(a: argparse.Namespace) -> int:
     if a.save_statistics and Path(a.save_statistics).suffix != ".parquet":
         raise UsageError(message("bad `--save-statistics`", expected="a .parquet file",
                                  got=a.save_statistics))
-    kw: dict[str, Any] = {"method": a.method, "top_k": a.top_k, "ddof": a.ddof,
-                          "convention": a.convention, "exclude_same_id": a.exclude_same_id,
+    kw: dict[str, Any] = {"method": Normalization(a.method, top_k=a.top_k, ddof=a.ddof,
+                                                  convention=a.convention,
+                                                  exclude_same_id=a.exclude_same_id),
                           "engine": engine_of(a)}
     if a.cohort_scores:
         kw["cohort_scores"] = tuple(a.cohort_scores)
@@ -91,8 +92,7 @@ def cmd_norm(a: argparse.Namespace) -> int:
             stats = cohort_statistics(progress=tick, **kw)
         if stats is not None:
             kw = {k: v for k, v in kw.items() if k not in (
-                "cohort_scores", "embeddings", "cohort", "center", "exclude_same_id",
-                "engine")}
+                "cohort_scores", "embeddings", "cohort", "center", "engine")}
             out = normalize(trials, statistics=stats, layout=a.layout, **kw)
         else:
             out = normalize(trials, layout=a.layout, progress=tick, **kw)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from scoreframe.checks import check_choice, check_positive_int
 from scoreframe.errors import ScoreframeError, message
 
-__all__ = ["CONVENTIONS", "METHODS", "SIDES", "Convention", "Method", "needed",
-           "resolve_ddof", "resolve_methods"]
+__all__ = ["CONVENTIONS", "METHODS", "SIDES", "Convention", "Method", "Normalization",
+           "NormalizationLike", "as_normalization", "needed", "resolve_ddof", "resolve_methods"]
 
 #: The normalization methods: enrolment side, test side, both (s-norm), both on top-k (AS-norm).
 METHODS = ("znorm", "tnorm", "snorm", "asnorm")
@@ -35,8 +35,8 @@ class Convention:
 
     See Also
     --------
-    scoreframe.normalize : Takes it as ``convention=``.
-    scoreframe.cohort_statistics : Computed under it.
+    Normalization : Takes its name as ``convention=``.
+    scoreframe.normalize : Applies it.
 
     Examples
     --------
@@ -102,24 +102,26 @@ def resolve_methods(method: str | Sequence[str], *, top_k: int | None,
     names = [method] if isinstance(method, str) else list(method)
     if not names:
         raise ScoreframeError(message("bad `method`", expected="at least one of "
-                                      + ", ".join(METHODS), got="nothing"))
+                                      + ", ".join(METHODS), got="nothing"), parameter="method")
     out: list[Method] = []
     for name in names:
         m = _PATTERN.fullmatch(name) if isinstance(name, str) else None
         if m is None:
             raise ScoreframeError(message(
                 "unknown `method`", expected=" | ".join(METHODS) + " (optionally with k, "
-                "e.g. asnorm300)", got=repr(name)))
+                "e.g. asnorm300)", got=repr(name)), parameter="method")
         base, suffix = m.group(1), m.group(2)
         k: int | None = int(suffix) if suffix else None
         if k is not None and k < 1:
-            raise ScoreframeError(message("bad `method`", expected="a k >= 1", got=repr(name)))
+            raise ScoreframeError(message("bad `method`", expected="a k >= 1", got=repr(name)),
+                                  parameter="method")
         if k is None and base == "asnorm":
             k = top_k if top_k is not None else conv.top_k
             if k is None:
                 raise ScoreframeError(message(
                     "`asnorm` needs `top_k`", got="none",
-                    hint="Pass top_k (CLI: --top-k), e.g. 300 as in WeSpeaker."))
+                    hint="Pass top_k (CLI: --top-k), e.g. 300 as in WeSpeaker."),
+                    parameter="top_k")
         elif k is None and conv.top_k_for_all:
             k = top_k
         meth = Method(base, k)
@@ -139,7 +141,7 @@ def resolve_ddof(ddof: int | None, *, convention: str) -> int:
                                         choices=tuple(CONVENTIONS))].ddof
     if isinstance(ddof, bool) or ddof not in (0, 1):
         raise ScoreframeError(message("bad `ddof`", expected="0 (population std) or 1 "
-                                      "(sample std)", got=repr(ddof)))
+                                      "(sample std)", got=repr(ddof)), parameter="ddof")
     return int(ddof)
 
 
@@ -156,3 +158,96 @@ def needed(methods: Sequence[Method]) -> dict[str, list[int | None]]:
             if m.k not in ks:
                 ks.append(m.k)
     return {s: sorted(ks, key=lambda k: -1 if k is None else k) for s, ks in out.items()}
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """Score normalization: the methods, their cohort size and standard deviation, the guard.
+
+    Passed as ``method=`` to :func:`scoreframe.normalize` and
+    :func:`scoreframe.cohort_statistics` (which also take a method name or a list of names:
+    the same methods with the defaults below); checked when created.
+
+    Parameters
+    ----------
+    method
+        ``"znorm"`` (enrolment side), ``"tnorm"`` (test side), ``"snorm"`` (both),
+        ``"asnorm"`` (both, each over its top-k cohort scores) or a list of them; a name may
+        carry its cohort size (``asnorm300``, ``snorm20000``). Stored as a tuple.
+    top_k
+        Cohort size of AS-norm, and of every method under ``convention="speechbrain"``
+        (SpeechBrain's ``cohort_size``); default: the convention's (WeSpeaker: 300).
+    ddof
+        0 (population std, WeSpeaker) or 1 (sample std, SpeechBrain); default: the
+        convention's.
+    convention
+        ``"wespeaker"`` (ddof 0, AS-norm k = 300, z/t/s-norm on the whole cohort) or
+        ``"speechbrain"`` (ddof 1, ``top_k`` for z/t/s-norm too); see :data:`CONVENTIONS`.
+    exclude_same_id
+        Leakage guard: cohort entries of the same id as the side normalized (of the same
+        ``speaker`` when both embeddings tables label speakers) are left out of its
+        statistics.
+
+    See Also
+    --------
+    scoreframe.normalize : Takes ``method=Normalization(...)``.
+    scoreframe.cohort_statistics : The statistics the methods need.
+    Convention : The defaults a convention sets.
+
+    Examples
+    --------
+    >>> n = Normalization(["snorm", "asnorm"], top_k=100, exclude_same_id=True)
+    >>> n.method, n.top_k, n.convention
+    (('snorm', 'asnorm'), 100, 'wespeaker')
+    >>> Normalization("asnorm", top_k=0)
+    Traceback (most recent call last):
+    ...
+    scoreframe.errors.ScoreframeError: bad `top_k`: expected an integer >= 1; got 0
+    """
+
+    method: str | Sequence[str] = "snorm"
+    top_k: int | None = None
+    ddof: int | None = None
+    convention: str = "wespeaker"
+    exclude_same_id: bool = False
+
+    def __post_init__(self) -> None:
+        """Check every option; ``method`` is stored as a tuple, ``top_k`` as an int."""
+        if isinstance(self.method, str):
+            method: tuple[str, ...] = (self.method,)
+        elif isinstance(self.method, Sequence):
+            method = tuple(self.method)
+        else:
+            raise ScoreframeError(message(
+                "bad `method`", expected="a method name or a list of names (" + ", ".join(
+                    METHODS) + ")", got=repr(self.method)[:80]), parameter="method")
+        object.__setattr__(self, "method", method)
+        if self.top_k is not None:
+            object.__setattr__(self, "top_k", check_positive_int(self.top_k, name="top_k"))
+        resolve_methods(method, top_k=self.top_k, convention=self.convention)
+        resolve_ddof(self.ddof, convention=self.convention)
+        if not isinstance(self.exclude_same_id, bool):
+            raise ScoreframeError(message("bad `exclude_same_id`", expected="True or False",
+                                          got=repr(self.exclude_same_id)[:80]),
+                                  parameter="exclude_same_id")
+
+    def methods(self) -> list[Method]:
+        """The methods to apply, each with its cohort size (names carrying a k keep it)."""
+        return resolve_methods(self.method, top_k=self.top_k, convention=self.convention)
+
+    def resolved_ddof(self) -> int:
+        """``ddof`` as given, else the convention's."""
+        return resolve_ddof(self.ddof, convention=self.convention)
+
+
+#: What ``method=`` accepts: a :class:`Normalization`, or method names with its defaults.
+NormalizationLike = Normalization | str | Sequence[str]
+
+
+def as_normalization(value: NormalizationLike) -> Normalization:
+    """A :class:`Normalization` from ``method=`` (names get the default options).
+
+    >>> as_normalization(["znorm", "asnorm300"]).method
+    ('znorm', 'asnorm300')
+    """
+    return value if isinstance(value, Normalization) else Normalization(value)

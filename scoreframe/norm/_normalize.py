@@ -21,7 +21,7 @@ from scoreframe.norm._embeddings import (
     read_embeddings,
     trial_scores,
 )
-from scoreframe.norm._methods import Method, needed, resolve_ddof, resolve_methods
+from scoreframe.norm._methods import Method, NormalizationLike, as_normalization, needed
 from scoreframe.norm._tables import table_statistics
 from scoreframe.stats import EngineLike, as_engine
 
@@ -141,12 +141,10 @@ def _check_source(statistics: object, cohort_scores: object, embeddings: object,
     return given[0]
 
 
-def cohort_statistics(*, method: str | Sequence[str] = "snorm",
+def cohort_statistics(*, method: NormalizationLike = "snorm",
                       cohort_scores: tuple[object, object] | None = None,
                       embeddings: tuple[object, object] | None = None,
-                      cohort: object | None = None, top_k: int | None = None,
-                      ddof: int | None = None, convention: str = "wespeaker",
-                      exclude_same_id: bool = False, center: str | ArrayLike | None = None,
+                      cohort: object | None = None, center: str | ArrayLike | None = None,
                       ids: dict[str, Sequence[str]] | None = None,
                       engine: EngineLike = "auto", progress: Progress | None = None,
                       ) -> pl.DataFrame:
@@ -157,8 +155,9 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
 
     Parameters
     ----------
-    method, top_k, ddof, convention, exclude_same_id
-        As in :func:`normalize`.
+    method
+        As in :func:`normalize`: method names, or a :class:`Normalization` (cohort size,
+        ``ddof``, convention, leakage guard).
     cohort_scores
         ``(enroll_table, test_table)``: cohort score tables (paths to Parquet files or
         datasets, or frames) with ``enroll_id, cohort_id, score`` and ``test_id, cohort_id,
@@ -186,6 +185,7 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
     See Also
     --------
     normalize : apply the statistics to trials.
+    Normalization : the methods and their options.
 
     Examples
     --------
@@ -197,13 +197,17 @@ def cohort_statistics(*, method: str | Sequence[str] = "snorm",
     >>> st = cohort_statistics(method="asnorm10", embeddings=(emb, emb), cohort=coh)
     >>> st.columns, st.height
     (['side', 'id', 'top_k', 'ddof', 'n', 'mean', 'std'], 8)
+    >>> from scoreframe.norm import Normalization
+    >>> sb = cohort_statistics(method=Normalization("snorm", top_k=20, convention="speechbrain"),
+    ...                        embeddings=(emb, emb), cohort=coh)
+    >>> sb["top_k"].unique().to_list(), sb["ddof"].unique().to_list()
+    ([20], [1])
     """
     source = _check_source(None, cohort_scores, embeddings, cohort)
-    methods = resolve_methods(method, top_k=top_k, convention=convention)
-    d = resolve_ddof(ddof, convention=convention)
-    stats, _ = _statistics(source, methods, d, cohort_scores=cohort_scores,
-                           embeddings=embeddings, cohort=cohort,
-                           exclude_same_id=exclude_same_id, center=center, ids=ids,
+    norm = as_normalization(method)
+    stats, _ = _statistics(source, norm.methods(), norm.resolved_ddof(),
+                           cohort_scores=cohort_scores, embeddings=embeddings, cohort=cohort,
+                           exclude_same_id=norm.exclude_same_id, center=center, ids=ids,
                            engine=engine, progress=progress)
     return stats
 
@@ -352,12 +356,10 @@ def _check_ids(trials: pl.LazyFrame, tables: dict[str, pl.DataFrame]) -> None:
                      "or exclude these trials."))
 
 
-def normalize(trials: Data, *, method: str | Sequence[str] = "snorm",
+def normalize(trials: Data, *, method: NormalizationLike = "snorm",
               statistics: pl.DataFrame | pl.LazyFrame | str | Path | None = None,
               cohort_scores: tuple[object, object] | None = None,
               embeddings: tuple[object, object] | None = None, cohort: object | None = None,
-              top_k: int | None = None, ddof: int | None = None,
-              convention: str = "wespeaker", exclude_same_id: bool = False,
               center: str | ArrayLike | None = None, layout: str = "columns",
               engine: EngineLike = "auto", progress: Progress | None = None) -> pl.LazyFrame:
     """Normalize trial scores with cohort statistics: z-, t-, s- and adaptive s-norm.
@@ -375,7 +377,10 @@ def normalize(trials: Data, *, method: str | Sequence[str] = "snorm",
         ``score``, cosine scores are computed from ``embeddings``.
     method
         ``znorm``, ``tnorm``, ``snorm``, ``asnorm`` or a list; a name may carry its cohort size
-        (``asnorm300``, ``snorm20000``).
+        (``asnorm300``, ``snorm20000``). Or a :class:`Normalization`, which also sets the
+        cohort size (``top_k``), the standard deviation (``ddof``), the ``convention``
+        (``"wespeaker"``, the default, or ``"speechbrain"``) and the leakage guard
+        (``exclude_same_id``).
     statistics
         A statistics table from :func:`cohort_statistics` (a frame or a Parquet path).
     cohort_scores
@@ -383,17 +388,6 @@ def normalize(trials: Data, *, method: str | Sequence[str] = "snorm",
     embeddings, cohort, center
         ``(enroll, test)`` embeddings and the cohort embeddings; ``center`` subtracts a mean
         vector (``"cohort"``: the cohort's) before length normalization (WeSpeaker's recipe).
-    top_k
-        Cohort size of AS-norm, and of every method under ``convention="speechbrain"``.
-    ddof
-        0 (population std, WeSpeaker) or 1 (sample std, SpeechBrain); default: the
-        convention's.
-    convention
-        ``"wespeaker"`` (ddof 0, AS-norm k = 300, s-norm on the whole cohort) or
-        ``"speechbrain"`` (ddof 1, ``top_k`` for z/t/s-norm too).
-    exclude_same_id
-        Leakage guard: cohort entries of the same id as the side normalized (of the same
-        ``speaker`` when both embeddings tables label speakers) are left out.
     layout
         ``"columns"``: one ``score_<method>`` column per method; ``"systems"``: one copy of
         the trials per method in the ``system`` column (``raw``, ``snorm``, ... or
@@ -416,6 +410,7 @@ def normalize(trials: Data, *, method: str | Sequence[str] = "snorm",
     See Also
     --------
     cohort_statistics : compute (and save) the statistics once.
+    Normalization : the methods and their options (``top_k``, ``ddof``, ``convention``).
 
     Examples
     --------
@@ -429,12 +424,16 @@ def normalize(trials: Data, *, method: str | Sequence[str] = "snorm",
     ...                 cohort=coh).collect()
     >>> out.columns
     ['model', 'segment', 'score', 'score_snorm', 'score_asnorm10']
+    >>> from scoreframe.norm import Normalization
+    >>> sb = Normalization("snorm", top_k=20, convention="speechbrain")
+    >>> normalize(trials, method=sb, embeddings=(emb, emb), cohort=coh).collect().columns[-1]
+    'score_snorm20'
     """
     source = _check_source(statistics, cohort_scores, embeddings, cohort)
     check_choice(layout, name="layout", choices=LAYOUTS)
     as_engine(engine)  # checked before anything is read
-    methods = resolve_methods(method, top_k=top_k, convention=convention)
-    d = resolve_ddof(ddof, convention=convention)
+    norm = as_normalization(method)
+    methods, d = norm.methods(), norm.resolved_ddof()
     lf = as_lazy(trials)
     names = lf.collect_schema().names()
     for c in ("model", "segment"):
@@ -465,7 +464,8 @@ def normalize(trials: Data, *, method: str | Sequence[str] = "snorm",
                    "test": used[1].to_series().drop_nulls().to_list()}
         stats, prepared = _statistics(source, methods, d, cohort_scores=cohort_scores,
                                       embeddings=embeddings, cohort=cohort,
-                                      exclude_same_id=exclude_same_id, center=center, ids=ids,
+                                      exclude_same_id=norm.exclude_same_id, center=center,
+                                      ids=ids,
                                       engine=engine, progress=progress)
     wanted = needed(methods)
     tables = {side: _wide(stats, side, ks, d) for side, ks in wanted.items()}
