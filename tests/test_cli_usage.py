@@ -443,8 +443,9 @@ def test_convert_with_trial_id_records_it_for_later_reads(tmp_path, capsys):
 
 def test_report_with_trial_id(tmp_path, capsys):
     # --trial-id is the report's validate=[id columns], as evaluate's
-    argv = ["report", str(RU2009), "--trial-id", "model,mcond,segment", "-o",
-            str(tmp_path / "r.html")]
+    argv = ["report", str(RU2009), "-o", str(tmp_path / "r.html")]
+    assert "duplicate trials on (model, segment)" in user_error(argv, capsys, tmp_path)
+    argv[2:2] = ["--trial-id", "model,mcond,segment"]
     assert main(argv) == 0 and (tmp_path / "r.html").stat().st_size > 0
 
 

@@ -198,6 +198,23 @@ def test_det_curves_leave_the_box_unclamped():
     assert line["encoding"]["x"]["scale"]["domain"] == pytest.approx([lo, hi])
 
 
+def test_det_guides_choose_the_reference_lines():
+    det = curves.det_curve(small())
+
+    def rules_and_lines(**kw):  # noqa: ANN003, ANN202
+        spec = plots.det_plot(det, resolution=None, **kw).to_dict()
+        kinds = [(u["mark"]["type"], tuple(u["encoding"])) for u in spec["layer"][1:]]
+        return sum(k == "rule" for k, _ in kinds), sum(k == "line" for k, _ in kinds)
+
+    n_rules, n_lines = rules_and_lines()  # the dr30 rules inside the box, the EER line
+    assert n_rules >= 1 and n_lines == 1
+    assert rules_and_lines(guides=("eer",)) == (0, 1)
+    assert rules_and_lines(guides="dr30") == (n_rules, 0)
+    assert rules_and_lines(guides=()) == (0, 0)
+    with pytest.raises(ScoreframeError, match="bad `guides`.*'eer' and/or 'dr30'"):
+        plots.det_plot(det, guides=("diagonal",))
+
+
 def test_dcf_markers_outside_the_box_are_omitted_with_a_note():
     df = small()
     pts = curves.dcf_points(df, p_target=[0.001, 0.5])

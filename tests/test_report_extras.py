@@ -60,6 +60,8 @@ def test_report_cli_flags(tmp_path, sasv):
     assert r.returncode == 0, r.stderr
     page = out.read_text()
     assert "How many trials are enough" in page and "Tippett" in page
+    assert "SASV-EER (%)" in page  # trial_type column: spoofing metrics beside --forensic
+    assert "t-DCF (2021) of cm in front of asv" in page
 
 
 def test_report_forest_plot_of_two_systems(tmp_path):

@@ -67,9 +67,11 @@ def check_export_dir(export_dir: str, *, formats: list[str], inputs: list[str | 
 
 def report_metrics(a: argparse.Namespace, source: str | pl.LazyFrame
                    ) -> list[str | Biometric | Tandem] | None:
-    """``metrics=`` of the report from ``--spoof``, ``--forensic``, ``--tandem`` and the
-    biometrics options (``None``: the library's default, spoofing metrics when the data have a
-    ``trial_type`` column, which stays the default beside the other options)."""
+    """``metrics=`` of the report from ``--spoof``, ``--forensic``, ``--tandem``, biometrics.
+
+    ``None`` when none is given: the library's default, spoofing metrics when the data have a
+    ``trial_type`` column; that default also holds beside the other options.
+    """
     bio = report_biometric(a)
     tandem = None if not a.tandem else Tandem(asv=a.tandem[0], cm=a.tandem[1],
                                               variant=a.t_dcf_variant,

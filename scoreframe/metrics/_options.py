@@ -246,7 +246,7 @@ class Tandem:
     >>> Tandem(asv="a", cm="a")
     Traceback (most recent call last):
     ...
-    scoreframe.errors.ScoreframeError: bad `Tandem`: expected two different systems; got asv = cm = 'a'
+    scoreframe.errors.ScoreframeError: bad `Tandem`: expected two systems; got asv = cm = 'a'
     """
 
     asv: str
@@ -262,7 +262,7 @@ class Tandem:
                 raise ScoreframeError(message(f"bad `{name}`", expected="a system name",
                                               got=repr(v)[:80]), parameter=name)
         if self.asv == self.cm:
-            raise ScoreframeError(message("bad `Tandem`", expected="two different systems",
+            raise ScoreframeError(message("bad `Tandem`", expected="two systems",
                                           got=f"asv = cm = {self.asv!r}"), parameter="cm")
         check_choice(self.variant, name="variant", choices=("2021", "2019"))
         check_choice(self.unpaired, name="unpaired", choices=("error", "drop"))

@@ -150,10 +150,10 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     >>> spec["layer"][0]["mark"]["type"], spec["layer"][0]["mark"]["clip"]
     ('line', True)
     """
-    guides = {guides} if isinstance(guides, str) else set(guides)
-    if not guides <= set(GUIDES):
+    drawn: set[str] = {guides} if isinstance(guides, str) else set(guides)
+    if not drawn <= set(GUIDES):
         raise ScoreframeError(message("bad `guides`", expected=" and/or ".join(map(repr, GUIDES)),
-                                      got=repr(sorted(guides - set(GUIDES)))[:80]),
+                                      got=repr(sorted(drawn - set(GUIDES)))[:80]),
                               parameter="guides")
     xlo, xhi = float(probit(box[0])), float(probit(box[1]))
     ylo, yhi = float(probit(box[2])), float(probit(box[3]))
@@ -194,13 +194,13 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     subtitle: list[str] = []
     if curve == "both":
         subtitle.append("faint: ROCCH (convex hull) of the same series")
-    if "eer" in guides:
+    if "eer" in drawn:
         lo, hi = max(xlo, ylo), min(xhi, yhi)
         diag = pl.DataFrame({"probit_pfa": [lo, hi], "probit_pmiss": [lo, hi]})
         layers.append(alt.Chart(inline_data(diag)).mark_line(
             color="#888", strokeDash=[2, 3], strokeWidth=0.8, clip=True).encode(
             x=alt.X("probit_pfa:Q"), y=alt.Y("probit_pmiss:Q")))
-    if "dr30" in guides:
+    if "dr30" in drawn:
         lines = df.group_by(SERIES, maintain_order=True).agg(
             pl.col("probit_dr30_pfa").first(), pl.col("probit_dr30_pmiss").first())
         vert = lines.filter(pl.col("probit_dr30_pfa").is_between(xlo, xhi))
