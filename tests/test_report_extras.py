@@ -64,13 +64,31 @@ def test_report_cli_flags(tmp_path, sasv):
     assert "t-DCF (2021) of cm in front of asv" in page
 
 
-def test_report_forest_plot_of_two_systems(tmp_path):
+def test_report_forest_plot_of_two_systems(tmp_path, monkeypatch):
     from scoreframe import synth_chunks
 
     df = pl.concat(list(synth_chunks(3000, n_systems=2, seed=1)))
     rep = build_report(df, compare=("sys1", "sys2"), intervals=Intervals(bootstrap=30))
     assert rep.comparison is not None and set(rep.comparison["metric"]) >= {"eer", "cllr"}
     assert "forest" in [n for _, n, _ in rep.charts()]
+    # served from the report's own reduction (no second statistics pass: compare's own
+    # reduction is not called), it is compare's frame, bit for bit
+    import scoreframe as sf
+    from scoreframe.results import compare as compare_module
+
+    own_pass = compare_module.group_statistics
+
+    for iv in (Intervals(bootstrap=30, seed=4),
+               Intervals(bootstrap=20, resample=["model", "segment"], method="bca")):
+        with monkeypatch.context() as m:
+            m.setattr(compare_module, "group_statistics", None)  # a call would fail
+            rep = build_report(df, by="channel", compare=("sys2", "sys1"), intervals=iv,
+                               operating_points=[0.01, 0.1])
+        assert compare_module.group_statistics is own_pass
+        ref = sf.compare(df, "sys2", "sys1", by="channel", intervals=iv,
+                         operating_points=[0.01, 0.1])
+        assert rep.comparison is not None and rep.comparison.equals(ref)
+        assert rep.comparison["diff_lo"].null_count() < rep.comparison.height
 
 
 # --- the report takes evaluate's options (issue 25 item 3) --------------------------------------

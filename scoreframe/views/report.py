@@ -239,8 +239,10 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         evaluation, and its map is drawn.
     compare
         ``(a, b)``: a forest plot of the paired-bootstrap differences ``b - a`` of two
-        systems scored on the same trials (:func:`scoreframe.compare`, with ``intervals``, or
-        1000 trial-level replicates when not given).
+        systems scored on the same trials (:func:`scoreframe.compare`). With ``intervals``
+        the differences come from the replicates of the report's own reduction (one more
+        read, of the two systems' trials side by side, for the McNemar counts); without,
+        ``compare`` runs with 1000 trial-level replicates.
     engine
         Where the reductions run, as in :func:`scoreframe.evaluate`.
     validate
@@ -345,13 +347,19 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         extra["biometric"] = biometric_section(
             source, stats, pl.concat(pieces["det"], how="vertical_relaxed") if pieces["det"]
             else pl.DataFrame(), options=biometric, by=by, where=where, intervals=opts)
-    if compare:
+    if compare and opts is not None:  # the paired bootstrap from the report's replicates
+        from scoreframe.results.compare import compare_statistics
+
+        extra["comparison"] = compare_statistics(
+            source, stats, compare[0], compare[1], by=by, where=where, operating_points=ops,
+            intervals=opts)
+    elif compare:  # the replicates of its own pass (2 systems), not of every system's units
         from scoreframe.results.bootstrap import DEFAULT_INTERVALS
         from scoreframe.results.compare import compare as compare_systems
 
         extra["comparison"] = compare_systems(
             source, compare[0], compare[1], by=by, where=where, operating_points=ops_in,
-            intervals=intervals or DEFAULT_INTERVALS, engine=engine, validate=validate)
+            intervals=DEFAULT_INTERVALS, engine=engine, validate=validate)
     if forensic:
         extra["tippett"], extra["ece"] = cat("tippett"), cat("ece")
     if tandem:
