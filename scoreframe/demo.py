@@ -181,8 +181,8 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
                    table=table, kind="before_after", paths=(cal_path,),
                    table_title="demo: calibration of sys1 on eval")
 
-    rep = build_report(str(data), by=["channel"], p_target=p, title="scoreframe demo report",
-                       progress=progress)
-    path = write_report(rep, out / "demo_report.html", overwrite=True, progress=progress)
+    rep = build_report(str(data), by=["channel"], operating_points=p, progress=progress)
+    path = write_report(rep, out / "demo_report.html", title="scoreframe demo report",
+                        overwrite=True, progress=progress)
     yield DemoStep("5/5 wrote the HTML report (by system and channel)",
                    lines=(f"report: {Path(path).resolve()}",), paths=(Path(path),))

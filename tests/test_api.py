@@ -80,3 +80,61 @@ def test_mypy_runs_strict() -> None:
     section = text.split("[tool.mypy]", 1)[1].split("\n[", 1)[0]
     assert re.search(r"^strict = true$", section, re.M)
     assert "python -m mypy" in (ROOT / "Makefile").read_text()
+
+
+def _public_callables() -> list[tuple[str, object]]:
+    """Every callable of every package's ``__all__``, and their public methods.
+
+    Plus :mod:`scoreframe.views.report`, the report's home (the ``views`` package re-exports
+    nothing).
+    """
+    import importlib
+    import inspect
+    import pkgutil
+
+    modules = [sf, importlib.import_module("scoreframe.views.report")]
+    modules += [importlib.import_module(m.name) for m in
+                pkgutil.walk_packages(sf.__path__, "scoreframe.") if m.ispkg]
+    out, seen = [], set()
+    for module in modules:
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            found = [(f"{module.__name__}.{name}", obj)] if callable(obj) else []
+            if inspect.isclass(obj):
+                found += [(f"{module.__name__}.{name}.{k}", getattr(obj, k))
+                          for k, v in vars(obj).items() if not k.startswith("_")
+                          and (inspect.isfunction(v) or isinstance(v, classmethod | staticmethod))]
+            for label, f in found:
+                if id(f) not in seen:
+                    seen.add(id(f))
+                    out.append((label, f))
+    return out
+
+
+def test_every_public_callable_has_at_most_ten_keyword_only_parameters() -> None:
+    # issue 25 item 3: options as objects, <=10 keywords on every entry point; nothing exempt
+    import inspect
+
+    callables = _public_callables()
+    names = {label.rsplit(".", 1)[-1] for label, _ in callables}
+    assert {"evaluate", "compare", "build_report", "det_plot", "Tandem"} <= names  # walked
+    over = {}
+    for label, f in callables:
+        try:
+            params = inspect.signature(f).parameters.values()  # type: ignore[arg-type]
+        except (TypeError, ValueError):  # a builtin without a signature
+            continue
+        n = sum(p.kind == p.KEYWORD_ONLY for p in params)
+        if n > 10:
+            over[label] = n
+    assert over == {}, over
+
+
+def test_the_keyword_count_sees_an_eleventh_keyword() -> None:
+    # the check above can fail: a function with 11 keyword-only parameters is counted as 11
+    import inspect
+
+    ns: dict[str, object] = {}
+    exec("def f(x, *, " + ", ".join(f"k{i}=0" for i in range(11)) + "): pass", ns)
+    params = inspect.signature(ns["f"]).parameters.values()  # type: ignore[arg-type]
+    assert sum(p.kind == p.KEYWORD_ONLY for p in params) == 11

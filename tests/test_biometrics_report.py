@@ -13,7 +13,6 @@ import scoreframe as sf
 from scoreframe.cli import main
 from scoreframe.errors import ScoreframeError, UnresolvedTargetWarning
 from scoreframe.metrics import fnmr_at_fmr, min_hter, zero_fmr
-from scoreframe.views._report_biometric import BiometricOptions
 from scoreframe.views.report import build_report, render_html, write_report
 
 
@@ -47,9 +46,9 @@ def _quiet(fn, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
 
 def test_section_values_charts_and_tables() -> None:
     df = trials()
-    opts = BiometricOptions(fmr=(1e-2, 0.1), dev="split = 'dev'", identification=candidates(),
-                            demographics=("sex",))
-    rep = _quiet(build_report, df, by="sex", biometric=opts)
+    opts = sf.Biometric(fmr=(1e-2, 0.1), threshold_from="split = 'dev'",
+                        identification=candidates(), demographics=("sex",))
+    rep = _quiet(build_report, df, by="sex", metrics=[opts])
     names = [n for s, n, _ in rep.charts() if s == "biometrics"]
     assert names == ["fnmr_fmr_log", "epc", "cmc", "fnir_fpir", "differentials"]
     det = next(c for _, n, c in rep.charts() if n == "fnmr_fmr_log").to_dict()
@@ -76,7 +75,7 @@ def test_section_intervals_with_bootstrap(tmp_path) -> None:  # noqa: ANN001
     df = trials(3000, seed=3)
     rep = _quiet(build_report, df,
                  intervals=sf.Intervals(bootstrap=20, resample=["model", "segment"]),
-                 biometric=BiometricOptions(fmr=(0.05,), demographics=("sex",)))
+                 metrics=[sf.Biometric(fmr=(0.05,), demographics=("sex",))])
     t = rep.biometric.targets
     assert t["rate_lo"][0] <= t["rate"][0] <= t["rate_hi"][0]
     s = rep.biometric.scalars
@@ -118,10 +117,39 @@ def test_cli_report_biometric(tmp_path) -> None:  # noqa: ANN001
 
 def test_options_say_what_is_wrong() -> None:
     with pytest.raises(ScoreframeError, match="fmr"):
-        BiometricOptions(fmr=(1.5,))
+        sf.Biometric(fmr=(1.5,))
     with pytest.raises(ScoreframeError, match="differentials need a global FMR"):
-        BiometricOptions(fmr=(), demographics=("sex",))
-    assert json.dumps(BiometricOptions().fmr) == "[0.001, 0.01]"
+        sf.Biometric(fmr=(), demographics=("sex",))
+    with pytest.raises(ScoreframeError, match="`epc_eval` needs `threshold_from`"):
+        sf.Biometric(epc_eval="split = 'eval'")
+    with pytest.raises(ScoreframeError, match="bad `rank`"):
+        sf.Biometric(rank=(0,))
+    with pytest.raises(ScoreframeError, match="unknown `tie`"):
+        sf.Biometric(tie="random")
+    b = sf.Biometric(fmr=(1e-3, 1e-2), fpir=0.05, rank=1, demographics="sex")
+    assert json.dumps([b.fmr, b.fpir, b.rank, b.demographics]) == \
+        '[[0.001, 0.01], [0.05], [1], ["sex"]]'
+    assert b.differentials_target == 0.001
+
+
+def test_one_biometric_object_for_evaluate_and_the_report() -> None:
+    # the same object in evaluate and in the report gives the same numbers; the report-only
+    # fields (here the differentials) change nothing in evaluate
+    df = trials(3000, seed=7)
+    b = sf.Biometric(fmr=[0.01, 0.1], fnmr=[0.05], demographics="sex")
+    ev = _quiet(sf.evaluate, df, by="split", metrics=[b])
+    assert ev.equals(_quiet(sf.evaluate, df, by="split",
+                            metrics=[sf.Biometric(fmr=[0.01, 0.1], fnmr=[0.05])]))
+    rep = _quiet(build_report, df, by="split", metrics=[b])
+    t = rep.biometric.targets
+    for row in ev.iter_rows(named=True):
+        got = t.filter((pl.col("split") == row["split"]) & (pl.col("kind") == "fnmr_at_fmr"))
+        assert got["rate"].to_list() == [r["fnmr"] for r in row["fnmr_at_fmr"]]
+        got = t.filter((pl.col("split") == row["split"]) & (pl.col("kind") == "fmr_at_fnmr"))
+        assert got["rate"].to_list() == [r["fmr"] for r in row["fmr_at_fnmr"]]
+        s = rep.biometric.scalars.filter(pl.col("split") == row["split"])
+        assert (s["zero_fmr"][0], s["min_hter"][0]) == (row["zero_fmr"], row["min_hter"])
+    assert rep.biometric.differentials is not None
 
 
 def test_pandas_and_notebook_output() -> None:
@@ -139,7 +167,7 @@ def test_pandas_and_notebook_output() -> None:
     assert "hter_lo" in explode_targets(res, "at_threshold").columns
     with pytest.raises(ScoreframeError, match="no `fixed` column"):
         explode_targets(res, "fixed")
-    rep = _quiet(build_report, df, biometric=BiometricOptions(fmr=(0.01,)))
+    rep = _quiet(build_report, df, metrics=[sf.Biometric(fmr=(0.01,))])
     assert "FNMR at FMR targets" in rep.biometric._repr_html_()
 
 
@@ -152,9 +180,8 @@ def test_section_renders_in_headless_chromium(tmp_path) -> None:  # noqa: ANN001
         pytest.skip("no Chromium on this machine (Debian's `chromium` package)")
     rep = _quiet(build_report, trials(), by="sex",
                  intervals=sf.Intervals(bootstrap=10, resample=["model", "segment"]),
-                 biometric=BiometricOptions(fmr=(1e-2, 0.1), dev="split = 'dev'",
-                                            identification=candidates(),
-                                            demographics=("sex",)))
+                 metrics=[sf.Biometric(fmr=(1e-2, 0.1), threshold_from="split = 'dev'",
+                                       identification=candidates(), demographics=("sex",))])
     path = write_report(rep, tmp_path / "r.html")
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",

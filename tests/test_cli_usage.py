@@ -442,16 +442,11 @@ def test_convert_with_trial_id_records_it_for_later_reads(tmp_path, capsys):
 
 
 def test_report_with_trial_id(tmp_path, capsys):
-    import inspect
-
-    from scoreframe.views.report import build_report
-
-    argv = ["report", str(RU2009), "--trial-id", "model,mcond,segment", "-o",
-            str(tmp_path / "r.html")]
-    if "trial_id" in inspect.signature(build_report).parameters:
-        assert main(argv) == 0 and (tmp_path / "r.html").stat().st_size > 0
-    else:
-        assert "does not take --trial-id" in user_error(argv, capsys, tmp_path)
+    # --trial-id is the report's validate=[id columns], as evaluate's
+    argv = ["report", str(RU2009), "-o", str(tmp_path / "r.html")]
+    assert "duplicate trials on (model, segment)" in user_error(argv, capsys, tmp_path)
+    argv[2:2] = ["--trial-id", "model,mcond,segment"]
+    assert main(argv) == 0 and (tmp_path / "r.html").stat().st_size > 0
 
 
 # --- NIST files, option names, dense HDF5 limit ------------------------------------------------

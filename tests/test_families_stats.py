@@ -211,8 +211,8 @@ def test_report_with_every_family_and_intervals_reads_the_data_once(monkeypatch)
 
     df = sasv_table(11, 3000).drop("model", "segment")  # no id columns: no duplicate check
     seen = count_passes(monkeypatch)
-    rep = build_report(df, by="condition", p_target=[0.01, 0.1],
-                       intervals=Intervals(bootstrap=20), forensic=True, spoof=True)
+    rep = build_report(df, by="condition", operating_points=[0.01, 0.1],
+                       intervals=Intervals(bootstrap=20), metrics=["forensic", "spoof"])
     # a query that projects no column (the row count the engine choice reads) reads no data
     passes = [q for q in seen if " 0/" not in q.split("PROJECT", 1)[-1][:40]]
     assert len(passes) == 1, passes

@@ -198,6 +198,23 @@ def test_det_curves_leave_the_box_unclamped():
     assert line["encoding"]["x"]["scale"]["domain"] == pytest.approx([lo, hi])
 
 
+def test_det_guides_choose_the_reference_lines():
+    det = curves.det_curve(small())
+
+    def rules_and_lines(**kw):  # noqa: ANN003, ANN202
+        spec = plots.det_plot(det, resolution=None, **kw).to_dict()
+        kinds = [(u["mark"]["type"], tuple(u["encoding"])) for u in spec["layer"][1:]]
+        return sum(k == "rule" for k, _ in kinds), sum(k == "line" for k, _ in kinds)
+
+    n_rules, n_lines = rules_and_lines()  # the dr30 rules inside the box, the EER line
+    assert n_rules >= 1 and n_lines == 1
+    assert rules_and_lines(guides=("eer",)) == (0, 1)
+    assert rules_and_lines(guides="dr30") == (n_rules, 0)
+    assert rules_and_lines(guides=()) == (0, 0)
+    with pytest.raises(ScoreframeError, match="bad `guides`.*'eer' and/or 'dr30'"):
+        plots.det_plot(det, guides=("diagonal",))
+
+
 def test_dcf_markers_outside_the_box_are_omitted_with_a_note():
     df = small()
     pts = curves.dcf_points(df, p_target=[0.001, 0.5])
@@ -273,7 +290,7 @@ def report_file(tmp_path_factory) -> tuple[Path, object, list]:
     assert main(["synth", str(out / "data"), "--trials", "20000", "--seed", "4"]) == 0
     # groups: 2 systems x 2 channels + 2 pooled rows (kept small: every chart is rendered)
     rep = build_report(str(out / "data"), by=["channel"], where="system != 'sys3'",
-                       p_target=[0.01, 0.1])
+                       operating_points=[0.01, 0.1])
     calls: list[tuple[int, int]] = []
     path = write_report(rep, out / "report.html", export_dir=out / "charts",
                         export_formats=("svg",), progress=lambda d, t: calls.append((d, t)))
@@ -376,9 +393,9 @@ def test_inputs_from_pandas_and_pyarrow():
     spec = plots.det_plot(det).to_dict()
     assert plots.det_plot(det.to_pandas()).to_dict() == spec
     assert plots.det_plot(det.to_arrow()).to_dict() == spec
-    rep = build_report(df.to_pandas(), p_target=[0.1])
+    rep = build_report(df.to_pandas(), operating_points=[0.1])
     assert sorted(rep.summary["system"].to_list()) == ["A", "B"]
-    assert build_report(df.to_arrow(), p_target=[0.1]).summary.equals(rep.summary)
+    assert build_report(df.to_arrow(), operating_points=[0.1]).summary.equals(rep.summary)
 
 
 def test_no_row_limit_truncation():
@@ -586,5 +603,6 @@ def test_shared_data_rebuilds_every_row(report_file):
 
 def test_render_html_escapes_titles():
     df = small()
-    rep = build_report(df, p_target=[0.1], title="<b>x</b>")
+    rep = build_report(df, operating_points=[0.1])
+    rep.title = "<b>x</b>"
     assert "<title>&lt;b&gt;x&lt;/b&gt;</title>" in render_html(rep)

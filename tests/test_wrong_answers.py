@@ -259,7 +259,7 @@ def test_every_report_histogram_has_data(by, text_labels: bool) -> None:
     if text_labels:  # the histograms read the raw column: all densities were 0
         df = df.with_columns(label=pl.when(pl.col("label")).then(pl.lit("target"))
                              .otherwise(pl.lit("nontarget")))
-    rep = build_report(df, by=by, p_target=0.1)
+    rep = build_report(df, by=by, operating_points=0.1)
     hists = _histograms(rep)
     assert any(name.endswith("_all") or "_all_" in name for name in hists)
     for name, data in hists.items():
@@ -276,7 +276,7 @@ def test_demo_style_report_histograms_have_data(tmp_path) -> None:
     data = tmp_path / "trials"
     write_trials(synth_chunks(3000, n_systems=3, seed=0, chunk_trials=1000), data,
                  partition_by=["system"])
-    rep = build_report(str(data), by=["channel"], p_target=[0.01, 0.1])
+    rep = build_report(str(data), by=["channel"], operating_points=[0.01, 0.1])
     hists = _histograms(rep)
     assert sum(1 for n in hists if n.endswith("_all")) == 3
     for name, data_sets in hists.items():

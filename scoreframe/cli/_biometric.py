@@ -25,7 +25,7 @@ from scoreframe.cli.options import (
 from scoreframe.metrics import CONVENTIONS, Biometric
 
 __all__ = ["TARGET_COLUMNS", "add_biometric_options", "add_report_biometric_options",
-           "biometric_option", "flat_for_csv", "print_targets", "report_biometric_kwargs"]
+           "biometric_option", "flat_for_csv", "print_targets", "report_biometric"]
 
 #: The list-of-struct columns of the biometric verification results.
 TARGET_COLUMNS = ("fnmr_at_fmr", "fmr_at_fnmr", "at_threshold", "fixed")
@@ -138,10 +138,9 @@ def add_report_biometric_options(p: argparse.ArgumentParser) -> None:
                                       "(default: the first --fmr)")
 
 
-def report_biometric_kwargs(a: argparse.Namespace) -> dict[str, object]:
-    """``biometric=`` of :func:`scoreframe.views.report.build_report` (empty when not asked)."""
+def report_biometric(a: argparse.Namespace) -> Biometric | None:
+    """The :class:`~scoreframe.Biometric` of the report's ``metrics=`` (``None`` when not asked)."""
     from scoreframe.errors import UsageError
-    from scoreframe.views._report_biometric import BiometricOptions
 
     asked = (a.biometric or a.fmr or a.fnmr or a.epc_dev or a.identification
              or a.demographics)
@@ -150,16 +149,12 @@ def report_biometric_kwargs(a: argparse.Namespace) -> dict[str, object]:
             raise UsageError("--epc-eval, --pair-with, --differentials-fmr, --rank and --fpir "
                              "refine the biometrics section: name its input (--epc-dev, "
                              "--demographics, --identification) or pass --biometric")
-        return {}
+        return None
     if a.epc_eval and not a.epc_dev:
         raise UsageError("--epc-eval needs --epc-dev (the development trials)")
-    kw: dict[str, object] = {"fmr": tuple(a.fmr) if a.fmr else (1e-3, 1e-2),
-                             "fnmr": tuple(a.fnmr or ()), "dev": a.epc_dev,
-                             "eval": a.epc_eval, "identification": a.identification,
-                             "rank": tuple(a.rank or (1, 5, 10)),
-                             "fpir": tuple(a.fpir) if a.fpir else (0.01,),
-                             "max_rank": a.max_rank, "tie": a.tie,
-                             "demographics": tuple(a.demographics),
-                             "pair_with": tuple(a.pair_with),
-                             "differentials_fmr": a.differentials_fmr}
-    return {"biometric": BiometricOptions(**kw)}  # type: ignore[arg-type]  # argparse options forwarded as keywords
+    return Biometric(fmr=tuple(a.fmr) if a.fmr else (1e-3, 1e-2), fnmr=tuple(a.fnmr or ()),
+                     threshold_from=a.epc_dev, epc_eval=a.epc_eval,
+                     identification=a.identification, rank=tuple(a.rank or (1, 5, 10)),
+                     fpir=tuple(a.fpir) if a.fpir else (0.01,), max_rank=a.max_rank,
+                     tie=a.tie, demographics=tuple(a.demographics),
+                     pair_with=tuple(a.pair_with), differentials_fmr=a.differentials_fmr)

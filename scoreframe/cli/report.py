@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import copy
-import inspect
 from pathlib import Path
 
-from scoreframe.cli._biometric import add_report_biometric_options, report_biometric_kwargs
+import polars as pl
+
+from scoreframe.cli._biometric import add_report_biometric_options, report_biometric
 from scoreframe.cli.compare import add_interval_options, intervals_of
 from scoreframe.cli.console import progress, say, shown
 from scoreframe.cli.inputs import (
@@ -32,8 +33,9 @@ from scoreframe.cli.options import (
     text_arg,
 )
 from scoreframe.errors import ScoreframeError, UsageError, message
+from scoreframe.metrics import Biometric, Tandem
 
-__all__ = ["EXPORT_FORMATS", "check_export_dir", "cmd_report", "register"]
+__all__ = ["EXPORT_FORMATS", "check_export_dir", "cmd_report", "register", "report_metrics"]
 
 #: Chart file formats of ``--export-format``.
 EXPORT_FORMATS = ("png", "svg", "pdf", "html")
@@ -63,6 +65,27 @@ def check_export_dir(export_dir: str, *, formats: list[str], inputs: list[str | 
                 hint="Pass --overwrite to replace them, or export to an empty directory."))
 
 
+def report_metrics(a: argparse.Namespace, source: str | pl.LazyFrame
+                   ) -> list[str | Biometric | Tandem] | None:
+    """``metrics=`` of the report from ``--spoof``, ``--forensic``, ``--tandem``, biometrics.
+
+    ``None`` when none is given: the library's default, spoofing metrics when the data have a
+    ``trial_type`` column; that default also holds beside the other options.
+    """
+    bio = report_biometric(a)
+    tandem = None if not a.tandem else Tandem(asv=a.tandem[0], cm=a.tandem[1],
+                                              variant=a.t_dcf_variant,
+                                              unpaired=a.tandem_unpaired)
+    named: list[str | Biometric | Tandem] = [*(["forensic"] if a.forensic else [])]
+    named += [x for x in (bio, tandem) if x is not None]
+    if not a.spoof and not named:
+        return None
+    from scoreframe.frames.lazy import as_lazy
+
+    spoof = a.spoof or "trial_type" in as_lazy(source).collect_schema().names()
+    return [*(["spoof"] if spoof else []), *named]
+
+
 def cmd_report(a: argparse.Namespace) -> int:
     """Run ``scoreframe report``."""
     from scoreframe.views.report import build_report, write_report
@@ -76,27 +99,19 @@ def cmd_report(a: argparse.Namespace) -> int:
     if cal is not None and a.allow_other_system:
         cal = copy.copy(cal)  # the library's check skips a model that names no system
         cal.system_ = None
-    extra: dict[str, object] = {}
-    if a.trial_id:
-        if "trial_id" not in inspect.signature(build_report).parameters:
-            raise UsageError(message("report does not take --trial-id yet",
-                                     hint="Write a checked copy first: scoreframe convert "
-                                          "DATASET --trial-id COLS -o copy, then report it."))
-        extra["trial_id"] = a.trial_id
-    extra["intervals"] = intervals_of(a)
-    extra.update(report_biometric_kwargs(a))
-    extra.update(spoof=True if a.spoof else None, forensic=a.forensic,
-                 tandem=a.tandem, t_dcf_variant=a.t_dcf_variant, compare=a.compare,
-                 tandem_unpaired=a.tandem_unpaired)
+    source = dataset_source(a, library_trial_id=True)
+    metrics = report_metrics(a, source)
     with progress() as prog:
         task = prog.add_task("evaluating groups", total=None)
-        rep = build_report(dataset_source(a, library_trial_id=True), by=a.by, where=a.where,
-                           p_target=a.p_target, calibration=cal, **extra,  # type: ignore[arg-type]  # argparse options forwarded as keywords
-                           title=a.title or f"scoreframe report: {Path(dataset_label(a)).name}",
-                           engine=engine_of(a),
+        rep = build_report(source, by=a.by, where=a.where, metrics=metrics,
+                           operating_points=a.p_target, intervals=intervals_of(a),
+                           calibration=cal, compare=a.compare, engine=engine_of(a),
+                           validate=a.trial_id or True,
                            progress=lambda d, t: prog.update(task, completed=d, total=t))
         chart_task = prog.add_task("rendering charts", total=None)
-        write_report(rep, a.output, overwrite=a.overwrite, export_dir=a.export_dir,
+        write_report(rep, a.output, title=a.title or
+                     f"scoreframe report: {Path(dataset_label(a)).name}",
+                     overwrite=a.overwrite, export_dir=a.export_dir,
                      export_formats=a.export_format,
                      progress=lambda d, t: prog.update(chart_task, completed=d, total=t))
     say(f"report written to {shown(a.output)} ({rep.summary.height} groups)")

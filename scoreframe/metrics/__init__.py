@@ -41,6 +41,7 @@ from scoreframe.metrics._intervals import (  # shared with results/, not public
 )
 from scoreframe.metrics._options import Binary as Binary  # public at the top level
 from scoreframe.metrics._options import Biometric as Biometric  # public at the top level
+from scoreframe.metrics._options import Tandem as Tandem  # public at the top level
 from scoreframe.metrics.forensic import auc
 from scoreframe.metrics.registry import (
     GroupStats,

@@ -29,11 +29,12 @@ from scoreframe.metrics._options import (
 from scoreframe.metrics.registry import GroupStats, Metric, OperatingPoints
 from scoreframe.results.bootstrap import DEFAULT_INTERVALS
 from scoreframe.results.evaluate import group_statistics, validation
-from scoreframe.stats.engine import EngineLike, source_name
+from scoreframe.stats.engine import EngineLike, Statistics, source_name
 from scoreframe.stats.groups import POOLED
 from scoreframe.stats.reduce import UnitStats, label_columns
 
-__all__ = ["compare", "compared_metrics", "mcnemar_p_value", "paired_p_value"]
+__all__ = ["compare", "compare_statistics", "compared_metrics", "mcnemar_p_value",
+           "paired_p_value"]
 
 KEY = ("model", "segment")
 
@@ -140,13 +141,23 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
     >>> bool(res["p_value"].is_between(0, 1).all())
     True
     """
-    if a == b:
-        raise ScoreframeError(message("compare needs two different systems", got=f"{a!r} twice"))
     by_cols = [c for c in by_columns(by) if c != "system"]
     opts, ops_in = intervals, as_operating_points(operating_points)
     check, trial_id = validation(validate)
-    lf = scan_raw(data, where=where)
-    schema = lf.collect_schema()
+    both = _checked_pair(data, a, b, by_cols, where)
+    stats, _ = group_statistics(
+        data, by=["system", *by_cols], where=both, p_target=ops_in.p_target,
+        c_miss=ops_in.c_miss, c_fa=ops_in.c_fa, pooled=pooled, engine=engine, validate=check,
+        trial_id=trial_id, intervals=opts)
+    return compare_statistics(data, stats, a, b, by=by_cols, where=where,
+                              operating_points=ops_in, intervals=opts, pooled=pooled)
+
+
+def _checked_pair(data: Data, a: str, b: str, by_cols: list[str], where: str | None) -> str:
+    """The selection of the two systems' trials, after checking the systems and columns."""
+    if a == b:
+        raise ScoreframeError(message("compare needs two different systems", got=f"{a!r} twice"))
+    schema = scan_raw(data, where=where).collect_schema()
     missing = [c for c in ("system", *KEY, "score", "label", *by_cols) if c not in schema]
     if missing:
         raise ScoreframeError(message(
@@ -155,16 +166,32 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
             expected="trials with system, model, segment, score and label columns",
             got=", ".join(schema.names())))
     pair = f"CAST(system AS VARCHAR) IN ({_sql_string(a)}, {_sql_string(b)})"
-    both = pair if where is None else f"({where}) AND {pair}"
-    stats, ops = group_statistics(
-        data, by=["system", *by_cols], where=both, p_target=ops_in.p_target,
-        c_miss=ops_in.c_miss, c_fa=ops_in.c_fa, pooled=pooled, engine=engine, validate=check,
-        trial_id=trial_id, intervals=opts)
+    return pair if where is None else f"({where}) AND {pair}"
+
+
+def compare_statistics(data: Data, stats: Statistics, a: str, b: str, *,
+                       by: Sequence[str] | str | None, where: str | None,
+                       operating_points: OperatingPoints, intervals: Intervals,
+                       pooled: bool = True) -> pl.DataFrame:
+    """:func:`compare` from statistics already reduced (e.g. by the report's one pass).
+
+    ``stats`` must hold the units of ``a`` and ``b`` grouped by ``system`` and ``by`` (other
+    systems' units are ignored), with the binary metrics' statistics and ``intervals``'
+    replicates; ``operating_points`` are those of the reduction. Only the trial-by-trial
+    McNemar counts and the alignment checks read ``data`` again (the two systems' trials,
+    side by side).
+    """
+    by_cols = [c for c in by_columns(by) if c != "system"]
+    ops, opts = operating_points, intervals
+    both = _checked_pair(data, a, b, by_cols, where)
+    schema = scan_raw(data, where=where).collect_schema()
     aligned = _aligned(scan_raw(data, where=both).with_columns(
         _label_expr(schema)).filter(pl.col("label").is_not_null()), a, b, by_cols)
     per_sys: dict[str, list[UnitStats]] = {a: [], b: []}
     for us in stats.units:
-        per_sys[str(us.unit.key["system"])].append(us)
+        name = str(us.unit.key.get("system"))
+        if name in per_sys:
+            per_sys[name].append(us)
     cond_a = [{c: us.unit.key[c] for c in by_cols} for us in per_sys[a]]
     if cond_a != [{c: us.unit.key[c] for c in by_cols} for us in per_sys[b]]:
         raise AlignmentError(message("the two systems' trials fall into different conditions",

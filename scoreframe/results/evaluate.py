@@ -331,6 +331,13 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     from scoreframe.metrics import _biometric as bio
 
     chosen, ops_in = metric_options(metrics), as_operating_points(operating_points)
+    if chosen.tandem is not None:
+        from scoreframe.errors import UsageError
+
+        raise UsageError(message(
+            "evaluate does not take a Tandem(...) in `metrics`", got=repr(chosen.tandem),
+            hint="A tandem pairs two systems: use scoreframe.tandem_t_dcf or the report "
+                 "(build_report(..., metrics=[Tandem(...)])."))
     p_target, c_miss, c_fa = ops_in.p_target, ops_in.c_miss, ops_in.c_fa
     eer_method, spoof, forensic = chosen.binary.eer_method, chosen.spoof, chosen.forensic
     bm = chosen.biometric

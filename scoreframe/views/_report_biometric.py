@@ -1,8 +1,8 @@
 """The report's biometrics section: FNMR against FMR on log axes, FNMR at FMR, EPC, CMC, more.
 
-Views layer. :func:`scoreframe.views.report.build_report` with ``biometric=BiometricOptions(...)``
-(CLI ``scoreframe report DS --biometric ...``) adds a section for biometric evaluators
-(ISO/IEC 19795-1 vocabulary, ``docs/biometrics.md``):
+Views layer. :func:`scoreframe.views.report.build_report` with a
+:class:`~scoreframe.Biometric` in ``metrics=`` (CLI ``scoreframe report DS --biometric ...``)
+adds a section for biometric evaluators (ISO/IEC 19795-1 vocabulary, ``docs/biometrics.md``):
 
 * an FNMR against FMR chart with both rates on log axes (the DET as NIST FRTE draws it), from
   the report's own DET frame (no extra pass);
@@ -30,77 +30,13 @@ from typing import Any
 import altair as alt
 import polars as pl
 
-from scoreframe.errors import ScoreframeError, message
+from scoreframe.errors import ScoreframeError
+from scoreframe.metrics._options import Biometric
 from scoreframe.stats.summary import VerificationRequest
 
-__all__ = ["BiometricOptions", "BiometricSection", "biometric_section", "section_html"]
+__all__ = ["BiometricSection", "biometric_section", "section_html"]
 
 SECTION = "biometrics"
-
-
-@dataclass(frozen=True)
-class BiometricOptions:
-    """What the report's biometrics section shows (each part only when its input is given).
-
-    Attributes
-    ----------
-    fmr, fnmr
-        FMR targets of the FNMR-at-FMR table (and the DET's marked points), FNMR targets of
-        the FMR-at-FNMR table.
-    dev, eval
-        SQL predicates of the development and evaluation trials: the EPC (``eval`` defaults
-        to every trial not in ``dev``).
-    identification
-        Identification data: candidate rows (``probe``, ``score``, ``mate``; a path or a
-        frame) or a probe x gallery score matrix (``.npz``/HDF5).
-    rank, fpir, max_rank, tie
-        Ranks and FPIR targets of the identification table, the CMC's last rank, the tie rule.
-    demographics, pair_with, differentials_fmr
-        Demographic columns (differentials), the other side's columns (impostor pairs) and
-        the global FMR target of the threshold (default: the first of ``fmr``).
-
-    Examples
-    --------
-    >>> BiometricOptions(fmr=(1e-3,), demographics=("sex",)).differentials_target
-    0.001
-    """
-
-    fmr: tuple[float, ...] = (1e-3, 1e-2)
-    fnmr: tuple[float, ...] = ()
-    dev: str | None = None
-    eval: str | None = None
-    identification: Any = None
-    rank: tuple[int, ...] = (1, 5, 10)
-    fpir: tuple[float, ...] = (0.01,)
-    max_rank: int = 20
-    tie: str = "pessimistic"
-    demographics: tuple[str, ...] = ()
-    pair_with: tuple[str, ...] = ()
-    differentials_fmr: float | None = None
-
-    def __post_init__(self) -> None:
-        from scoreframe.metrics._biometric import check_rate_targets
-
-        object.__setattr__(self, "fmr", check_rate_targets(self.fmr, name="fmr"))
-        object.__setattr__(self, "fnmr", check_rate_targets(self.fnmr, name="fnmr"))
-        for name in ("demographics", "pair_with"):
-            v = getattr(self, name)
-            object.__setattr__(self, name, (v,) if isinstance(v, str) else tuple(v))
-        if self.demographics and self.differentials_target is None:
-            raise ScoreframeError(message(
-                "differentials need a global FMR target", expected="differentials_fmr= "
-                "(CLI --differentials-fmr) or an FMR target in fmr=", got="none"))
-
-    @property
-    def differentials_target(self) -> float | None:
-        """The global FMR target of the differentials' threshold."""
-        if self.differentials_fmr is not None:
-            return float(self.differentials_fmr)
-        return self.fmr[0] if self.fmr else None
-
-    def request(self) -> VerificationRequest:
-        """The verification statistics the report's reduction adds for the section."""
-        return VerificationRequest(fmr=self.fmr, fnmr=self.fnmr)
 
 
 @dataclass
@@ -206,7 +142,7 @@ def _targets_frame(stats: Any, request: VerificationRequest, intervals: Any
 
 
 def biometric_section(source: Any, stats: Any, det: pl.DataFrame, *,
-                      options: BiometricOptions, by: Sequence[str] | str | None = None,
+                      options: Biometric, by: Sequence[str] | str | None = None,
                       where: str | None = None, intervals: Any = None) -> BiometricSection:
     """Gather the section's frames (see the module docstring).
 
@@ -228,21 +164,22 @@ def biometric_section(source: Any, stats: Any, det: pl.DataFrame, *,
         name = next((k for k in kinds if "rocch" not in str(k).lower()), kinds[0])
         steppy = det.filter(pl.col("curve") == name)
     sec = BiometricSection(targets, scalars, steppy)
-    if options.dev is not None:
+    if options.threshold_from is not None:
         from scoreframe.results._epc import epc_curve
 
-        sec.epc = epc_curve(source, dev=options.dev, eval=options.eval, by=by)
-        sec.notes.append(f"EPC: thresholds chosen on {options.dev}, errors on "
-                         f"{options.eval or 'the other trials'}")
+        sec.epc = epc_curve(source, dev=options.threshold_from, eval=options.epc_eval, by=by)
+        sec.notes.append(f"EPC: thresholds chosen on {options.threshold_from}, errors on "
+                         f"{options.epc_eval or 'the other trials'}")
     if options.identification is not None:
         from scoreframe.identification import cmc_curve, fnir_fpir_curve, identify
 
         ident = options.identification
         sec.cmc = cmc_curve(ident, max_rank=options.max_rank, tie=options.tie)
-        sec.identification = identify(ident, rank=options.rank, fpir=options.fpir or None,
-                                      tie=options.tie)
+        rank: tuple[int, ...] = options.rank  # type: ignore[assignment]  # a tuple after __post_init__
+        fpir: tuple[float, ...] = options.fpir  # type: ignore[assignment]  # a tuple after __post_init__
+        sec.identification = identify(ident, rank=rank, fpir=fpir or None, tie=options.tie)
         try:
-            sec.fnir_fpir = fnir_fpir_curve(ident, rank=options.rank[0], tie=options.tie)
+            sec.fnir_fpir = fnir_fpir_curve(ident, rank=rank[0], tie=options.tie)
         except ScoreframeError as exc:  # closed-set data: no non-mated searches
             sec.notes.append(f"no FNIR/FPIR curve: {str(exc).splitlines()[0]}")
     if options.demographics:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -28,6 +28,13 @@ from scoreframe.errors import ScoreframeError, message
 from scoreframe.frames.lazy import Data, as_lazy
 from scoreframe.io.atomic import atomic_output, check_outputs
 from scoreframe.metrics import Intervals
+from scoreframe.metrics._options import (
+    DEFAULT_OPERATING_POINTS,
+    MetricsLike,
+    OperatingPointsLike,
+    as_operating_points,
+    metric_options,
+)
 from scoreframe.metrics.registry import GroupStats, declared, table_metrics
 from scoreframe.results import curves as cv
 from scoreframe.results.evaluate import (
@@ -37,6 +44,7 @@ from scoreframe.results.evaluate import (
     group_columns,
     group_statistics,
     results_frame,
+    validation,
 )
 from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.summary import ScoreHistogram
@@ -58,9 +66,14 @@ APE_GRID = (-10.0, 10.0, 201)
 
 @dataclass
 class Report:
-    """Everything a report shows: the summary frame, curve frames and the charts built on them."""
+    """Everything a report shows: the summary frame, curve frames and the charts built on them.
 
-    title: str
+    ``title`` (the page's heading; :func:`write_report` can set it) and ``rel_width`` (the
+    relative minDCF interval width the trial-count guidance aims at, see
+    :func:`scoreframe.trials_needed`) are the output options; the rest comes from
+    :func:`build_report`.
+    """
+
     summary: pl.DataFrame
     p_target: list[float]
     det: pl.DataFrame
@@ -68,16 +81,26 @@ class Report:
     nber: pl.DataFrame
     ape: pl.DataFrame
     histograms: pl.DataFrame
+    title: str = "scoreframe report"
+    rel_width: float = 0.2
     calibration: pl.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
     intervals: pl.DataFrame | None = None  # bootstrap_evaluate frame (when bootstrap > 0)
-    guidance: pl.DataFrame | None = None  # trials_needed frame
     tippett: pl.DataFrame | None = None  # per group (forensic)
     ece: pl.DataFrame | None = None
     t_dcf: pl.DataFrame | None = None  # t-DCF over CM thresholds (tandem)
     comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
     biometric: Any = None  # views._report_biometric.BiometricSection (biometric=...)
     _charts: list[tuple[str, str, alt.TopLevelMixin]] | None = field(default=None, repr=False)
+
+    @property
+    def guidance(self) -> pl.DataFrame | None:
+        """How many more trials would narrow each minDCF interval under ``rel_width``."""
+        if self.intervals is None:
+            return None
+        from scoreframe.results.bootstrap import trials_needed
+
+        return trials_needed(self.intervals, rel_width=self.rel_width)
 
     @property
     def group_cols(self) -> list[str]:
@@ -176,54 +199,82 @@ class Report:
 
 
 def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
-                 p_target: Sequence[float] | float = (0.01,), calibration: Any = None,
-                 trial_id: Sequence[str] | str | None = None, title: str = "",
-                 intervals: Intervals | None = None, rel_width: float = 0.2,
-                 spoof: bool | None = None, forensic: bool = False,
-                 tandem: Sequence[str] | None = None, t_dcf_variant: str = "2021",
-                 tandem_unpaired: Literal["error", "drop"] = "error",
+                 metrics: MetricsLike = None,
+                 operating_points: OperatingPointsLike = DEFAULT_OPERATING_POINTS,
+                 intervals: Intervals | None = None, calibration: Any = None,
                  compare: Sequence[str] | None = None, engine: EngineLike = "auto",
-                 progress: Progress | None = None, biometric: Any = None) -> Report:
+                 validate: bool | Sequence[str] = True,
+                 progress: Progress | None = None) -> Report:
     """Evaluate ``data`` per group and collect every frame the report draws (one reduction).
 
-    This is the report's only data-gathering step; everything after it draws these frames.
+    This is the report's only data-gathering step; everything after it draws these frames
+    (:func:`write_report`, :func:`render_html`). The options are those of
+    :func:`scoreframe.evaluate`, with the same objects.
 
     Parameters
     ----------
     data
         Trials: a path (Parquet file, glob or hive dataset), a Polars, pandas or pyarrow frame.
+    by, where
+        Condition columns to group by, and an SQL predicate selecting trials first (as in
+        :func:`scoreframe.evaluate`).
+    metrics
+        As in :func:`scoreframe.evaluate`: ``"spoof"`` (the anti-spoofing metrics; by
+        default, when ``metrics`` is ``None``, on when the data have a ``trial_type``
+        column), ``"forensic"`` (the forensic metrics with Tippett and ECE plots), a
+        :class:`~scoreframe.Biometric` (the biometrics section: FNMR against FMR on log
+        axes, FNMR at FMR, ZeroFMR, min HTER, AUC, and the EPC, identification and
+        differentials parts when their fields are given), a :class:`~scoreframe.Binary`, and
+        a :class:`~scoreframe.Tandem` (the t-DCF curve of its CM system in front of its ASV
+        system).
+    operating_points
+        An :class:`~scoreframe.OperatingPoints` or target priors (``0.01``, ``[0.01, 0.1]``).
+    intervals
+        An :class:`~scoreframe.Intervals`: confidence intervals in the summary
+        (``value [lo, hi]``), DET boxes and NBER error bars at the operating points, and the
+        trial-count guidance of :func:`scoreframe.trials_needed` (at
+        :attr:`Report.rel_width`).
     calibration
         A fitted (or loaded) calibration model: the scores are calibrated lazily before
         evaluation, and its map is drawn.
-    trial_id
-        Columns that identify a trial when ``model, segment`` do not (as in ``evaluate``).
-    intervals
-        An :class:`~scoreframe.metrics.Intervals`: confidence intervals in the summary
-        (``value [lo, hi]``), DET boxes and NBER error bars at the operating points, and the
-        trial-count guidance of :func:`scoreframe.results.bootstrap.trials_needed`
-        (``rel_width``).
-    spoof, forensic, tandem, t_dcf_variant
-        The anti-spoofing metrics (default: when the data have a ``trial_type`` column), the
-        forensic metrics with Tippett and ECE plots, and the t-DCF curve of the CM system in
-        front of the ASV system ``tandem=(asv, cm)``.
-    tandem_unpaired
-        Trials scored by only one of the tandem systems: ``"error"`` or ``"drop"`` (with a
-        warning), as ``unpaired`` of :func:`scoreframe.results.tandem.tandem_t_dcf`.
     compare
         ``(a, b)``: a forest plot of the paired-bootstrap differences ``b - a`` of two
-        systems scored on the same trials (:func:`scoreframe.compare`, with ``intervals``, or
-        1000 trial-level replicates when not given).
+        systems scored on the same trials (:func:`scoreframe.compare`). With ``intervals``
+        the differences come from the replicates of the report's own reduction (one more
+        read, of the two systems' trials side by side, for the McNemar counts); without,
+        ``compare`` runs with 1000 trial-level replicates.
     engine
         Where the reductions run, as in :func:`scoreframe.evaluate`.
+    validate
+        Check for duplicated trials (``True``), by the given id columns (``["utt_id"]``), or
+        not (``False``), as in :func:`scoreframe.evaluate`.
     progress
         ``progress(done, total)`` as groups are evaluated.
-    biometric
-        A :class:`~scoreframe.views._report_biometric.BiometricOptions`: the biometrics
-        section (FNMR against FMR on log axes, FNMR at FMR, EPC, CMC and FNIR/FPIR,
-        differentials; see that module).
+
+    Returns
+    -------
+    Report
+        The frames; :func:`write_report` writes them as one offline HTML page.
+
+    See Also
+    --------
+    write_report : Write the report (``title=`` there).
+    scoreframe.evaluate : The summary table's numbers.
+
+    Examples
+    --------
+    >>> import scoreframe as sf
+    >>> df = sf.synth_chunks(2000, n_systems=1).__next__()
+    >>> rep = build_report(df, operating_points=[0.01, 0.1], metrics=["forensic"])
+    >>> rep.p_target, rep.summary.height, rep.tippett is not None
+    ([0.01, 0.1], 1, True)
     """
-    p_list = [float(p_target)] if isinstance(p_target, int | float) else [float(p) for p in
-                                                                           p_target]
+    chosen = metric_options(metrics)
+    ops_in = as_operating_points(operating_points)
+    p_list = list(ops_in.p_target)
+    forensic, biometric, tandem = chosen.forensic, chosen.biometric, chosen.tandem
+    eer_method = chosen.binary.eer_method
+    check, trial_id = validation(validate)
     lf = as_lazy(data, where=where)
     # a path is passed on as is (hive partition keys let evaluate scan by group)
     source: pl.LazyFrame | str | Path = data if isinstance(data, str | Path) else lf
@@ -244,18 +295,18 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
                                                               "hist", "tippett", "ece")}
 
     grids = cv.CurveGrids(len(p_list), nber=np.linspace(*NBER_GRID), ape=np.linspace(*APE_GRID))
-    if spoof is None:
-        spoof = "trial_type" in lf.collect_schema().names()
+    spoof = chosen.spoof or (metrics is None and "trial_type" in lf.collect_schema().names())
     fams = [f for f, on in (("spoof", spoof), ("forensic", forensic)) if on]
     opts = intervals
     if opts is not None:
         from scoreframe.results.bootstrap import AT_MIN
     curves = cv.ForensicCurves(len(grids.thresholds) + len(p_list)) if forensic else None
     stats, ops = group_statistics(  # the one reduction: every number the report shows
-        source, by=by, where=where, p_target=p_list,
+        source, by=by, where=where, p_target=p_list, c_miss=ops_in.c_miss, c_fa=ops_in.c_fa,
         thresholds=grids.thresholds if curves is None
         else np.concatenate((grids.thresholds, curves.thresholds)),
-        det_resolution=0.03, trial_id=trial_id, engine=engine, progress=progress,
+        det_resolution=0.03, validate=check, trial_id=trial_id, engine=engine,
+        progress=progress, eer_method=eer_method,
         metrics=[*declared(family=["binary", *fams]), *(AT_MIN if opts else ())],
         statistics=(HISTOGRAM, *(() if curves is None else (curves.ece,))), intervals=opts,
         verification=None if biometric is None else biometric.request())
@@ -271,23 +322,22 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
             pieces["ece"].append(curves.ece_curve(key, g))
 
     families, extras = family_extras(source, stats, where=where, spoof=spoof,
-                                     forensic=forensic)
-    summary = results_frame(stats, ops, metrics=declared(family=["binary", *families]),
+                                     forensic=forensic, eer_method=eer_method)
+    summary = results_frame(stats, ops, eer_method=eer_method,
+                            metrics=declared(family=["binary", *families]),
                             extras=extras, on_group=on_group)
     def cat(name: str) -> pl.DataFrame:
         return pl.concat(pieces[name], how="vertical_relaxed") if pieces[name] else \
             pl.DataFrame()
 
     extra: dict[str, Any] = {}
-    ids = [trial_id] if isinstance(trial_id, str) else (list(trial_id) if trial_id else True)
     if opts is not None:
-        from scoreframe.results.bootstrap import bootstrap_metrics, trials_needed
+        from scoreframe.results.bootstrap import bootstrap_metrics
 
         iv_frame = results_frame(stats, ops, metrics=bootstrap_metrics(), intervals=opts,
                                  n_replicates=True).with_columns(ci=pl.lit(opts.ci))
-        summary = attach_intervals(summary, iv_frame)
+        summary = attach_intervals(summary, iv_frame, eer=eer_method == "rocch")
         extra["intervals"] = iv_frame
-        extra["guidance"] = trials_needed(iv_frame, rel_width=rel_width)
         notes.append(f"{100 * opts.ci:g} % {opts.method} bootstrap intervals, "
                      f"{opts.bootstrap} replicates, resampling "
                      f"{', '.join(opts.resample)}, seed {opts.seed}")
@@ -297,29 +347,36 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
         extra["biometric"] = biometric_section(
             source, stats, pl.concat(pieces["det"], how="vertical_relaxed") if pieces["det"]
             else pl.DataFrame(), options=biometric, by=by, where=where, intervals=opts)
-    if compare:
+    if compare and opts is not None:  # the paired bootstrap from the report's replicates
+        from scoreframe.results.compare import compare_statistics
+
+        extra["comparison"] = compare_statistics(
+            source, stats, compare[0], compare[1], by=by, where=where, operating_points=ops,
+            intervals=opts)
+    elif compare:  # the replicates of its own pass (2 systems), not of every system's units
         from scoreframe.results.bootstrap import DEFAULT_INTERVALS
         from scoreframe.results.compare import compare as compare_systems
 
         extra["comparison"] = compare_systems(
-            source, compare[0], compare[1], by=by, where=where, operating_points=p_list,
-            intervals=intervals or DEFAULT_INTERVALS, engine=engine, validate=ids)
+            source, compare[0], compare[1], by=by, where=where, operating_points=ops_in,
+            intervals=DEFAULT_INTERVALS, engine=engine, validate=validate)
     if forensic:
         extra["tippett"], extra["ece"] = cat("tippett"), cat("ece")
     if tandem:
         from scoreframe.metrics.spoof import t_dcf_curve
         from scoreframe.results.tandem import tandem_arrays
 
-        arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where,
-                                  unpaired=tandem_unpaired, engine=engine)
-        curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]  # variant is validated by the callee
+        arrays, n = tandem_arrays(source, asv=tandem.asv, cm=tandem.cm, where=where,
+                                  unpaired=tandem.unpaired,  # type: ignore[arg-type]  # checked by Tandem
+                                  engine=engine)
+        curve = t_dcf_curve(*arrays, variant=tandem.variant)  # type: ignore[arg-type]  # checked by Tandem
         extra["t_dcf"] = curve
         best = curve.filter(pl.col("is_min")).row(0, named=True)
-        notes.append(f"t-DCF ({t_dcf_variant}) of {tandem[1]} in front of {tandem[0]}: minimum "
+        notes.append(f"t-DCF ({tandem.variant}) of {tandem.cm} in front of {tandem.asv}: minimum "
                      f"{best['t_dcf']:.4f} at CM threshold {best['cm_threshold']:.4g} "
                      f"({n} trials)")
 
-    return Report(title=title or "scoreframe report", summary=summary, p_target=p_list,
+    return Report(summary=summary, p_target=p_list,
                   det=cat("det"), points=cat("points"), nber=cat("nber"), ape=cat("ape"),
                   histograms=cat("hist"), calibration=cal_frame, notes=notes, **extra)
 
@@ -602,17 +659,22 @@ operating points p_target =
 """
 
 
-def write_report(report: Report, path: str | Path, *, overwrite: bool = False,
-                 export_dir: str | Path | None = None,
+def write_report(report: Report, path: str | Path, *, title: str | None = None,
+                 overwrite: bool = False, export_dir: str | Path | None = None,
                  export_formats: Sequence[str] = ("png",),
                  progress: Progress | None = None) -> Path:
     """Write the HTML report atomically; optionally every chart as PNG/SVG/PDF beside it.
 
+    ``title`` replaces the report's :attr:`Report.title` (default ``"scoreframe report"``).
     ``progress(done, total)`` counts the charts rendered into the HTML and, with
     ``export_dir``, every exported file. Exported files replace earlier ones of the same name
     only with ``overwrite=True``. ``export_dir`` is created when it does not exist (its parent
     must, as for every output).
     """
+    if title is not None:  # the caller's report is left as it is
+        from dataclasses import replace
+
+        report = replace(report, title=title)
     charts = report.charts()
     n_export = len(charts) * len(export_formats) if export_dir is not None else 0
     total = len(charts) + n_export

@@ -9,13 +9,14 @@ DCF markers outside the box are left out and named in the subtitle (and in the c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 import altair as alt
 import numpy as np
 import polars as pl
 
+from scoreframe.errors import ScoreframeError, message
 from scoreframe.kernels.elementary import probit
 from scoreframe.views.plots.style import (
     DET_BOX,
@@ -32,7 +33,10 @@ from scoreframe.views.plots.style import (
     styles_for,
 )
 
-__all__ = ["POINT_SHAPES", "det_plot", "display_decimate"]
+__all__ = ["GUIDES", "POINT_SHAPES", "det_plot", "display_decimate"]
+
+#: The reference lines of :func:`det_plot` (``guides=``), all drawn by default.
+GUIDES: tuple[Literal["eer", "dr30"], ...] = ("eer", "dr30")
 
 #: Marker shape of the DCF operating points of each prior, in the order the priors appear.
 POINT_SHAPES = ("circle", "square", "triangle-up", "diamond", "triangle-down", "cross",
@@ -96,8 +100,9 @@ def _prior_label(p: float) -> str:
 def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
              points: Any = None, series: Sequence[str] | None = None,
              styles: Mapping[str, SeriesStyle] | None = None,
-             box: tuple[float, float, float, float] = DET_BOX, dr30: bool = True,
-             eer_line: bool = True, resolution: float | Literal["auto"] | None = "auto",
+             box: tuple[float, float, float, float] = DET_BOX,
+             guides: Collection[Literal["eer", "dr30"]] = GUIDES,
+             resolution: float | Literal["auto"] | None = "auto",
              width: int = WIDTH, height: int = HEIGHT, title: str = "DET") -> alt.LayerChart:
     """DET curves on probit axes, legend ordered by EER, with DR30 lines and DCF points.
 
@@ -121,6 +126,10 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
         :func:`~scoreframe.views.plots.style.series_scale`); default: by order of appearance.
     box
         ``(pfa_min, pfa_max, pmiss_min, pmiss_max)`` probabilities of the plot box.
+    guides
+        Reference lines: ``"eer"`` (the diagonal where the two error rates are equal) and
+        ``"dr30"`` (per series, the rates of 30 errors: Doddington's rule of 30); ``()``
+        draws neither.
     resolution
         Decimation cell of the steppy curve in probit units; ``"auto"`` is one pixel at
         ``width`` x ``height``; None draws every row.
@@ -141,6 +150,11 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     >>> spec["layer"][0]["mark"]["type"], spec["layer"][0]["mark"]["clip"]
     ('line', True)
     """
+    drawn: set[str] = {guides} if isinstance(guides, str) else set(guides)
+    if not drawn <= set(GUIDES):
+        raise ScoreframeError(message("bad `guides`", expected=" and/or ".join(map(repr, GUIDES)),
+                                      got=repr(sorted(drawn - set(GUIDES)))[:80]),
+                              parameter="guides")
     xlo, xhi = float(probit(box[0])), float(probit(box[1]))
     ylo, yhi = float(probit(box[2])), float(probit(box[3]))
     df = series_labels(as_polars(det), series)
@@ -180,13 +194,13 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
     subtitle: list[str] = []
     if curve == "both":
         subtitle.append("faint: ROCCH (convex hull) of the same series")
-    if eer_line:
+    if "eer" in drawn:
         lo, hi = max(xlo, ylo), min(xhi, yhi)
         diag = pl.DataFrame({"probit_pfa": [lo, hi], "probit_pmiss": [lo, hi]})
         layers.append(alt.Chart(inline_data(diag)).mark_line(
             color="#888", strokeDash=[2, 3], strokeWidth=0.8, clip=True).encode(
             x=alt.X("probit_pfa:Q"), y=alt.Y("probit_pmiss:Q")))
-    if dr30:
+    if "dr30" in drawn:
         lines = df.group_by(SERIES, maintain_order=True).agg(
             pl.col("probit_dr30_pfa").first(), pl.col("probit_dr30_pmiss").first())
         vert = lines.filter(pl.col("probit_dr30_pfa").is_between(xlo, xhi))
