@@ -180,7 +180,7 @@ class Searches:
 def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
                       where: str | None = None, max_rank: int = 1,
                       batch_rows: int = BATCH_ROWS) -> Searches:
-    """Reduce candidate rows to the per-probe state (one streaming pass, batch by batch).
+    """Reduce candidate rows to the per-probe state (two streaming passes, in batches).
 
     Raises on missing columns, null or NaN scores, null mate flags and probes with more than
     one mate.
