@@ -154,8 +154,9 @@ def identification(probes: int, gallery: int) -> None:
     text = f"""## identification (`{cmd}`)
 
 {probes * gallery:.1e} candidate rows ({probes} probes x {gallery} gallery, 30 % non-mated,
-ties), long-form Parquet, read in batches of 10^6 rows and reduced per probe (top 100
-non-mates kept per probe). Machine: {platform.machine()}, 2 cores shared with other jobs.
+ties), long-form Parquet, read in batches of 10^6 rows and reduced per probe (counts
+of the non-mates above and tied with the mate). Machine: {platform.machine()}, 2 cores
+shared with other jobs.
 
 | run | wall (s) | CPU (s) | peak RSS (MB) |
 | --- | ---: | ---: | ---: |

@@ -3,9 +3,10 @@
 Results layer over :mod:`scoreframe.kernels.identification`. Input: long form (one row per
 probe x candidate: ``probe``, ``score``, ``mate``; any candidate id column is carried along
 unread) as a path, frame or LazyFrame, or a probe x gallery score matrix
-(:func:`read_score_matrix`). Rows are read in batches; each batch reduces to the mergeable
-per-probe state (mate score, best non-mate, the top ``R`` non-mates), merged batch by batch,
-so memory grows with the number of probes times ``R``, not with the candidate rows.
+(:func:`read_score_matrix`). Two streaming passes: the first finds the probes and each
+one's mate score and input position; the second reads the rows in batches and counts, per
+probe, the non-mates above the mate and tied with it (and the best non-mate), so memory is a
+few numbers per probe, whatever the rows, the ranks asked or the row order.
 
 Vocabulary (ISO/IEC 19795-1, NIST FRTE 1:N): a *mated* search has its mate in the gallery,
 a *non-mated* one has none. Closed-set identification rate at rank ``k`` (the CMC) counts
@@ -179,7 +180,7 @@ class Searches:
 def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
                       where: str | None = None, max_rank: int = 1,
                       batch_rows: int = BATCH_ROWS) -> Searches:
-    """Reduce candidate rows to the per-probe state (one streaming pass, batch by batch).
+    """Reduce candidate rows to the per-probe state (two streaming passes, in batches).
 
     Raises on missing columns, null or NaN scores, null mate flags and probes with more than
     one mate.
@@ -227,21 +228,30 @@ def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
                 "mate (and the --by columns)", got="columns " + ", ".join(names)))
     parts = [pl.col(c).cast(pl.String).fill_null("\x00") for c in [*by_cols, "probe"]]
     key = pl.concat_str(parts, separator=SEP).alias("__key")
-    keys = (lf.select(key).unique().collect(engine="streaming")["__key"].sort().to_list())
-    if not keys:
-        raise ScoreframeError(message("nothing to identify", got="no candidate rows"))
-    enum = pl.Enum(keys)
     mate = pl.col("mate")
     if lf.collect_schema()["mate"] != pl.Boolean:
         mate = pl.col("mate").cast(pl.String).str.to_lowercase().replace_strict(
             {"true": True, "1": True, "false": False, "0": False}, default=None,
             return_dtype=pl.Boolean)
-    sel = lf.with_row_index("__pos").select(
+    indexed = lf.with_row_index("__pos")
+    # First pass: the probes, and each one's mate score and input position (bad values are
+    # reported by the second pass, which reads every row as before)
+    first = (indexed.select(
+        key, pl.when(mate).then(pl.col("score").cast(pl.Float64, strict=False)).alias("__ms"),
+        pl.when(mate).then(pl.col("__pos").cast(pl.Int64)).alias("__mp"))
+        .group_by("__key").agg(pl.col("__ms").max(), pl.col("__mp").min())
+        .collect(engine="streaming").sort("__key"))
+    keys = first["__key"].to_list()
+    if not keys:
+        raise ScoreframeError(message("nothing to identify", got="no candidate rows"))
+    enum = pl.Enum(keys)
+    state = ki.empty_state(first["__ms"].fill_null(np.nan).to_numpy(),
+                           first["__mp"].fill_null(-1).to_numpy(), r=max_rank)
+    del first
+    sel = indexed.select(
         key.cast(enum).to_physical().cast(pl.Int64).alias("__code"),
         pl.col("score").cast(pl.Float64), mate.alias("mate"),
         pl.col("mate").is_not_null().alias("__given"), pl.col("__pos").cast(pl.Int64))
-    state: ki.SearchState | None = None
-    n = len(keys)
     for batch in sel.collect_batches(chunk_size=batch_rows, engine="streaming"):
         sc = batch["score"]
         if sc.null_count() or sc.is_nan().any():
@@ -254,12 +264,8 @@ def search_statistics(data: Any, *, by: Sequence[str] | str | None = None,
             raise ValidationError(message(
                 "column `mate` must say for every candidate whether it is the probe's mate",
                 expected="true/false or 1/0", got=f"{bad} {what} mate flag(s)"))
-        part = ki.search_state(batch["__code"].to_numpy(), sc.to_numpy(),
-                               batch["mate"].to_numpy(), batch["__pos"].to_numpy(),
-                               n=n, r=max_rank)
-        state = part if state is None else ki.merge_states(state, part)
-    if state is None:  # keys were found, so a batch was read
-        raise RuntimeError("no candidate batch was read")
+        ki.add_rows(state, batch["__code"].to_numpy(), sc.to_numpy(),
+                    batch["mate"].to_numpy(), batch["__pos"].to_numpy())
     two = np.flatnonzero(state.n_mates > 1)
     if two.size:
         ex = ", ".join(keys[i].split(SEP)[-1] for i in two[:3])
