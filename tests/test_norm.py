@@ -466,6 +466,20 @@ def test_normalization_options_object() -> None:
     assert scoreframe.Normalization is Normalization
 
 
+def test_leakage_guard_refused_with_saved_statistics() -> None:
+    """Saved statistics cannot be recomputed without the same-id entries: a clear refusal,
+    never a silently ignored option."""
+    d = _data(12)
+    emb = {"embeddings": (d["enroll"], d["test"]), "cohort": d["cohort"]}
+    stats = cohort_statistics(method="snorm", **emb)
+    plain = normalize(d["trials"], method="snorm", statistics=stats).collect()
+    assert plain.height == d["trials"].height
+    with pytest.raises(UsageError, match="leakage guard") as err:
+        normalize(d["trials"], method=Normalization("snorm", exclude_same_id=True),
+                  statistics=stats)
+    assert err.value.parameter == "exclude_same_id"
+
+
 def test_exact_moments_scattered_groups() -> None:
     """Many groups, few values each, in any order (the kernel numbers the groups present)."""
     rng = np.random.default_rng(8)

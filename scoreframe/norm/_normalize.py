@@ -447,6 +447,11 @@ def normalize(trials: Data, *, method: NormalizationLike = "snorm",
         if m.column in names:
             raise UsageError(message(f"the trials already have a `{m.column}` column"))
     prepared = None
+    if source == "statistics" and norm.exclude_same_id:
+        raise UsageError(message(
+            "the leakage guard (`exclude_same_id`) cannot apply to saved statistics",
+            hint="Give it to cohort_statistics when the statistics are computed, or normalize "
+                 "from the cohort scores or embeddings."), parameter="exclude_same_id")
     if source == "statistics":
         stats = (pl.read_parquet(statistics) if isinstance(statistics, str | Path)
                  else statistics.collect() if isinstance(statistics, pl.LazyFrame)
