@@ -307,12 +307,10 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     if forensic:
         extra["tippett"], extra["ece"] = cat("tippett"), cat("ece")
     if tandem:
-        from scoreframe.metrics.spoof import t_dcf_curve
-        from scoreframe.results.tandem import tandem_arrays
+        from scoreframe.results.tandem import tandem_curve
 
-        arrays, n = tandem_arrays(source, asv=tandem[0], cm=tandem[1], where=where,
-                                  unpaired=tandem_unpaired, engine=engine)
-        curve = t_dcf_curve(*arrays, variant=t_dcf_variant)  # type: ignore[arg-type]  # variant is validated by the callee
+        curve, n = tandem_curve(source, asv=tandem[0], cm=tandem[1], where=where,
+                                unpaired=tandem_unpaired, engine=engine, variant=t_dcf_variant)
         extra["t_dcf"] = curve
         best = curve.filter(pl.col("is_min")).row(0, named=True)
         notes.append(f"t-DCF ({t_dcf_variant}) of {tandem[1]} in front of {tandem[0]}: minimum "
