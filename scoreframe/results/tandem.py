@@ -116,8 +116,7 @@ def tandem_curve(data: Data, *, asv: str, cm: str, where: str | None = None,
     Arguments as :func:`tandem_t_dcf`. The curve has the columns of
     :func:`scoreframe.metrics.spoof.t_dcf_curve` with one row per *corner* of the per-trial
     CM sweep: the all-accepted point and the point after each run of bona fide or spoof
-    trials in score order (and after each score range of the reduction), plus the first
-    minimum when it lies inside a run. Every row equals, bit for bit, the row of the per-trial
+    trials in score order, plus the first minimum when it lies inside a run. Every row equals, bit for bit, the row of the per-trial
     curve at the same point, and the per-trial curve is monotone between corners (so its
     minimum and first argmin, ``is_min``, are the same).
 

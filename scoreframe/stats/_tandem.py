@@ -178,6 +178,9 @@ class SweepState:
 class SweepCorners(_TwoSided):
     """Corners of the per-trial sweep of ``pos`` against ``neg`` (``pos`` first at ties).
 
+    The corners are the all-accepted point and the point after each run of trials of one
+    side in merged score order (the same whatever the score ranges of the reduction).
+
     Along the merged score order the sweep's rejection counts change linearly within a run of
     trials of one side, so any cost linear in the rates is monotone between corners and takes
     its minimum at a corner; the per-trial point of a first minimum inside a run of negatives
@@ -225,17 +228,18 @@ class SweepCorners(_TwoSided):
     def merge(self, a: SweepState, b: SweepState) -> SweepState:
         """The corners of both ranges, in order; counts add.
 
-        A run may continue into ``b``: its last point in ``a`` stays a corner (a point of the
-        sweep like any other).
+        When ``a``'s last run continues into ``b`` (same side), its last point in ``a`` is
+        not a corner and is dropped: the corners do not depend on the ranges.
         """
         if a.threshold.shape[0] == 0:
             return b
         if b.threshold.shape[0] == 0:
             return a
-        return SweepState(np.concatenate((a.threshold, b.threshold)),
-                          np.concatenate((a.rejected_pos, b.rejected_pos)),
-                          np.concatenate((a.rejected_neg, b.rejected_neg)),
-                          np.concatenate((a.last_neg, b.last_neg)),
+        cut = a.threshold.shape[0] - int(bool(a.last_neg[-1] == b.last_neg[0]))
+        return SweepState(np.concatenate((a.threshold[:cut], b.threshold)),
+                          np.concatenate((a.rejected_pos[:cut], b.rejected_pos)),
+                          np.concatenate((a.rejected_neg[:cut], b.rejected_neg)),
+                          np.concatenate((a.last_neg[:cut], b.last_neg)),
                           a.distinct + b.distinct, a.not_finite + b.not_finite)
 
     def empty(self) -> SweepState:
