@@ -116,9 +116,10 @@ def tandem_curve(data: Data, *, asv: str, cm: str, where: str | None = None,
     Arguments as :func:`tandem_t_dcf`. The curve has the columns of
     :func:`scoreframe.metrics.spoof.t_dcf_curve` with one row per *corner* of the per-trial
     CM sweep: the all-accepted point and the point after each run of bona fide or spoof
-    trials in score order, plus the first minimum when it lies inside a run. Every row equals, bit for bit, the row of the per-trial
-    curve at the same point, and the per-trial curve is monotone between corners (so its
-    minimum and first argmin, ``is_min``, are the same).
+    trials in score order, plus the first minimum when it lies inside a run. Every row
+    equals, bit for bit, the row of the per-trial curve at the same point, and the per-trial
+    curve is monotone between corners (so its minimum and first argmin, ``is_min``, are the
+    same).
 
     Returns
     -------
@@ -278,14 +279,36 @@ def paired_rows(sel: pl.LazyFrame, *, asv: str, cm: str) -> pl.LazyFrame:
     return long.with_columns(label=label)
 
 
-def _engine_for(eng: Engine, sel: pl.LazyFrame, *, asv: str, cm: str, per_trial: int
-                ) -> Engine:
+#: Peak bytes per input row (of the two systems) while Polars joins them (the build side's
+#: hash table with its string keys, the probe batches): measured at 10^7 paired trials with
+#: string ids (benchmarks/RESULTS.md, "tandem"), rounded up. Out of core, the rows are
+#: joined in buckets of the trial ids small enough for the memory limit.
+JOIN_BYTES_PER_ROW = 160
+
+
+def _engine_for(eng: Engine, rows: int, per_trial: int) -> Engine:
     """``auto`` resolved from the two systems' row count (no pass over the join)."""
     if eng.kind != "auto":
         return eng
-    rows = int(sel.filter(pl.col("system").is_in([asv, cm])).select(pl.len())
-               .collect(engine="streaming").item())
     return replace(eng, kind="memory" if rows * per_trial <= eng.limit else "streaming")
+
+
+def sink_pairs(sel: pl.LazyFrame, directory: str, *, asv: str, cm: str, rows: int,
+               memory_limit: int) -> int:
+    """Stream :func:`paired_rows` into Parquet files of ``directory``; the number of buckets.
+
+    The trials are split into buckets by a hash of their ids, so that one bucket's join fits
+    ``memory_limit`` (:data:`JOIN_BYTES_PER_ROW`); each bucket is one streaming query (a
+    filtered scan, the join, the unpivot) written by a streaming sink. The two rows of a trial
+    land in the same bucket, so the buckets' pairs are the pairs of the whole table.
+    """
+    buckets = max(1, -(-rows * JOIN_BYTES_PER_ROW // max(memory_limit, 1)))
+    bucket = pl.struct(IDS).hash(seed=0) % buckets
+    for b in range(buckets):
+        part = sel if buckets == 1 else sel.filter(bucket == b)
+        paired_rows(part, asv=asv, cm=cm).sink_parquet(
+            os.path.join(directory, f"pairs-{b:05d}.parquet"))
+    return buckets
 
 
 @dataclass(frozen=True)
@@ -311,21 +334,22 @@ def _reduce(data: Data, sel: pl.LazyFrame, *, asv: str, cm: str, engine: EngineL
     counts = ClassCounts()
     request = Request(statistics=(counts, eer, sweep, *([fixed] if fixed else [])),
                       class_column="trial_type")
-    long = paired_rows(sel, asv=asv, cm=cm)
-    eng = _engine_for(as_engine(engine), sel, asv=asv, cm=cm, per_trial=bytes_per_trial(
-        read=True, grouped=True, replicate_columns=0) + request.bytes_per_trial)
+    eng = as_engine(engine)
+    rows = int(sel.filter(pl.col("system").is_in([asv, cm])).select(pl.len())
+               .collect(engine="streaming").item())
+    eng = _engine_for(eng, rows, bytes_per_trial(read=True, grouped=True, replicate_columns=0)
+                      + request.bytes_per_trial)
     kw: dict[str, Any] = {"by": ["role"], "pooled": False, "request": request,
                           "p": np.zeros(0), "q": np.zeros(0), "engine": eng,
                           "validate": False}
     try:
-        if eng.kind == "dask":  # Dask tasks read files: the join streams into a Parquet sink
+        if eng.kind == "memory":
+            stats = compute_statistics(paired_rows(sel, asv=asv, cm=cm), **kw)
+        else:  # out of core: the join runs once, in buckets, into Parquet sinks
             root = eng.spill_dir or os.environ.get("SCOREFRAME_SPILL_DIR") or None
             with tempfile.TemporaryDirectory(prefix="scoreframe-tandem-", dir=root) as tmp:
-                path = os.path.join(tmp, "paired.parquet")
-                long.sink_parquet(path)
-                stats = compute_statistics(path, **kw)
-        else:
-            stats = compute_statistics(long, **kw)
+                sink_pairs(sel, tmp, asv=asv, cm=cm, rows=rows, memory_limit=eng.limit)
+                stats = compute_statistics(tmp, **kw)
     except DegenerateError:  # no row of either system
         _no_trials(sel, asv)
         raise
