@@ -191,3 +191,26 @@ def test_rows_disagreeing_on_trial_type_are_an_error_on_every_engine() -> None:
     for eng in ("memory", "streaming"):
         with pytest.raises(AlignmentError, match=r"disagree on `trial_type`: got 1 trial"):
             T.tandem_t_dcf(bad, asv="asv", cm="cm", engine=eng)
+
+
+@pytest.mark.parametrize("engine", ["memory", Engine("streaming", memory_limit="1MB",
+                                                     workers=2)], ids=["memory", "streaming"])
+def test_asvspoof_eer_method_is_a_statistic_on_every_engine(engine: Any) -> None:
+    """``eer_method="asvspoof"`` per group (and pooled) equals the per-trial kernel on the
+    group's arrays, also when the groups span several score ranges."""
+    from scoreframe import evaluate
+    from scoreframe.metrics import Binary
+
+    rng = np.random.default_rng(4)
+    n = 8000
+    label = rng.random(n) < 0.3
+    score = np.round(rng.normal(size=n) + 1.5 * label, 1)  # ties across labels
+    df = pl.DataFrame({"score": score, "label": label,
+                       "cond": rng.choice(["a", "b", "c"], n)}).sample(fraction=1.0,
+                                                                      shuffle=True, seed=2)
+    res = evaluate(df, by="cond", metrics=[Binary(eer_method="asvspoof")], engine=engine)
+    for row in res.iter_rows(named=True):
+        g = df if row["cond"] == "all" else df.filter(pl.col("cond") == row["cond"])
+        ref = spoof.asvspoof_eer(g.filter(pl.col("label"))["score"].to_numpy(),
+                                 g.filter(~pl.col("label"))["score"].to_numpy())["eer"]
+        assert row["eer"] == ref
