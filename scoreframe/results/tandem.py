@@ -21,8 +21,9 @@ import math
 import os
 import tempfile
 import warnings
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import numpy as np
 import polars as pl
@@ -257,10 +258,10 @@ def paired_rows(sel: pl.LazyFrame, *, asv: str, cm: str) -> pl.LazyFrame:
 
     Columns ``role``, ``trial_type``, ``score``, ``label``; the join is a full join on
     ``(model, segment)``. Roles: ``asv`` / ``cm`` for trials scored by both with the same
-    ``trial_type``;
-    ``asv:only`` / ``cm:only`` for trials scored by one system; ``asv:mismatch`` /
-    ``cm:mismatch`` for trials whose two rows disagree on ``trial_type``. ``label`` is the
-    positive class of the role's system (ASV: ``target``; CM: bona fide, not ``spoof``).
+    ``trial_type``; ``asv:only`` / ``cm:only`` for trials scored by one system;
+    ``asv:mismatch`` / ``cm:mismatch`` for trials whose two rows disagree on ``trial_type``.
+    ``label`` is the positive class of the role's system (ASV: ``target``; CM: bona fide,
+    not ``spoof``).
     """
     w = _side(sel, asv, "a").join(_side(sel, cm, "c"), on=IDS, how="full", coalesce=True)
     ina, inc = pl.col("__ina").fill_null(False), pl.col("__inc").fill_null(False)
@@ -280,10 +281,11 @@ def paired_rows(sel: pl.LazyFrame, *, asv: str, cm: str) -> pl.LazyFrame:
 
 
 #: Peak bytes per input row (of the two systems) while Polars joins them (the build side's
-#: hash table with its string keys, the probe batches): measured at 10^7 paired trials with
-#: string ids (benchmarks/RESULTS.md, "tandem"), rounded up. Out of core, the rows are
-#: joined in buckets of the trial ids small enough for the memory limit.
-JOIN_BYTES_PER_ROW = 160
+#: hash table with its string keys, the probe batches): ~245 B measured at 10^7 paired trials
+#: with string ids (one bucket of 1.8e6 rows: 543 MB peak, ~100 MB of it the interpreter and
+#: libraries), rounded up. Out of core, the rows are joined in buckets of the trial ids small
+#: enough for the memory limit.
+JOIN_BYTES_PER_ROW = 256
 
 
 def _engine_for(eng: Engine, rows: int, per_trial: int) -> Engine:
@@ -319,9 +321,13 @@ class _Stats:
     sweep: SweepState
 
 
-def _reduce(data: Data, sel: pl.LazyFrame, *, asv: str, cm: str, engine: EngineLike,
-            asv_threshold: float | None) -> _Stats:
-    """One reduction of the paired rows: class counts, the ASV point, the CM sweep."""
+def _reduce(sel: pl.LazyFrame, *, asv: str, cm: str, engine: EngineLike,
+            asv_threshold: float | None, stack: ExitStack) -> tuple[_Stats, pl.LazyFrame]:
+    """One reduction of the paired rows: class counts, the ASV point, the CM sweep.
+
+    Also returns the paired rows as a LazyFrame, valid while ``stack`` is open (out of core:
+    a scan of the temporary Parquet files the join was streamed into).
+    """
     from scoreframe.stats import compute_statistics
     from scoreframe.stats.engine import bytes_per_trial
     from scoreframe.stats.summary import ClassCounts, Request
@@ -344,12 +350,15 @@ def _reduce(data: Data, sel: pl.LazyFrame, *, asv: str, cm: str, engine: EngineL
                           "validate": False}
     try:
         if eng.kind == "memory":
-            stats = compute_statistics(paired_rows(sel, asv=asv, cm=cm), **kw)
+            pairs = paired_rows(sel, asv=asv, cm=cm)
+            stats = compute_statistics(pairs, **kw)
         else:  # out of core: the join runs once, in buckets, into Parquet sinks
             root = eng.spill_dir or os.environ.get("SCOREFRAME_SPILL_DIR") or None
-            with tempfile.TemporaryDirectory(prefix="scoreframe-tandem-", dir=root) as tmp:
-                sink_pairs(sel, tmp, asv=asv, cm=cm, rows=rows, memory_limit=eng.limit)
-                stats = compute_statistics(tmp, **kw)
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="scoreframe-tandem-", dir=root))
+            sink_pairs(sel, tmp, asv=asv, cm=cm, rows=rows, memory_limit=eng.limit)
+            stats = compute_statistics(tmp, **kw)
+            pairs = pl.scan_parquet(os.path.join(tmp, "*.parquet"))
     except DegenerateError:  # no row of either system
         _no_trials(sel, asv)
         raise
@@ -363,10 +372,10 @@ def _reduce(data: Data, sel: pl.LazyFrame, *, asv: str, cm: str, engine: EngineL
             below = None if fixed is None else u.stats.get(fixed)
         elif role == ROLE_CM:
             sw = u.stats.get(sweep)
-    return _Stats(out, eer_of, below, sw)
+    return _Stats(out, eer_of, below, sw), pairs
 
 
-def _no_trials(sel: pl.LazyFrame, name: str) -> None:
+def _no_trials(sel: pl.LazyFrame, name: str) -> NoReturn:
     systems = sel.select("system").unique().collect(engine="streaming")["system"]
     raise ValidationError(message(f"no trials of system `{name}`",
                                   expected=" | ".join(map(str, systems.sort().to_list())),
@@ -412,7 +421,7 @@ def _check_pairing(st: _Stats, sel: pl.LazyFrame, *, asv: str, cm: str,
                      "or drop them explicitly (unpaired='drop'; CLI --tandem-unpaired drop)."))
         warnings.warn(f"tandem t-DCF: dropped {only_a} of {n_a} ASV trial(s) "
                       f"without a `{cm}` score and {only_c} of {n_c} CM trial(s) "
-                      f"without an `{asv}` score", ScoreframeWarning, stacklevel=4)
+                      f"without an `{asv}` score", ScoreframeWarning, stacklevel=5)
     mismatch = total(ROLE_ASV + MISMATCH)
     n = total(ROLE_ASV) + mismatch
     if n == 0:
@@ -441,14 +450,23 @@ def _tandem(data: Data, *, asv: str, cm: str, where: str | None, unpaired: Unpai
             engine: EngineLike, variant: str, costs: dict[str, Any], curve: bool = False
             ) -> tuple[dict[str, Any], pl.DataFrame | None, int]:
     """``(t_dcf result, curve or None, paired trials)`` from one reduction of the pairs."""
-    from scoreframe.metrics.spoof import check_asv_threshold, t_dcf_constants
-
     check_choice(unpaired, name="unpaired", choices=UNPAIRED)
     args = _cost_arguments(costs)
     thr_given = args.pop("asv_threshold")
     sel = _selection(data, where)
-    st = _reduce(data, sel, asv=asv, cm=cm, engine=engine,
-                 asv_threshold=None if thr_given is None else float(thr_given))
+    with ExitStack() as stack:
+        st, pairs = _reduce(sel, asv=asv, cm=cm, engine=engine, stack=stack,
+                            asv_threshold=None if thr_given is None else float(thr_given))
+        return _finish(st, sel, pairs, asv=asv, cm=cm, unpaired=unpaired, variant=variant,
+                       args=args, thr_given=thr_given, curve=curve)
+
+
+def _finish(st: _Stats, sel: pl.LazyFrame, pairs: pl.LazyFrame, *, asv: str, cm: str,
+            unpaired: Unpaired, variant: str, args: dict[str, Any], thr_given: Any,
+            curve: bool) -> tuple[dict[str, Any], pl.DataFrame | None, int]:
+    """The t-DCF, its curve and the paired trials from the statistics (see :func:`_tandem`)."""
+    from scoreframe.metrics.spoof import check_asv_threshold, t_dcf_constants
+
     n = _check_pairing(st, sel, asv=asv, cm=cm, unpaired=unpaired)
     a, c = st.counts.get(ROLE_ASV, {}), st.counts.get(ROLE_CM, {})
     nt, nn, ns = (a.get(k, 0) for k in ("target", "nontarget", "spoof"))
@@ -493,7 +511,7 @@ def _tandem(data: Data, *, asv: str, cm: str, where: str | None, unpaired: Unpai
     inside = _first_in_run(sw, i, values, value)
     if inside is not None:  # the first minimum lies inside the run of spoofs ending at i
         rs = inside
-        t = _spoof_score(sel, cm=cm, asv=asv, sw=sw, i=i, rank=rs)
+        t = _spoof_score(pairs, sw=sw, i=i, rank=rs)
         v1, pm1, pf1 = value(sw.rejected_pos[i:i + 1], np.array([rs], dtype=np.int64))
         thresholds = np.insert(thresholds, i, t)
         values, p_miss, p_fa = (np.insert(values, i, v1), np.insert(p_miss, i, pm1),
@@ -536,8 +554,7 @@ def _first_in_run(sw: SweepState, i: int, values: Any, value: Any) -> int | None
     return hi
 
 
-def _spoof_score(sel: pl.LazyFrame, *, cm: str, asv: str, sw: SweepState, i: int,
-                 rank: int) -> float:
+def _spoof_score(pairs: pl.LazyFrame, *, sw: SweepState, i: int, rank: int) -> float:
     """The ``rank``-th lowest paired CM spoof score (1-based), within the run ending at ``i``.
 
     Read by a filtered query of the paired rows (only when a first minimum lies inside a run
@@ -546,7 +563,7 @@ def _spoof_score(sel: pl.LazyFrame, *, cm: str, asv: str, sw: SweepState, i: int
     lo, hi = float(sw.threshold[i - 1]), float(sw.threshold[i])
     score = pl.col("score")
     low = score > lo if sw.last_neg[i - 1] else score >= lo
-    run = (paired_rows(sel, asv=asv, cm=cm)
+    run = (pairs
            .filter((pl.col("role") == ROLE_CM) & (pl.col("trial_type") == "spoof")
                    & low & (score <= hi)))
     j = rank - int(sw.rejected_neg[i - 1]) - 1
