@@ -62,7 +62,7 @@ class Binary:
     ----------
     eer_method
         ``"rocch"`` (default, BOSARIS), ``"nist"``, ``"kaldi"`` or ``"asvspoof"`` (see
-        :func:`scoreframe.eer`; ``asvspoof`` needs each group's scores in memory).
+        :func:`scoreframe.eer`; each is a statistic of the one reduction, on every engine).
 
     See Also
     --------

@@ -12,7 +12,7 @@ import numpy as np
 
 from scoreframe.kernels import rocch as kr
 from scoreframe.kernels.elementary import exact_to_float
-from scoreframe.metrics.registry import GroupStats, Metric, declare
+from scoreframe.metrics.registry import EER_STATISTICS, GroupStats, Metric, declare
 
 __all__ = ["DR30"]
 
@@ -27,8 +27,11 @@ def _eer(g: GroupStats) -> float:
         if s.nist is None:  # the crossing is at the first corner with fnr >= fpr: cannot miss
             raise RuntimeError("NIST EER crossing not located")
         return s.nist
-    if g.eer_method == "asvspoof":  # per-trial sweep on the group's sorted scores
-        return float(g.extras["eer_asvspoof"])
+    if g.eer_method == "asvspoof":  # the located first minimum of the per-trial sweep
+        point = s.get(EER_STATISTICS["asvspoof"])
+        if point is None:
+            raise RuntimeError("ASVspoof EER point not located")
+        return float(point.eer)
     if g.eer_method == "kaldi":
         return (s.kaldi if s.kaldi is not None else s.n_tar - 1) / s.n_tar
     return kr.rocch_eer(s.blocks)

@@ -9,8 +9,8 @@ statistics. The spoof metrics split each group by ``trial_type``
 (:attr:`~scoreframe.metrics.registry.Metric.class_column`); :func:`check_spoof_classes`
 checks its values and labels from the reduction's class counts.
 
-:func:`family_values` is the in-memory per-group path kept for ``eer_method="asvspoof"``
-(the ASVspoof per-trial EER).
+:func:`family_values` is the former in-memory per-group path (per-group arrays); nothing in
+the package calls it now that ``eer_method="asvspoof"`` is a statistic too.
 """
 
 from __future__ import annotations

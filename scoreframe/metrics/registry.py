@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from scoreframe.checks import check_choice, check_p_targets, check_positive
 from scoreframe.kernels.elementary import effective_prior, operating_points
 from scoreframe.stats.summary import (
+    AsvspoofEer,
     KaldiEer,
     NistEer,
     Request,
@@ -39,7 +40,8 @@ F64 = NDArray[np.float64]
 #: EER conventions that ``evaluate`` computes from the statistics layer.
 EER_METHODS = ("rocch", "nist", "kaldi", "asvspoof")
 #: The located statistic each EER convention needs beyond the PAV blocks.
-EER_STATISTICS: dict[str, Statistic] = {"nist": NistEer(), "kaldi": KaldiEer()}
+EER_STATISTICS: dict[str, Statistic] = {"nist": NistEer(), "kaldi": KaldiEer(),
+                                         "asvspoof": AsvspoofEer()}
 
 
 @dataclass(frozen=True)

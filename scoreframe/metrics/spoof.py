@@ -44,6 +44,7 @@ __all__ = [
     "spoof_summary_sorted",
     "split_trial_types",
     "t_dcf",
+    "t_dcf_constants",
     "t_dcf_curve",
     "trial_type_problem",
 ]
@@ -313,11 +314,38 @@ def _tandem_coefficients(at: F64, an: F64, asp: F64, *, variant: str, p_spoof: f
     if asv_threshold is None:
         thr = _k.asvspoof_eer(at, an)[1]
     else:
-        thr = float(asv_threshold)
-        if math.isnan(thr):
-            raise ScoreframeError(message("bad `asv_threshold`", expected="a number",
-                                          got="nan"))
+        thr = check_asv_threshold(asv_threshold)
     p_miss, p_fa, p_miss_spf, p_fa_spf = _k.asv_error_rates(at, an, asp, thr)
+    return t_dcf_constants(thr, p_miss, p_fa, p_miss_spf, p_fa_spf, variant=variant,
+                           p_spoof=p_spoof, p_target=p_target, p_nontarget=p_nontarget,
+                           c_miss=c_miss, c_fa=c_fa, c_fa_spoof=c_fa_spoof, c_miss_cm=c_miss_cm)
+
+
+def check_asv_threshold(asv_threshold: float) -> float:
+    """``asv_threshold`` as a float (NaN is an error)."""
+    thr = float(asv_threshold)
+    if math.isnan(thr):
+        raise ScoreframeError(message("bad `asv_threshold`", expected="a number", got="nan"))
+    return thr
+
+
+def t_dcf_constants(thr: float, p_miss: float, p_fa: float, p_miss_spf: float,
+                    p_fa_spf: float, *, variant: str, p_spoof: float, p_target: float,
+                    p_nontarget: float, c_miss: float, c_fa: float, c_fa_spoof: float,
+                    c_miss_cm: float) -> dict[str, float]:
+    """The ASV constants of the t-DCF from the ASV's error rates at its threshold ``thr``.
+
+    ``p_miss``/``p_fa``: targets below / non-targets at or above ``thr``; ``p_miss_spf`` /
+    ``p_fa_spf``: spoofs below / at or above. Checks the weights (as :func:`t_dcf`).
+    Returns ``asv_threshold``, ``p_miss_asv``, ``p_fa_asv``, ``p_fa_spoof_asv``, ``c0``,
+    ``c1``, ``c2``.
+    """
+    if variant not in ("2021", "2019"):
+        raise ScoreframeError(message("unknown t-DCF `variant`", expected="2021 | 2019",
+                                      got=repr(variant)))
+    _check_costs(priors={"p_target": p_target, "p_nontarget": p_nontarget, "p_spoof": p_spoof},
+                 costs={"c_miss": c_miss, "c_fa": c_fa, "c_fa_spoof": c_fa_spoof,
+                        "c_miss_cm": c_miss_cm})
     c0, c1, c2 = _k.t_dcf_coefficients(
         p_miss_asv=p_miss, p_fa_asv=p_fa, p_miss_spoof_asv=p_miss_spf, p_fa_spoof_asv=p_fa_spf,
         variant=variant, p_target=p_target, p_nontarget=p_nontarget, p_spoof=p_spoof,

@@ -429,9 +429,9 @@ def family_extras(data: Data, stats: Statistics, *, where: str | None = None,
 
     ``stats`` come from a request with the families' metrics (their statistics are part of
     the one reduction; the spoof classes are checked here from its counts). Returns the
-    families (for :func:`~scoreframe.metrics.registry.declared`) and, per unit of ``stats``,
-    the extra values :func:`results_frame` reads: only ``eer_method="asvspoof"`` has some
-    (``None`` otherwise).
+    families (for :func:`~scoreframe.metrics.registry.declared`) and ``None``: no per-unit
+    extra values are needed any more (``eer_method="asvspoof"`` is a statistic of the
+    reduction too; the argument is kept for the callers).
     """
     from scoreframe.frames.lazy import scan_raw
     from scoreframe.stats.engine import source_name
@@ -441,15 +441,7 @@ def family_extras(data: Data, stats: Statistics, *, where: str | None = None,
         from scoreframe.metrics.families import check_spoof_classes
 
         check_spoof_classes(stats.units, scan_raw(data, where=where), where=source_name(data))
-    if eer_method != "asvspoof":
-        return families, None
-    from scoreframe.metrics.families import family_values
-
-    system = [c for c in stats.row_cols if c == "system"]
-    extras = family_values(scan_raw(data, where=where), [u.unit for u in stats.units],
-                           stats.row_cols, system, families=["asvspoof_eer"],
-                           where=source_name(data))
-    return families, extras
+    return families, None
 
 
 def attach_intervals(results: pl.DataFrame, intervals: pl.DataFrame, *, eer: bool = True

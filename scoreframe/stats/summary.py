@@ -60,6 +60,7 @@ from scoreframe.stats._families import (
 )
 from scoreframe.stats._resampling import Replicates
 from scoreframe.stats._statistics import ClassData, Context, RangeData, Statistic, first_found
+from scoreframe.stats._tandem import AsvspoofEer
 
 __all__ = ["ClassData", "Context", "DetCorners", "EqContext", "EqStats", "KaldiEer", "NistEer",
            "RangeData", "Request", "ScoreStats", "Statistic", "Verification", "empty_stats",
@@ -73,6 +74,7 @@ __all__ += ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "In
             "Misleading", "PairCount", "ScoreHistogram", "ece_values", "elub_bounds",
             "histogram_bins",
             "interpolated_eer_value"]  # re-exported from the private family statistics
+__all__ += ["AsvspoofEer"]  # re-exported from the private tandem statistics
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]

@@ -363,13 +363,11 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     if forensic:
         extra["tippett"], extra["ece"] = cat("tippett"), cat("ece")
     if tandem:
-        from scoreframe.metrics.spoof import t_dcf_curve
-        from scoreframe.results.tandem import tandem_arrays
+        from scoreframe.results.tandem import tandem_curve
 
-        arrays, n = tandem_arrays(source, asv=tandem.asv, cm=tandem.cm, where=where,
-                                  unpaired=tandem.unpaired,  # type: ignore[arg-type]  # checked by Tandem
-                                  engine=engine)
-        curve = t_dcf_curve(*arrays, variant=tandem.variant)  # type: ignore[arg-type]  # checked by Tandem
+        curve, n = tandem_curve(source, asv=tandem.asv, cm=tandem.cm, where=where,
+                                unpaired=tandem.unpaired,  # type: ignore[arg-type]  # checked by Tandem
+                                engine=engine, variant=tandem.variant)
         extra["t_dcf"] = curve
         best = curve.filter(pl.col("is_min")).row(0, named=True)
         notes.append(f"t-DCF ({tandem.variant}) of {tandem.cm} in front of {tandem.asv}: minimum "
