@@ -144,13 +144,12 @@ def _class(x: F64, other: F64, hashes: list[U64], codes: list[NDArray[np.integer
                   shifts, pieces)
 
 
-def _weights(c: _Class, mult: Sequence[F64]) -> F64:
+def _weights(c: _Class, mult: Sequence[I64]) -> I64:
     """Trial weights ``(rows, n)``: the product of the trial's units' multiplicities.
 
-    ``mult[k]`` holds the multiplicities ``(rows, units)`` of unit column ``k`` as floats
-    (small integers: every product is exact).
+    ``mult[k]`` holds the multiplicities ``(rows, units)`` of unit column ``k``.
     """
-    w: F64 | None = None
+    w: I64 | None = None
     for codes, m in zip(c.codes, mult, strict=True):
         g = m if codes is None else np.take(m, codes, axis=1)
         if w is None:
@@ -161,23 +160,23 @@ def _weights(c: _Class, mult: Sequence[F64]) -> F64:
     return w
 
 
-def _sums(c: _Class, w: F64) -> tuple[I64, list[int], I64]:
+def _sums(c: _Class, w: I64) -> tuple[I64, list[int], I64]:
     """Cumulative weights at the segment bounds, exact cost sums and infinite weight.
 
-    The weights are integers held in float64: the running sum over the whole ``(rows, n)``
-    block is below ``2**53`` (the caller bounds the rows), so it is exact, and so are its
-    differences. Each cost piece is a matrix product whose every partial sum is an integer
-    below ``2**53`` (``max_len``): exact in any summation order (BLAS blocking, threads).
+    One running integer sum over the whole ``(rows, n)`` block (below ``2**53``: the caller
+    bounds the rows), read at each row's segment bounds. Each cost piece is a float64 matrix
+    product of integers whose every partial sum is an integer below ``2**53`` (``max_len``):
+    exact in any summation order (BLAS blocking, threads).
     """
     b = w.shape[0]
-    run = np.empty(w.size + 1)
-    run[0] = 0.0
+    run = np.empty(w.size + 1, dtype=np.int64)
+    run[0] = 0
     np.cumsum(w.reshape(-1), out=run[1:])
     at = run[(np.arange(b, dtype=np.int64) * c.n)[:, None] + c.bounds[None, :]]
-    cum = (at - at[:, :1]).astype(np.int64)  # (b, segments + 1), starting at 0
+    cum = at - at[:, :1]  # (b, segments + 1), starting at 0
     total = [0] * b
     if c.piece_starts.shape[0]:
-        wf = w[:, c.fin]
+        wf = w[:, c.fin].astype(np.float64)
         lh = np.empty((b, c.piece_starts.shape[0], 2))
         for j, (a, e) in enumerate(zip(c.piece_starts.tolist(), c.piece_ends.tolist(),
                                        strict=True)):
@@ -187,7 +186,7 @@ def _sums(c: _Class, w: F64) -> tuple[I64, list[int], I64]:
         exact = (hi.astype(object) << _LOW) + lo.astype(object)  # (b, pieces), exact ints
         shifted = exact << np.array(c.shifts, dtype=object)[None, :]
         total = [int(t) for t in shifted.sum(axis=1)]
-    inf = w[:, c.inf].sum(axis=1).astype(np.int64) if c.inf.stop > c.inf.start \
+    inf = w[:, c.inf].sum(axis=1) if c.inf.stop > c.inf.start \
         else np.zeros(b, np.int64)
     return cum, total, inf
 
@@ -278,7 +277,7 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     lo = np.concatenate((ct.lo, cn.lo))[order]
     hi = np.concatenate((ct.hi, cn.hi))[order]
     n = max(ct.n + cn.n, 1)
-    # rows per chunk: cache-sized float64 weights, and the weight sum of a chunk of one class
+    # rows per chunk: cache-sized int64 weights, and the weight sum of a chunk of one class
     # below 2**53 (one row always is: a range of fewer than 10**12 trials)
     chunk = max(1, min(CHUNK_BYTES // (8 * n), (2**53 - 1) // (max(ct.n, cn.n, 1) * max_w)))
     w_int = np.uint16 if max_w < 2**16 else np.uint32  # the weights handed to verification
@@ -287,14 +286,14 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     for a in range(0, rows.shape[0], chunk):
         rb = rows[a:a + chunk]
         nr = rb.shape[0]
-        m_t: list[F64] = []
-        m_n: list[F64] = []
+        m_t: list[I64] = []
+        m_n: list[I64] = []
         for k in range(len(spec.columns)):
-            m_t.append(spec.multiplicities(k, ct.hashes[k], rb).astype(np.float64))
+            m_t.append(spec.multiplicities(k, ct.hashes[k], rb).astype(np.int64))
             m_n.append(m_t[-1] if shared else
-                       spec.multiplicities(k, cn.hashes[k], rb).astype(np.float64))
-        w_t = _weights(ct, m_t) if ct.n else np.zeros((nr, 0))
-        w_n = _weights(cn, m_n) if cn.n else np.zeros((nr, 0))
+                       spec.multiplicities(k, cn.hashes[k], rb).astype(np.int64))
+        w_t = _weights(ct, m_t) if ct.n else np.zeros((nr, 0), np.int64)
+        w_n = _weights(cn, m_n) if cn.n else np.zeros((nr, 0), np.int64)
         cum_t, sum_t, inf_t = _sums(ct, w_t) if ct.n else \
             (np.zeros((nr, 1), np.int64), [0] * nr, np.zeros(nr, np.int64))
         cum_n, sum_n, inf_n = _sums(cn, w_n) if cn.n else \
