@@ -313,3 +313,25 @@ def test_poisson_multiplicities_equal_the_row_by_row_draws(units) -> None:
         rk = kb.splitmix64(np.uint64(key) + rows.astype(np.uint64) * kb._GOLDEN)
         u = kb.splitmix64(h[None, :] ^ rk[:, None])
         assert (kb._TABLE[u >> kb._CELL] == 255).any()
+
+
+def test_pav_of_all_rows_equals_pav_runs_row_by_row() -> None:
+    """Equal fractions everywhere (tiny weights), empty rows and one-run rows: row by row."""
+    rng = np.random.default_rng(5)
+    lens = [0, 1, 2, 0, 7, 40, 1, 300, 0, 3]
+    wk = rng.integers(1, 4, sum(lens)).astype(np.int64)
+    lk = rng.random(sum(lens)) < 0.4
+    off = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+    t, n, nb = rp._pav_rows(wk, lk, off)
+    assert nb.tolist()[:2] == [0, 1] and int(nb.sum()) == t.shape[0]
+    bo = np.concatenate(([0], np.cumsum(nb)))
+    pooled = 0
+    for r, (a, e) in enumerate(zip(off[:-1], off[1:], strict=True)):
+        if e == a:
+            assert nb[r] == 0
+            continue
+        t_r, n_r = pav_runs(wk[a:e], lk[a:e])
+        np.testing.assert_array_equal(t[bo[r]:bo[r + 1]], t_r)
+        np.testing.assert_array_equal(n[bo[r]:bo[r + 1]], n_r)
+        pooled += (e - a) - t_r.shape[0]
+    assert pooled > 100  # PAV pooled a lot: the comparison is not vacuous

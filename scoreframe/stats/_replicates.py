@@ -35,9 +35,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import isotonic_regression
 
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
-from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs
+from scoreframe.kernels.sorted_scores import Blocks, SortedScores
 from scoreframe.stats._replicate_biometric import ReplicateContext, replicate_verification
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats.summary import ScoreStats, Verification
@@ -191,6 +192,41 @@ def _sums(c: _Class, w: I64) -> tuple[I64, list[int], I64]:
     return cum, total, inf
 
 
+def _pav_rows(wk: I64, lk: NDArray[np.bool_], off: I64) -> tuple[I64, I64, I64]:
+    """:func:`~scoreframe.kernels.sorted_scores.pav_runs` of each row's runs, all rows at once.
+
+    Row ``r`` holds the runs ``off[r]:off[r + 1]`` of ``wk``/``lk``. SciPy's isotonic
+    regression runs row by row on the same float inputs as ``pav_runs``; the pooled counts and
+    the exact pooling of equal fractions (as
+    :func:`~scoreframe.kernels.sorted_scores.strictly_increasing`, never across rows) run
+    once for all rows. Returns the targets and trials of every block, and the blocks per row.
+    """
+    yf = lk.astype(np.float64)
+    wf = wk.astype(np.float64)
+    firsts: list[NDArray[np.intp]] = []
+    for a, e in zip(off[:-1].tolist(), off[1:].tolist(), strict=True):
+        if e - a > 1:
+            firsts.append(isotonic_regression(yf[a:e], weights=wf[a:e]).blocks[:-1] + a)
+        elif e > a:
+            firsts.append(np.array([a], dtype=np.intp))
+    start = np.concatenate(firsts).astype(np.int64) if firsts else np.zeros(0, np.int64)
+    row_of = np.searchsorted(off, start, side="right") - 1  # the row of each block
+    t = np.add.reduceat(np.where(lk, wk, 0), start) if start.shape[0] else start
+    n = np.add.reduceat(wk, start) if start.shape[0] else start
+    while t.shape[0] > 1:
+        bad = t[:-1] * n[1:] >= t[1:] * n[:-1]  # fraction i >= fraction i+1
+        bad &= row_of[1:] == row_of[:-1]
+        if not bad.any():
+            break
+        keep = np.ones(t.shape[0], dtype=bool)
+        keep[1:] = ~bad  # a violating pair continues the previous pool
+        idx = np.flatnonzero(keep)
+        t = np.add.reduceat(t, idx)
+        n = np.add.reduceat(n, idx)
+        row_of = row_of[idx]
+    return t, n, np.bincount(row_of, minlength=off.shape[0] - 1).astype(np.int64)
+
+
 def _blocks_rows(w: I64, lab: NDArray[np.bool_], lo: F64, hi: F64) -> list[Blocks]:
     """PAV blocks of the weighted segments (merged order) of every row of ``w``.
 
@@ -206,19 +242,7 @@ def _blocks_rows(w: I64, lab: NDArray[np.bool_], lo: F64, hi: F64) -> list[Block
     off = np.searchsorted(rows, np.arange(w.shape[0] + 1), side="left")
     run = np.cumsum(wk)  # integer weights: exact
     base = np.concatenate(([0], run))[off]  # weight of the rows before each row
-    t_l: list[I64] = []
-    n_l: list[I64] = []
-    for a, e in zip(off[:-1].tolist(), off[1:].tolist(), strict=True):
-        if e > a:
-            t_b, n_b = pav_runs(wk[a:e], lk[a:e])
-            t_l.append(t_b)
-            n_l.append(n_b)
-        else:
-            t_l.append(np.zeros(0, np.int64))
-            n_l.append(np.zeros(0, np.int64))
-    nb = np.array([t.shape[0] for t in t_l], dtype=np.int64)
-    t_all = np.concatenate(t_l).astype(np.int64)
-    n_all = np.concatenate(n_l).astype(np.int64)
+    t_all, n_all, nb = _pav_rows(wk, lk, off)
     end = np.cumsum(n_all)  # = each row's block ends + its ``base``
     start = end - n_all
     first = cols[np.searchsorted(run, start, side="right")]
