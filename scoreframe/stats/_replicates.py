@@ -145,23 +145,46 @@ def _class(x: F64, other: F64, hashes: list[U64], codes: list[NDArray[np.integer
                   shifts, pieces)
 
 
-def _weights(c: _Class, mult: Sequence[I64]) -> I64:
+@dataclass(frozen=True, eq=False)
+class _Work:
+    """Chunk-sized buffers of one class, reused by every chunk.
+
+    Fresh arrays of this size are new pages, and faulting them in costs as much as the
+    arithmetic.
+    """
+
+    gather: list[NDArray[np.uint8]]  # per unit column: the gathered multiplicities
+    w: I64  # trial weights
+    run: I64  # running sum of the weights (one more element)
+    wf: F64  # the weights of the finite-cost trials, as floats
+
+    @staticmethod
+    def of(c: _Class, rows: int) -> _Work:
+        return _Work([np.empty((rows, c.n), np.uint8) for _ in c.codes],
+                     np.empty((rows, c.n), np.int64), np.empty(rows * c.n + 1, np.int64),
+                     np.empty((rows, c.fin.stop - c.fin.start)))
+
+
+def _weights(c: _Class, mult: Sequence[NDArray[np.uint8]], work: _Work) -> I64:
     """Trial weights ``(rows, n)``: the product of the trial's units' multiplicities.
 
-    ``mult[k]`` holds the multiplicities ``(rows, units)`` of unit column ``k``.
+    ``mult[k]`` holds the multiplicities ``(rows, units)`` of unit column ``k``; they are
+    gathered as bytes (the cheapest gather) and multiplied into int64.
     """
-    w: I64 | None = None
-    for codes, m in zip(c.codes, mult, strict=True):
-        g = m if codes is None else np.take(m, codes, axis=1)
-        if w is None:
-            w = g  # a new array (``mult`` of the trials themselves serves one class only)
-        else:
-            np.multiply(w, g, out=w)
-    assert w is not None
+    nr = mult[0].shape[0]
+    g = [m if codes is None else np.take(m, codes, axis=1, out=buf[:nr], mode="clip")
+         for codes, m, buf in zip(c.codes, mult, work.gather, strict=True)]
+    w = work.w[:nr]
+    if len(g) == 1:
+        np.copyto(w, g[0])
+    else:
+        np.multiply(g[0], g[1], out=w, dtype=np.int64)
+    for x in g[2:]:
+        np.multiply(w, x, out=w)
     return w
 
 
-def _sums(c: _Class, w: I64) -> tuple[I64, list[int], I64]:
+def _sums(c: _Class, w: I64, work: _Work) -> tuple[I64, list[int], I64]:
     """Cumulative weights at the segment bounds, exact cost sums and infinite weight.
 
     One running integer sum over the whole ``(rows, n)`` block (below ``2**53``: the caller
@@ -170,14 +193,15 @@ def _sums(c: _Class, w: I64) -> tuple[I64, list[int], I64]:
     exact in any summation order (BLAS blocking, threads).
     """
     b = w.shape[0]
-    run = np.empty(w.size + 1, dtype=np.int64)
+    run = work.run[:w.size + 1]
     run[0] = 0
     np.cumsum(w.reshape(-1), out=run[1:])
     at = run[(np.arange(b, dtype=np.int64) * c.n)[:, None] + c.bounds[None, :]]
     cum = at - at[:, :1]  # (b, segments + 1), starting at 0
     total = [0] * b
     if c.piece_starts.shape[0]:
-        wf = w[:, c.fin].astype(np.float64)
+        wf = work.wf[:b]
+        np.copyto(wf, w[:, c.fin])
         lh = np.empty((b, c.piece_starts.shape[0], 2))
         for j, (a, e) in enumerate(zip(c.piece_starts.tolist(), c.piece_ends.tolist(),
                                        strict=True)):
@@ -306,21 +330,22 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     chunk = max(1, min(CHUNK_BYTES // (8 * n), (2**53 - 1) // (max(ct.n, cn.n, 1) * max_w)))
     w_int = np.uint16 if max_w < 2**16 else np.uint32  # the weights handed to verification
     shared = not spec.trial
+    rows_max = min(chunk, rows.shape[0])
+    work_t, work_n = _Work.of(ct, rows_max), _Work.of(cn, rows_max)
     out: list[ScoreStats] = []
     for a in range(0, rows.shape[0], chunk):
         rb = rows[a:a + chunk]
         nr = rb.shape[0]
-        m_t: list[I64] = []
-        m_n: list[I64] = []
+        m_t: list[NDArray[np.uint8]] = []
+        m_n: list[NDArray[np.uint8]] = []
         for k in range(len(spec.columns)):
-            m_t.append(spec.multiplicities(k, ct.hashes[k], rb).astype(np.int64))
-            m_n.append(m_t[-1] if shared else
-                       spec.multiplicities(k, cn.hashes[k], rb).astype(np.int64))
-        w_t = _weights(ct, m_t) if ct.n else np.zeros((nr, 0), np.int64)
-        w_n = _weights(cn, m_n) if cn.n else np.zeros((nr, 0), np.int64)
-        cum_t, sum_t, inf_t = _sums(ct, w_t) if ct.n else \
+            m_t.append(spec.multiplicities(k, ct.hashes[k], rb))
+            m_n.append(m_t[-1] if shared else spec.multiplicities(k, cn.hashes[k], rb))
+        w_t = _weights(ct, m_t, work_t) if ct.n else np.zeros((nr, 0), np.int64)
+        w_n = _weights(cn, m_n, work_n) if cn.n else np.zeros((nr, 0), np.int64)
+        cum_t, sum_t, inf_t = _sums(ct, w_t, work_t) if ct.n else \
             (np.zeros((nr, 1), np.int64), [0] * nr, np.zeros(nr, np.int64))
-        cum_n, sum_n, inf_n = _sums(cn, w_n) if cn.n else \
+        cum_n, sum_n, inf_n = _sums(cn, w_n, work_n) if cn.n else \
             (np.zeros((nr, 1), np.int64), [0] * nr, np.zeros(nr, np.int64))
         ver = replicate_verification(s, w_t.astype(w_int), w_n.astype(w_int),
                                      verification.request,
