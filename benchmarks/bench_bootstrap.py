@@ -52,7 +52,8 @@ if prof:
 res = sf.evaluate(path, **kw)
 if prof:
     prof.disable()
-out = {"seconds": time.perf_counter() - t,
+ru = resource.getrusage(resource.RUSAGE_SELF)
+out = {"seconds": time.perf_counter() - t, "cpu_seconds": ru.ru_utime + ru.ru_stime,
        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
        "rows": res.height}
 if prof:
