@@ -40,19 +40,20 @@ CHILD = r"""
 import cProfile, io, json, pstats, resource, sys, time
 import scoreframe as sf
 path, b, profile = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
-kw = {"by": "condition", "p_target": [0.01, 0.1]}
+kw = {"by": "condition", "operating_points": [0.01, 0.1]}
 if b:
-    kw |= {"bootstrap": b, "resample": ["model", "segment"]}
+    kw["intervals"] = sf.Intervals(bootstrap=b, resample=["model", "segment"])
 prof = cProfile.Profile() if profile else None
 if profile:  # one thread, so that the profile sees all the work
-    kw["workers"] = 1
+    kw["engine"] = sf.Engine(workers=1)
 t = time.perf_counter()
 if prof:
     prof.enable()
 res = sf.evaluate(path, **kw)
 if prof:
     prof.disable()
-out = {"seconds": time.perf_counter() - t,
+ru = resource.getrusage(resource.RUSAGE_SELF)
+out = {"seconds": time.perf_counter() - t, "cpu_seconds": ru.ru_utime + ru.ru_stime,
        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
        "rows": res.height}
 if prof:

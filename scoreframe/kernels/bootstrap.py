@@ -197,16 +197,21 @@ def poisson_multiplicities(unit_hashes: U64, replicates: I64, *, key: np.uint64
     rk = splitmix64(np.uint64(key) + r * _GOLDEN)
     h = np.asarray(unit_hashes, dtype=np.uint64)
     out = np.empty((r.shape[0], h.shape[0]), dtype=np.uint8)
-    z = np.empty(h.shape[0], dtype=np.uint64)
-    tmp = np.empty(h.shape[0], dtype=np.uint64)
-    for i in range(r.shape[0]):  # row by row into two reused buffers: no large temporaries
-        np.bitwise_xor(h, rk[i], out=z)
-        _splitmix64_inplace(z, tmp)
-        np.right_shift(z, _CELL, out=tmp)
-        np.take(_TABLE, tmp, out=out[i])
-        amb = np.flatnonzero(out[i] == 255)
-        if amb.size:
-            out[i, amb] = np.searchsorted(_THRESHOLDS, z[amb], side="right")
+    # a few rows at a time (about 2**16 words) into two reused buffers: few numpy calls for
+    # few units, no large temporaries for many
+    step = max(1, (1 << 16) // max(1, h.shape[0]))
+    z = np.empty((min(step, r.shape[0]), h.shape[0]), dtype=np.uint64)
+    tmp = np.empty_like(z)
+    for a in range(0, r.shape[0], step):
+        e = min(a + step, r.shape[0])
+        zz, tt, blk = z[:e - a], tmp[:e - a], out[a:e]
+        np.bitwise_xor(h[None, :], rk[a:e, None], out=zz)
+        _splitmix64_inplace(zz, tt)
+        np.right_shift(zz, _CELL, out=tt)
+        np.take(_TABLE, tt, out=blk)
+        amb = np.nonzero(blk == 255)
+        if amb[0].size:
+            blk[amb] = np.searchsorted(_THRESHOLDS, zz[amb], side="right")
     return out
 
 
