@@ -8,9 +8,6 @@ one reduction as the binary suite, on every engine, and pooled rows merge their 
 statistics. The spoof metrics split each group by ``trial_type``
 (:attr:`~scoreframe.metrics.registry.Metric.class_column`); :func:`check_spoof_classes`
 checks its values and labels from the reduction's class counts.
-
-:func:`family_values` is the former in-memory per-group path (per-group arrays); nothing in
-the package calls it now that ``eer_method="asvspoof"`` is a statistic too.
 """
 
 from __future__ import annotations
@@ -18,19 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from scoreframe.errors import ValidationError, message, warn_degenerate_groups
-from scoreframe.frames.class_scores import TRIAL_TYPES, trial_type_problem
+from scoreframe.frames.class_scores import trial_type_problem
 from scoreframe.metrics.registry import GroupStats, Metric, declare
 from scoreframe.metrics.spoof import A_DCF_DEFAULTS
 from scoreframe.stats import summary as fs
-from scoreframe.stats.groups import Unit
-from scoreframe.stats.reduce import label_columns
 from scoreframe.stats.summary import Statistic
 
-__all__ = ["FAMILIES", "check_spoof_classes", "family_values"]
+__all__ = ["FAMILIES", "check_spoof_classes"]
 
 #: Optional families and the metric columns each adds.
 FAMILIES = {
@@ -152,79 +146,3 @@ def check_spoof_classes(units: Sequence[Any], lf: pl.LazyFrame, *, where: str) -
         warn_degenerate_groups(degenerate, [m for m in FAMILIES["spoof"] if m != "n_spoof"],
                                what="spoofing metrics", needs="targets, non-targets and spoofs",
                                stacklevel=4)
-
-
-def _merge_runs(parts: Sequence[np.ndarray]) -> np.ndarray:
-    if len(parts) == 1:
-        return parts[0]
-    return np.sort(np.concatenate(parts), kind="stable")  # merges the sorted runs
-
-
-def family_values(lf: pl.LazyFrame, units: Sequence[Unit], row_cols: Sequence[str],
-                  system_cols: Sequence[str], *, families: Sequence[str], where: str
-                  ) -> list[dict[str, object]]:
-    """Per unit, the values of the requested families (empty where a class is empty)."""
-    from scoreframe.metrics.forensic import forensic_summary_sorted
-    from scoreframe.metrics.spoof import (
-        asvspoof_eer_sorted,
-        label_trial_type_problem,
-        spoof_summary_sorted,
-    )
-
-    row_cols = list(row_cols)
-    schema = lf.collect_schema()
-    label, _ = label_columns(schema)
-    keys = [pl.col(c).cast(pl.String).alias(c) for c in row_cols]
-    score = pl.col("score").cast(pl.Float64)
-    if "spoof" in families:
-        if "trial_type" not in schema:
-            raise ValidationError(message(
-                "--spoof needs a `trial_type` column", where=where,
-                expected="trial_type with values target / nontarget / spoof",
-                got=", ".join(schema.names())))
-        problem = trial_type_problem(lf.select("trial_type").unique().collect()
-                                     .to_series(), where=where)
-        if problem:
-            raise ValidationError(problem)
-        problem = label_trial_type_problem(lf, where=where)
-        if problem:
-            raise ValidationError(problem)
-        cls = pl.col("trial_type").cast(pl.String)
-    else:
-        cls = pl.when(label).then(pl.lit("target")).otherwise(pl.lit("nontarget"))
-    frame = (lf.select(*keys, score, label, cls.alias("__class"))
-             .filter(pl.col("label").is_not_null())
-             .group_by([*row_cols, "__class"]).agg(score.sort().alias("s"))
-             .collect(engine="streaming"))
-    base: dict[tuple[object, ...], dict[str, np.ndarray]] = {}
-    for row in frame.iter_rows(named=True):
-        k = tuple(row[c] for c in row_cols)
-        base.setdefault(k, {})[row["__class"]] = np.asarray(row["s"], dtype=np.float64)
-    empty = np.empty(0)
-    out: list[dict[str, object]] = []
-    degenerate: list[tuple[dict[str, object], int, int]] = []
-    for u in units:
-        match = system_cols if u.pooled else row_cols
-        members = [k for k in base
-                   if all(k[row_cols.index(c)] == u.key[c] for c in match)]
-        arrays = {c: _merge_runs([base[m].get(c, empty) for m in members] or [empty])
-                  for c in TRIAL_TYPES}
-        values: dict[str, object] = {}
-        tar, non, spf = arrays["target"], arrays["nontarget"], arrays["spoof"]
-        if "spoof" in families:
-            if tar.size and non.size and spf.size:
-                values.update(spoof_summary_sorted(tar, non, spf))
-            else:
-                degenerate.append((dict(u.key), int(tar.size), int(non.size)))
-                values["n_spoof"] = int(spf.size)
-        non_all = _merge_runs([non, spf]) if spf.size else non  # spoofs are non-targets
-        if "forensic" in families and tar.size and non_all.size:
-            values.update(forensic_summary_sorted(tar, non_all))
-        if "asvspoof_eer" in families and tar.size and non_all.size:
-            values["eer_asvspoof"] = asvspoof_eer_sorted(tar, non_all)["eer"]
-        out.append(values)
-    if degenerate:
-        warn_degenerate_groups(degenerate, [m for m in FAMILIES["spoof"] if m != "n_spoof"],
-                               what="spoofing metrics", needs="targets, non-targets and spoofs",
-                               stacklevel=4)
-    return out
