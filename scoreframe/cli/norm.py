@@ -23,7 +23,7 @@ from scoreframe.cli.options import (
     probability_open,
     text_arg,
 )
-from scoreframe.errors import UsageError, message
+from scoreframe.errors import Place, UsageError, message
 
 __all__ = ["cmd_norm", "register"]
 
@@ -38,7 +38,7 @@ def _center(a: argparse.Namespace) -> Any:
     try:
         return np.load(path, allow_pickle=False).astype(np.float64).ravel()
     except (OSError, ValueError) as exc:
-        raise UsageError(message("cannot read the mean vector", where=f"`{path}`",
+        raise UsageError(message("cannot read the mean vector", where=Place(path),
                                  expected="a .npy array", got=str(exc)[:200])) from None
 
 

@@ -152,7 +152,7 @@ def read_embeddings(source: object) -> Embeddings:
     elif isinstance(source, str | Path):
         path = Path(source)
         if not path.exists():
-            raise FormatError(message(f"no such file or directory `{path}`"))
+            raise FormatError(message("no such file or directory", path=path))
         suffix = path.suffix.lower()
         try:
             if suffix == ".npz":
