@@ -735,7 +735,7 @@ def test_nist_key_with_an_empty_targettype_is_an_error(tmp_path: Path) -> None:
     p = tmp_path / "key.tsv"
     p.write_text("modelid\tsegmentid\ttargettype\nm1\ts1\ttarget\nm1\ts2\t\n"
                  "m2\ts1\tnontarget\n")
-    with pytest.raises(ScoreframeError, match=r"empty `targettype`.*key.tsv` line 3"):
+    with pytest.raises(ScoreframeError, match=r"key\.tsv` line 3: empty `targettype`"):
         sio.read_nist_key(p)
     with pytest.raises(ScoreframeError, match="line 3"):
         sio.read_any(p)

@@ -215,13 +215,16 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 
 
 def _short_path(path: str, width: int = 60) -> str:
-    """A path for an error line: escaped, its end kept when longer than ``width``.
+    """A path for an error line: escaped; its start and end kept when longer than ``width``.
 
     >>> _short_path("/tmp/" + "x" * 100 + "/key.txt", width=20)
-    '…xxxxxxxxxxx/key.txt'
+    '/tmp/xx…xxxx/key.txt'
     """
     text = printable(path)
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    if len(text) <= width:
+        return text
+    head = (width - 1) * 2 // 5
+    return text[:head] + "…" + text[-(width - 1 - head):]
 
 
 def _os_message(exc: OSError) -> str:
@@ -268,7 +271,8 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
         text = _option_name(text, parameter, args)
     path = getattr(exc, "path", None)
     files = [path] if isinstance(path, str) else _inputs(args)
-    place = [", ".join(f"`{_short_path(f)}`" for f in files[:3])] if files else []
+    width = 100 if len(files) == 1 else 60
+    place = [", ".join(f"`{_short_path(f, width)}`" for f in files[:3])] if files else []
     if len(files) > 3:
         place.append(f"and {len(files) - 3} more")
     line = getattr(exc, "line", None)
