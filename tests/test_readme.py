@@ -5,7 +5,7 @@ So does every command-line block marked ``<!-- readme-test: run -->``: each of i
 directory, at its place in the chain, through ``scoreframe.cli.main`` and must exit 0.
 
 The blocks run one after the other (each in a fresh namespace, warnings are errors) in ONE
-directory that starts empty but for ``tests/`` (a clone's test data, for the real score sets):
+directory that starts empty but for ``tests/`` and ``queries/`` (a clone's test data and SQL):
 the README's quick start makes every input the later blocks read (``key.txt``, ``scores.h5``,
 ``models.csv``, ``segments.csv``, ``dev/``, ``eval/``), and each later block reads only what an
 earlier one wrote. A block that needs a cluster is marked in the README with
