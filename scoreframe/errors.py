@@ -179,6 +179,7 @@ class Message(str):
 
     def __new__(cls, text: str, *, path: str | PathLike[str] | None = None,
                 line: int | None = None, parameter: str | None = None) -> Message:
+        """Keep ``text`` and the place apart; the string reads as :func:`located` composes."""
         self = super().__new__(cls, located(text, path, line))
         self.text = text
         self.path = None if path is None else str(path)
@@ -212,6 +213,7 @@ class Place(str):
 
     def __new__(cls, path: str | PathLike[str], *, line: int | None = None,
                 detail: str | None = None) -> Place:
+        """Keep the place's parts; the string reads ``"`path` line N detail"``."""
         head = located("", path, line)[:-2]  # "`path` line N", without the ": "
         self = super().__new__(cls, f"{head} {detail}" if detail else head)
         self.path, self.line, self.detail = str(path), line, detail
@@ -252,8 +254,10 @@ def message(what: str, *, expected: str | None = None, got: str | None = None,
     >>> message("column `label` has bad values", expected="bool", got="Int64", where="file a.tsv")
     'column `label` has bad values in file a.tsv: expected bool; got Int64'
     >>> m = message("bad score", expected="a number", got="'x'", path="s.txt", line=3)
-    >>> m, m.text, m.path, m.line
-    ("`s.txt` line 3: bad score: expected a number; got 'x'", "bad score: expected a number; got 'x'", 's.txt', 3)
+    >>> m
+    "`s.txt` line 3: bad score: expected a number; got 'x'"
+    >>> m.text, m.path, m.line
+    ("bad score: expected a number; got 'x'", 's.txt', 3)
     >>> long = "x" * 100_000
     >>> len(message(long, where=long, expected=long, got=long, hint=long)) <= MESSAGE_LIMIT + 60
     True

@@ -93,8 +93,9 @@ def test_readme_has_python_blocks():
 def test_readme_runs_its_command_lines():
     """The CLI lines whose inputs the quick start makes (qm/qs.parquet, searches/) are run."""
     cli = "\n".join(code for kind, _, code in BLOCKS if kind == "cli")
-    for line in ("scoreframe synth big_ds", "--quality-model qm.parquet --quality-segment qs.parquet",
-                 "scoreframe identify searches/", "scoreframe query queries/"):
+    for line in ("scoreframe synth big_ds", "scoreframe identify searches/",
+                 "--quality-model qm.parquet --quality-segment qs.parquet",
+                 "scoreframe query queries/"):
         assert line in cli, line
 
 

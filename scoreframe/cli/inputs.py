@@ -171,7 +171,7 @@ MAX_SQL_BYTES = 1 << 20
 def read_sql(path: Path) -> str:
     """The text of an SQL file: UTF-8, at most :data:`MAX_SQL_BYTES`, else a clear error."""
     if not path.is_file():
-        raise UsageError(f"no such SQL file `{path}`")
+        raise UsageError("no such SQL file", path=path)
     size = path.stat().st_size
     if size > MAX_SQL_BYTES:
         raise ScoreframeError(message("the SQL file is too large", where=Place(path),

@@ -34,7 +34,7 @@ def _center(a: argparse.Namespace) -> Any:
         raise UsageError("--center and --mean-vector exclude each other")
     path = Path(a.mean_vector)
     if not path.is_file():
-        raise UsageError(message(f"no such file `{path}`", where="--mean-vector"))
+        raise UsageError(message("no such file", where="--mean-vector", path=path))
     try:
         return np.load(path, allow_pickle=False).astype(np.float64).ravel()
     except (OSError, ValueError) as exc:

@@ -334,7 +334,7 @@ def guess_format(path: str | Path) -> str:
         found = next((f.name for f in _REGISTRY.values()
                       if f.matches_name is not None and f.matches_name(name)), None)
     if found is None:
-        raise FormatError(message(f"cannot tell the format of `{p}` from its name",
+        raise FormatError(message("cannot tell the format from the file name", path=p,
                                   expected=" | ".join(format_names()),
                                   hint="Name it with --from / --to (fmt= in Python)."))
     sniffers = [f for f in _REGISTRY.values() if found in f.sniff_for and f.sniff is not None]
@@ -418,7 +418,7 @@ def _source_format(source: str | Path) -> str:
     if any(ch in str(source) for ch in "*?["):
         return "parquet"
     if not Path(source).exists():
-        raise FormatError(message("no such file or directory", path=source), path=source)
+        raise FormatError(message("no such file or directory", path=source))
     return guess_format(source)
 
 

@@ -389,7 +389,7 @@ def consistent_read(path: str | Path, read: Callable[[], T], *, attempts: int = 
             if _version(p) == before:
                 return out
     raise ScoreframeError(message(
-        f"`{p}` was replaced while it was read, {attempts} times in a row",
+        f"replaced while it was read, {attempts} times in a row", path=p,
         hint="Another process keeps replacing it; read it when that process is done."))
 
 

@@ -414,7 +414,7 @@ def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
                                   got=repr(kind)))
     path = Path(path)
     shown = final_path(path)
-    df = validate_trials(data, kind=kind, where=f"the data written to `{shown}`").collect()
+    df = validate_trials(data, kind=kind, where=Place(shown, detail="the data written")).collect()
     if kind == "key" and df["label"].null_count():
         raise FormatError(message("cannot write unknown (null) labels to a BOSARIS Key",
                                   got=f"{df['label'].null_count()} null label(s)"))

@@ -284,7 +284,7 @@ def read_footers(files: Sequence[Path], *,
         big = max(range(len(sizes)), key=sizes.__getitem__, default=None)
         if big is not None and sizes[big] > max_row_group_bytes:
             raise FormatError(message(
-                "parquet row group too large", where=f"`{f}` row group {big}",
+                "parquet row group too large", where=Place(f, detail=f"row group {big}"),
                 expected=f"at most {max_row_group_bytes} bytes uncompressed",
                 got=f"{sizes[big]} bytes declared in the footer",
                 hint="A row group is decoded whole. Rewrite the file with smaller row groups "
@@ -393,7 +393,7 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
     path = Path(path)
     parts = list(partition_by)
     single = not parts and path.suffix == ".parquet"
-    where = f"the data written to `{final_path(path)}`"
+    where = Place(final_path(path), detail="the data written")
     eager = isinstance(data, pl.DataFrame)
     kind: Kind | None = None
     ids: list[str] = []
