@@ -43,7 +43,7 @@ def _source(a: argparse.Namespace) -> object:
     if not p.exists():
         raise FormatError(message("input not found", where=Place(path)))
     if a.join and p.suffix in (".npz", ".h5", ".hdf5"):
-        raise UsageError(f"--join needs candidate rows, not a score matrix ({path})")
+        raise UsageError("--join needs candidate rows, not a score matrix", path=path)
     src: object = path
     if p.suffix in (".csv", ".tsv"):
         src = pl.scan_csv(p, separator="\t" if p.suffix == ".tsv" else ",")

@@ -311,7 +311,7 @@ def quality_table(path: str | None) -> pl.LazyFrame | None:
         return pl.scan_parquet(path if not Path(path).is_dir() else f"{path}/**/*.parquet")
     if fmt in ("csv", "tsv"):
         return pl.read_csv(path, separator="," if fmt == "csv" else "\t").lazy()
-    raise UsageError(f"quality tables are parquet, csv or tsv; got {path}")
+    raise UsageError("quality tables are parquet, csv or tsv", path=path)
 
 
 def other_system(a: object) -> dict[str, bool]:
