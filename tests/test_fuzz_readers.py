@@ -588,10 +588,11 @@ def _long_line_test(name: str, tmp_path: Path, data: st.DataObject) -> None:
         except ScoreframeError as exc:
             msg = str(exc)
             if over:
-                assert msg.startswith("line too long"), msg
-                assert f"`{path}` line {over[0]}:" in msg and f"at most {limit} bytes" in msg
+                assert exc.text.startswith("line too long"), msg
+                assert (exc.path, exc.line) == (str(path), over[0]), msg
+                assert msg.startswith(f"`{path}` line {over[0]}:") and f"at most {limit} bytes" in msg
             else:
-                assert not msg.startswith("line too long"), msg
+                assert not exc.text.startswith("line too long"), msg
             assert len(msg) < 800
             return
     assert not over, f"a line over {limit} bytes was read: line {over[0]}"

@@ -271,7 +271,7 @@ def error_line(exc: BaseException, args: argparse.Namespace) -> str:
         text = _option_name(text, parameter, args)
     path = getattr(exc, "path", None)
     files = [path] if isinstance(path, str) else _inputs(args)
-    width = 100 if len(files) == 1 else 60
+    width = 160 if len(files) == 1 else 60
     place = [", ".join(f"`{_short_path(f, width)}`" for f in files[:3])] if files else []
     if len(files) > 3:
         place.append(f"and {len(files) - 3} more")

@@ -65,8 +65,9 @@ class _Table:
         self.unit = unit
 
     def at(self, pos: object) -> str:
-        if isinstance(self.where, Place) and isinstance(pos, int):
-            return self.where.at(pos)  # a file: its path and line as the message's attributes
+        if isinstance(self.where, Place) and isinstance(pos, int):  # a file: its path (and line)
+            return (self.where.at(pos) if self.unit == "line"  # as the message's attributes
+                    else self.where.inside(f"{self.unit} {pos}"))
         return f"{self.where} {self.unit} {pos}"
 
     def first(self, cond: pl.Expr) -> int | None:
