@@ -571,7 +571,8 @@ def test_alignment_errors_name_both_files(tmp_path):
     sc, tr = long(W_M, Y_M)
     sc.write_csv(tmp_path / "s.tsv", separator="\t")
     tr.slice(1).write_csv(tmp_path / "t.tsv", separator="\t")
-    with pytest.raises(AlignmentError, match=r"(?s)s\.tsv`: scored segments have no truth.*'t0'.*t\.tsv"):
+    with pytest.raises(AlignmentError,
+                       match=r"(?s)s\.tsv`: scored segments have no truth.*'t0'.*t\.tsv"):
         evaluate_multiclass(tmp_path / "s.tsv", tmp_path / "t.tsv")
     tr.with_columns(pl.lit("zzz").alias("class")).write_csv(tmp_path / "z.tsv", separator="\t")
     with pytest.raises(ValidationError, match=r"z\.tsv`: truth classes outside the scored classes"):
