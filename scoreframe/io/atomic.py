@@ -62,7 +62,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from scoreframe.errors import ScoreframeError, UsageError, message
+from scoreframe.errors import ScoreframeError, UsageError, message, quote
 
 __all__ = ["PAUSE_ENV", "STATE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs",
            "check_outputs", "clean_stale", "consistent_read", "final_path", "host_tag",
@@ -433,11 +433,11 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
     for p in paths:
         parent = p.parent
         if not parent.is_dir():
-            raise ScoreframeError(message(
-                "cannot write the output here: its directory "
+            raise ScoreframeError(message(  # the error is about the directory: its path
+                f"the directory of the output {quote(p.name)} "
                 + ("is not a directory" if parent.exists() else "does not exist"),
                 hint="Outputs go into existing directories: create it first (mkdir -p) or "
-                     "name another output path."), path=p)
+                     "name another output path."), path=parent)
         if p.is_symlink() or (p.exists() and not (p.is_file() or p.is_dir())):
             kind = "a symbolic link" if p.is_symlink() else "a device, pipe or socket"
             raise UsageError(message(
