@@ -312,8 +312,10 @@ def spill_full_error(spill_dir: str, need_bytes: int, exc: OSError) -> Scorefram
     >>> import errno, tempfile
     >>> d = tempfile.mkdtemp()
     >>> msg = str(spill_full_error(d, 10**9, OSError(errno.ENOSPC, "No space left on device")))
-    >>> msg.startswith("no space left for the out-of-core spill in `"), "--spill-dir" in msg
+    >>> msg.startswith("`"), ": no space left for the out-of-core spill" in msg
     (True, True)
+    >>> "--spill-dir" in msg and "free" in msg
+    True
     """
     root = Path(spill_dir).parent
     try:
