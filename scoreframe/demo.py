@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from scoreframe.checks import check_positive_int
-from scoreframe.errors import ScoreframeError, message
+from scoreframe.errors import Place, ScoreframeError, message
 from scoreframe.frames.synth import synth_chunks
 from scoreframe.io.atomic import check_outputs
 from scoreframe.io.parquet import scan_trials, write_trials
@@ -129,7 +129,7 @@ def run_demo(out: str | Path, *, trials: int = 1_000_000, seed: int = 0,
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise ScoreframeError(message(
-            "the demo's output directory is not empty", where=f"`{out}`",
+            "the demo's output directory is not empty", where=Place(out),
             expected="a new or empty directory",
             hint="Pass overwrite=True (CLI --overwrite) to replace an earlier demo's files."))
     if not out.exists():

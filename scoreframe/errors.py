@@ -2,9 +2,11 @@
 
 Every user-facing error subclasses :class:`ScoreframeError`, itself a ``ValueError``, so callers
 may catch either. Messages follow polars' style: lowercase, identifiers in backticks, what was
-expected, what was found, where, and a hint after a blank line. An error may carry the input
-``path``, the 1-based ``line`` (or row) and the ``parameter`` it is about, so that the command
-line maps attributes, never message text.
+expected, what was found, where, and a hint after a blank line. An error carries the input
+``path``, the 1-based ``line`` (or row) and the ``parameter`` it is about as attributes, apart
+from its bare ``text``: ``str(error)`` composes them (``"`x.tsv` line 3: ..."``, see
+:func:`located`), and the command line builds its line from the same attributes, never by
+reading the message text.
 
 Data never reaches a message unbounded or unescaped: :func:`quote` shows a value (quoted, control
 characters escaped, cut with its length noted), :func:`listing` a list of names, and
@@ -19,8 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 
 __all__ = ["AlignmentError", "DegenerateError", "DegenerateGroupWarning", "EngineError",
-           "FormatError", "NotFittedError", "SchemaError", "ScoreframeError",
-           "ScoreframeWarning", "UsageError", "ValidationError", "clip", "listing", "message",
+           "FormatError", "Message", "NotFittedError", "Place", "SchemaError", "ScoreframeError",
+           "ScoreframeWarning", "UsageError", "ValidationError", "clip", "listing", "located",
+           "message",
            "printable", "quote", "warn_degenerate_groups"]
 
 #: Longest value :func:`quote` shows (characters) before cutting it.
@@ -135,8 +138,103 @@ def listing(items: Iterable[object], *, limit: int = 8, quoted: bool = False) ->
     return ", ".join(shown) + more
 
 
+def located(text: str, path: str | PathLike[str] | None = None, line: int | None = None) -> str:
+    """``text`` after the place it is about: ``"`path` line N: text"``.
+
+    This is how ``str()`` of a :class:`ScoreframeError` (and of a :class:`Message`) reads: the
+    path (escaped, cut in the middle when very long) in backticks, then the 1-based line, then
+    the bare text. Without a path or a line, the text is returned as it is.
+
+    Examples
+    --------
+    >>> located("bad score: expected a number; got 'x'", "scores.txt", 3)
+    "`scores.txt` line 3: bad score: expected a number; got 'x'"
+    >>> located("empty file", "key.txt"), located("bad field", line=2), located("bad")
+    ('`key.txt`: empty file', 'line 2: bad field', 'bad')
+    """
+    where = [] if path is None else [f"`{_middle(printable(str(path)), PART_LIMIT)}`"]
+    if line is not None:
+        where.append(f"line {line}")
+    return f"{' '.join(where)}: {text}" if where else text
+
+
+class Message(str):
+    """A composed message that keeps its bare text and the place it is about apart.
+
+    The string itself reads as ``str()`` of an error does (:func:`located`); ``text`` is the
+    bare message, ``path``, ``line`` and ``parameter`` what it is about. An error built from a
+    :class:`Message` takes these attributes (unless given explicitly).
+
+    Examples
+    --------
+    >>> m = Message("line too long", path="a.tsv", line=4)
+    >>> m, m.text, m.path, m.line
+    ('`a.tsv` line 4: line too long', 'line too long', 'a.tsv', 4)
+    """
+
+    text: str
+    path: str | None
+    line: int | None
+    parameter: str | None
+
+    def __new__(cls, text: str, *, path: str | PathLike[str] | None = None,
+                line: int | None = None, parameter: str | None = None) -> Message:
+        """Keep ``text`` and the place apart; the string reads as :func:`located` composes."""
+        self = super().__new__(cls, located(text, path, line))
+        self.text = text
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.parameter = parameter
+        return self
+
+    def __getnewargs_ex__(self) -> tuple[tuple[object, ...], dict[str, object]]:
+        return (self.text,), {"path": self.path, "line": self.line, "parameter": self.parameter}
+
+
+class Place(str):
+    """Where in an input a message is about: a file, a line, a detail; each kept apart.
+
+    Readers hand a :class:`Place` down as the ``where`` of :func:`message`: the message then
+    carries ``path`` and ``line`` as attributes (its text holds only ``detail``, such as
+    ``dataset `/scores```). As a string it reads as the place does in ``str()`` of an error.
+
+    Examples
+    --------
+    >>> at = Place("k.h5")
+    >>> at, at.at(3), at.inside("dataset `/scores`")
+    ('`k.h5`', '`k.h5` line 3', '`k.h5` dataset `/scores`')
+    >>> message("bad scores", where=at.inside("dataset `/scores`")).text
+    'bad scores in dataset `/scores`'
+    """
+
+    path: str
+    line: int | None
+    detail: str | None
+
+    def __new__(cls, path: str | PathLike[str], *, line: int | None = None,
+                detail: str | None = None) -> Place:
+        """Keep the place's parts; the string reads ``"`path` line N detail"``."""
+        head = located("", path, line)[:-2]  # "`path` line N", without the ": "
+        self = super().__new__(cls, f"{head} {detail}" if detail else head)
+        self.path, self.line, self.detail = str(path), line, detail
+        return self
+
+    def __getnewargs_ex__(self) -> tuple[tuple[object, ...], dict[str, object]]:
+        return (self.path,), {"line": self.line, "detail": self.detail}
+
+    def at(self, line: int) -> Place:
+        """The same place at the 1-based ``line`` (or row)."""
+        return Place(self.path, line=line, detail=self.detail)
+
+    def inside(self, detail: str) -> Place:
+        """The same file, somewhere the message names in words (a dataset, a column)."""
+        return Place(self.path, line=self.line, detail=detail)
+
+
 def message(what: str, *, expected: str | None = None, got: str | None = None,
-            where: str | None = None, hint: str | None = None) -> str:
+            where: str | None = None, hint: str | None = None,
+            path: str | PathLike[str] | None = None, line: int | None = None,
+            parameter: str | None = None) -> Message:
     """Compose an error message in the house format, bounded and escaped whatever the data.
 
     Control characters are escaped in every part; a part longer than :data:`PART_LIMIT`
@@ -145,14 +243,29 @@ def message(what: str, *, expected: str | None = None, got: str | None = None,
     :data:`MESSAGE_LIMIT` characters. Quote values with :func:`quote` and lists with
     :func:`listing` to cut them where it reads best.
 
+    The file (``path``), 1-based line or row (``line``) and keyword argument (``parameter``)
+    the message is about are not written into its text: they are kept on the returned
+    :class:`Message` (and so on the error raised with it), which reads as ``"`path` line N:
+    text"``. ``where`` is for any other place (``column `c```, ``group a``); a :class:`Place`
+    given as ``where`` gives its ``path`` and ``line`` (and only its ``detail`` goes in the text).
+
     Examples
     --------
     >>> message("column `label` has bad values", expected="bool", got="Int64", where="file a.tsv")
     'column `label` has bad values in file a.tsv: expected bool; got Int64'
+    >>> m = message("bad score", expected="a number", got="'x'", path="s.txt", line=3)
+    >>> m
+    "`s.txt` line 3: bad score: expected a number; got 'x'"
+    >>> m.text, m.path, m.line
+    ("bad score: expected a number; got 'x'", 's.txt', 3)
     >>> long = "x" * 100_000
     >>> len(message(long, where=long, expected=long, got=long, hint=long)) <= MESSAGE_LIMIT + 60
     True
     """
+    if isinstance(where, Place):
+        path = where.path if path is None else path
+        line = where.line if line is None else line
+        where = where.detail
     raw = {k: printable(v) for k, v in (("what", what), ("where", where),
                                         ("expected", expected), ("got", got),
                                         ("hint", hint)) if v}
@@ -173,7 +286,7 @@ def message(what: str, *, expected: str | None = None, got: str | None = None,
         text += ": " + "; ".join(found)
     if "hint" in parts:
         text += f"\n\n{parts['hint']}"
-    return text
+    return Message(text, path=path, line=line, parameter=parameter)
 
 
 class ScoreframeError(ValueError):
@@ -182,11 +295,13 @@ class ScoreframeError(ValueError):
     Parameters
     ----------
     *args
-        The message (as for any exception).
+        The message (as for any exception): its bare text, or a :class:`Message` whose
+        ``path``, ``line`` and ``parameter`` the error takes when not given here.
     path
-        The input or output file the error is about, when there is one.
+        The input or output file the error is about, when there is one. It is not part of
+        the bare ``text``; ``str()`` shows it first (:func:`located`).
     line
-        The 1-based line (text files) or row (tables) in ``path``.
+        The 1-based line (text files) or row (tables) in ``path``, shown after the path.
     parameter
         The keyword argument (``p_target``) the error is about; the command line shows it as
         the option typed (``--p-target``). When it is not given, a message composed by the
@@ -200,17 +315,37 @@ class ScoreframeError(ValueError):
     ('p_target', None, 'bad `p_target`')
     >>> ScoreframeError("bad `ci`: expected a number in (0, 1); got 1.5").parameter
     'ci'
+    >>> err = FormatError("bad score: got 'x'", path="data/s.txt", line=3)
+    >>> str(err), err.text, err.path, err.line
+    ("`data/s.txt` line 3: bad score: got 'x'", "bad score: got 'x'", 'data/s.txt', 3)
+    >>> err = FormatError(message("empty file", path="k.txt"))
+    >>> str(err), err.text, err.path
+    ('`k.txt`: empty file', 'empty file', 'k.txt')
     """
+
+    #: The bare message (without the path and line), as given.
+    text: str
 
     def __init__(self, *args: object, path: str | PathLike[str] | None = None,
                  line: int | None = None, parameter: str | None = None) -> None:
+        first = args[0] if args else None
+        if isinstance(first, Message):
+            path = first.path if path is None else path
+            line = first.line if line is None else line
+            parameter = first.parameter if parameter is None else parameter
+            args = (first.text, *args[1:])
         super().__init__(*args)
+        self.text = args[0] if len(args) == 1 and isinstance(args[0], str) else (
+            super().__str__())
         self.path = None if path is None else str(path)
         self.line = line
-        if parameter is None and args and isinstance(args[0], str):
-            named = _BAD_ARGUMENT.match(args[0])
+        if parameter is None:
+            named = _BAD_ARGUMENT.match(self.text)
             parameter = named.group(1) if named else None
         self.parameter = parameter
+
+    def __str__(self) -> str:
+        return located(self.text, self.path, self.line)
 
 
 #: How the library words an error about one keyword argument: ``bad `p_target`: ...``.

@@ -105,8 +105,8 @@ def test_huge_line_is_refused_in_bounded_memory(huge_lines: dict[str, Path], cas
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert not out["ok"] and out["type"] == "FormatError", out
     msg = out["message"]
-    assert msg.startswith("line too long"), msg
-    assert f"`{huge_lines[case]}` line {line}" in msg
+    # the file and line first (the error's attributes), then the bare message
+    assert msg.startswith(f"`{huge_lines[case]}` line {line}: line too long"), msg
     assert f"at most {DEFAULT_MAX_LINE_BYTES} bytes" in msg
     assert len(msg) < 600  # quotes at most 80 characters of the line
 
@@ -184,7 +184,8 @@ def test_multiclass_reader_is_bounded(tmp_path: Path) -> None:
 
     p = tmp_path / "s.tsv"
     p.write_text("segment\tclass\tscore\n" + "s1\teng\t" + "1" * 500 + "\n")
-    with max_line_bytes(100), pytest.raises(FormatError, match=r"line 2: expected at most 100"):
+    with max_line_bytes(100), pytest.raises(
+            FormatError, match=r"s\.tsv` line 2: line too long: expected at most 100"):
         read_multiclass_scores(p)
 
 
@@ -309,8 +310,9 @@ def test_full_spill_disk_says_where_how_much_and_what_to_do(tmp_path: Path,
     with pytest.raises(ScoreframeError) as info:
         evaluate(df, engine=Engine(memory_limit="256KB", workers=1, spill_dir=str(spill)))
     msg = str(info.value)
-    assert msg.startswith("no space left for the out-of-core spill")
-    assert f"`{spill}`" in msg and "--spill-dir" in msg and "free" in msg
+    assert info.value.path == str(spill)
+    assert msg.startswith(f"`{spill}`: no space left for the out-of-core spill")
+    assert "--spill-dir" in msg and "free" in msg
     assert "MB" in msg or "KB" in msg
     assert list(spill.iterdir()) == []  # the spill directory is removed
 

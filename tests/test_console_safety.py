@@ -379,7 +379,7 @@ def test_error_line_maps_attributes_not_text():
     import argparse
 
     from scoreframe.cli.main import error_line
-    from scoreframe.errors import ScoreframeError
+    from scoreframe.errors import ScoreframeError, message
 
     p = argparse.ArgumentParser()
     p.add_argument("--p-target")
@@ -391,14 +391,21 @@ def test_error_line_maps_attributes_not_text():
     # the path attribute is the file the error is about (no other input is named then)
     line = error_line(ScoreframeError("bad row", path="other.tsv", line=3), ns)
     assert line == "scoreframe: error: `other.tsv` line 3: bad row"
-    line = error_line(ScoreframeError("bad row in `other.tsv`", path="other.tsv", line=3), ns)
-    assert line == "scoreframe: error: bad row in `other.tsv` (line 3)"
-    line = error_line(ScoreframeError("bad row in `other.tsv` line 3", path="other.tsv",
-                                      line=3), ns)
-    assert line == "scoreframe: error: bad row in `other.tsv` line 3"
-    # a message that names the input gets no prefix; an OS error names its file
-    assert error_line(ScoreframeError("bad `ds.parquet`"), ns) == \
-        "scoreframe: error: bad `ds.parquet`"
+    # the text is never read: a message that mentions another file and "line 7" still gets
+    # the file and line of its attributes first, and its text unchanged after them
+    exc = ScoreframeError("bad row (like `elsewhere.tsv` line 7)", path="other.tsv", line=3)
+    assert error_line(exc, ns) == \
+        "scoreframe: error: `other.tsv` line 3: bad row (like `elsewhere.tsv` line 7)"
+    # ... nor searched for the input: without a path attribute the input goes first, even
+    # when the text happens to name it, and no line is made up from "line 3" in the text
+    assert error_line(ScoreframeError("bad `ds.parquet` line 3"), ns) == \
+        "scoreframe: error: `ds.parquet`: bad `ds.parquet` line 3"
+    # what a library user sees (str) and what the CLI prints come from the same attributes
+    exc = ScoreframeError(message("bad row", expected="3 fields", path="d/x.tsv", line=4))
+    assert (exc.text, exc.path, exc.line) == ("bad row: expected 3 fields", "d/x.tsv", 4)
+    assert str(exc) == "`d/x.tsv` line 4: bad row: expected 3 fields"
+    assert error_line(exc, ns) == "scoreframe: error: " + str(exc)
+    # an OS error names its file (from its `filename` attribute)
     assert error_line(IsADirectoryError(21, "Is a directory", "out\x1b"), ns) == \
         "scoreframe: error: is a directory: `out\\x1b`"
     # whatever the message, the line is bounded and escaped

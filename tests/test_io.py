@@ -161,7 +161,7 @@ def test_hdf5_missing_dataset(tmp_path):
 
 
 @pytest.mark.parametrize("content,match", [
-    ("m1 s1 target\nm1 s2\n", r"ragged .* line 2: expected 3 fields"),
+    ("m1 s1 target\nm1 s2\n", r"line 2: ragged .*: expected 3 fields"),
     ("m1 s1 target\nm1 s2 target extra\n", r"line 2"),
     ("m1 s1 maybe\n", r"label.*'maybe'"),
     ("", r"no key rows"),
@@ -176,10 +176,11 @@ def test_malformed_text_key(tmp_path, content, match):
 def test_malformed_text_scores(tmp_path):
     p = tmp_path / "s.txt"
     p.write_text("m1 s1 0.5\nm1 s2 nan\n")
-    with pytest.raises(SchemaError, match=r"NaN.*s.txt.*line\(s\) 2"):
+    with pytest.raises(SchemaError, match=r"s\.txt`: .*NaN.*line\(s\) 2"):
         sio.read_scores_txt(p)
     p.write_text("m1 s1 0.5\nm1 s2 abc\n")
-    with pytest.raises(FormatError, match=r"line 2: expected a number; got 'abc'"):
+    with pytest.raises(FormatError,
+                       match=r"s\.txt` line 2: bad score.*: expected a number; got 'abc'"):
         sio.read_scores_txt(p)
     p.write_text("m1 s1 0.5\nm1 s1 0.7\n")
     with pytest.raises(SchemaError, match="duplicate trials"):
@@ -235,7 +236,7 @@ def test_generic_csv_with_mapping(tmp_path):
         sio.read_table(p, columns={"model": "nope", "segment": "test"})
     p2 = tmp_path / "t2.csv"
     p2.write_text("model,segment,score,label\na,x,1.5,2\n")
-    with pytest.raises(SchemaError, match=r"label.*t2.csv.*2 \(line 2\)"):
+    with pytest.raises(SchemaError, match=r"t2\.csv`: .*label.*2 \(line 2\)"):
         sio.read_table(p2)
 
 
@@ -262,14 +263,14 @@ def test_write_all_is_all_or_nothing(tmp_path):
     (tmp_path / "s.txt").write_text("precious\n")
     jobs = [(df, tmp_path / "k.txt", "bosaris-txt", "key"),
             (df, tmp_path / "s.txt", "bosaris-txt", "scores")]
-    with pytest.raises(ScoreframeError, match=r"s\.txt` already exists"):
+    with pytest.raises(ScoreframeError, match=r"s\.txt`: the output already exists"):
         sio.write_all(jobs)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.txt"]
     assert (tmp_path / "s.txt").read_text() == "precious\n"
     # a failure in the middle of the second write: neither target appears, no temporary left
     bad = [(df, tmp_path / "k.txt", "bosaris-txt", "key"),
            (df.drop("score"), tmp_path / "s2.txt", "bosaris-txt", "scores")]
-    with pytest.raises(FormatError, match=r"cannot write a scores file in `.*s2\.txt`"):
+    with pytest.raises(FormatError, match=r"s2\.txt`: cannot write a scores file"):
         sio.write_all(bad)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.txt"]
     assert not any(is_temp_name(p.name) for p in tmp_path.iterdir())
@@ -476,5 +477,5 @@ def test_nist_tsv_with_labels_and_scores_reads_as_trials(tmp_path, gz):
 def test_header_that_is_not_utf8_is_refused(tmp_path):
     path = tmp_path / "t.csv"
     path.write_bytes(b"model,segment,\x80score,label\nm0,s0,-0.8,0\nm0,s1,1.2,1\n")
-    with pytest.raises(FormatError, match=r"invalid UTF-8 in `.*t\.csv` line 1"):
+    with pytest.raises(FormatError, match=r"t\.csv` line 1: invalid UTF-8"):
         sio.read_table(path)

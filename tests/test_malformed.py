@@ -346,10 +346,23 @@ MAX_MESSAGE = 400
 
 
 def _check_message(msg: str, case: Case, path: Path) -> None:
-    assert path.name in msg, f"file not named: {msg!r}"
+    """The file named exactly once, and the case's line (if any) exactly once."""
+    # the name as a path component: after `/`, a backtick or the ellipsis of a shortened path
+    named = re.findall(rf"[/`…]{re.escape(path.name)}(?![\w.-])", msg)
+    assert len(named) == 1, f"file not named exactly once: {msg!r}"
     assert len(msg.removeprefix("scoreframe: error: ")) <= MAX_MESSAGE, msg
     if case.line is not None:
-        assert f"line {case.line}" in msg or f"line(s) {case.line}" in msg, msg
+        said = re.findall(rf"\bline(?:\(s\))? {case.line}\b", msg)
+        assert len(said) == 1, f"line {case.line} not named exactly once: {msg!r}"
+
+
+def _check_attributes(exc: ScoreframeError, case: Case, path: Path) -> None:
+    """The file (and line) the error is about are its attributes, not only words in its text."""
+    assert exc.path is not None and Path(exc.path).name == path.name, (exc.path, str(exc))
+    assert not re.search(rf"[/`…]{re.escape(path.name)}(?![\w.-])", exc.text), (
+        f"the bare text repeats the file: {exc.text!r}")
+    if case.line is not None and exc.line is not None:
+        assert exc.line == case.line, (exc.line, str(exc))
 
 
 def test_catalogue_is_large_and_ids_unique():
@@ -365,6 +378,7 @@ def test_python_api(tmp_path: Path, case: Case) -> None:
     with pytest.raises(ScoreframeError, match=case.match) as info:
         case.read(path)
     _check_message(str(info.value), case, path)
+    _check_attributes(info.value, case, path)
     assert sorted(p.name for p in path.parent.iterdir()) == before  # inputs untouched
 
 

@@ -388,7 +388,7 @@ def test_errors_name_the_file_and_row_in_a_directory(tmp_path, limit):
     small().with_columns(pl.col("label").cast(pl.String)).write_parquet(d / "a.parquet")
     small().with_columns(pl.Series("label", ["target", "nontarget", "true", "??"])) \
         .with_columns(model=pl.lit("z")).write_parquet(d / "b.parquet")
-    with pytest.raises(ValidationError, match=r"first in file `.*b\.parquet`, row 4"):
+    with pytest.raises(ValidationError, match=r"b\.parquet`: .* in row 4"):
         evaluate(d, engine=Engine(memory_limit=limit))
 
 

@@ -32,6 +32,7 @@ from scoreframe.cli.options import (
     real_in,
     where_option,
 )
+from scoreframe.errors import Place
 from scoreframe.frames._sql_guard import check_where
 
 __all__ = ["cmd_calibrate_apply", "cmd_calibrate_train", "register"]
@@ -49,7 +50,7 @@ def cmd_calibrate_train(a: argparse.Namespace) -> int:
         model = PavCalibration(variant=a.variant, eps=a.eps)
     guard_outputs([a.dev, *a.join], [a.output], overwrite=a.overwrite)
     dev = with_joins(load_dataset(a.dev), a)
-    check_where(a.where, dev, source=f"`{a.dev}`")
+    check_where(a.where, dev, source=Place(a.dev))
     model.fit(dev, where=a.where, system=a.system)  # the model records both
     if a.system is not None:
         dev = dev.filter(pl.col("system") == a.system)
@@ -70,7 +71,7 @@ def cmd_calibrate_apply(a: argparse.Namespace) -> int:
     scored_format(a.output)
     model = load_model_kind(a.model, ("linear", "pav"))
     ev = with_joins(load_dataset(a.eval), a)
-    check_where(a.where, ev, source=f"`{a.eval}`")
+    check_where(a.where, ev, source=Place(a.eval))
     out = model.transform(ev, where=a.where, **other_system(a))
     written = write_scored(out, a.output, a.overwrite, [a.eval, a.model])
     say(f"calibrated scores written to {shown(a.output)} (score = llr, input kept as "

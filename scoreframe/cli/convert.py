@@ -18,7 +18,7 @@ from scoreframe.cli.options import (
     size_bytes,
     where_option,
 )
-from scoreframe.errors import UsageError
+from scoreframe.errors import Place, UsageError
 from scoreframe.frames.align import align
 from scoreframe.io.atomic import check_outputs
 from scoreframe.io.bosaris_hdf5 import DEFAULT_MAX_DENSE_BYTES
@@ -67,7 +67,8 @@ def cmd_convert(a: argparse.Namespace) -> int:
             lf = align(key, sc, missing=parse_missing(a.missing), extra=a.extra)
         else:
             lf = key if key is not None else sc  # type: ignore[assignment]  # the parser requires --key or --scores
-    lf = apply_where(lf, a.where, source=", ".join(f"`{p}`" for p in inputs))
+    # one input: the error's path; several: the command line names them all
+    lf = apply_where(lf, a.where, source=Place(inputs[0]) if len(inputs) == 1 else None)
     with progress() as prog:
         task = prog.add_task("writing rows", total=None)
         res = convert_trials(lf, a.output, to=a.to, key_out=a.key_out,

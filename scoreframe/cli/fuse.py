@@ -34,7 +34,7 @@ from scoreframe.cli.options import (
     prior,
     where_option,
 )
-from scoreframe.errors import UsageError, listing
+from scoreframe.errors import Place, UsageError, listing
 from scoreframe.frames._sql_guard import check_where
 
 if TYPE_CHECKING:
@@ -44,6 +44,11 @@ __all__ = ["cmd_fuse_apply", "cmd_fuse_train", "fusion_inputs", "register"]
 
 #: Terms of the fused llr printed after training (the model file holds them all).
 TERMS = 10
+
+
+def _place(paths: list[str]) -> Place | None:
+    """The one input a --where error is about, as its path (several: the command names them)."""
+    return Place(paths[0]) if len(paths) == 1 else None
 
 
 def fusion_inputs(tokens: list[str], a: object = None
@@ -71,7 +76,7 @@ def cmd_fuse_train(a: argparse.Namespace) -> int:
     guard_outputs([*input_paths(a.dev), a.quality_model, a.quality_segment, *a.join],
                   [a.output],
                   overwrite=a.overwrite)
-    check_where(a.where, source=" + ".join(f"`{p}`" for p in input_paths(a.dev)))
+    check_where(a.where, source=_place(input_paths(a.dev)))
     data = fusion_inputs(a.dev, a)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
     if (qm is None) != (qs is None):
@@ -104,7 +109,7 @@ def cmd_fuse_apply(a: argparse.Namespace) -> int:
     if a.missing is not None:
         model.missing = parse_missing(a.missing)
     qm, qs = quality_table(a.quality_model), quality_table(a.quality_segment)
-    check_where(a.where, source=" + ".join(f"`{p}`" for p in input_paths(a.eval)))
+    check_where(a.where, source=_place(input_paths(a.eval)))
     out = model.transform(fusion_inputs(a.eval, a), where=a.where, quality_model=qm,
                           quality_segment=qs)
     written = write_scored(out, a.output, a.overwrite, inputs)

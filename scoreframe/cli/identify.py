@@ -21,7 +21,7 @@ from scoreframe.cli.options import (
     output_options,
     probability_open,
 )
-from scoreframe.errors import FormatError, UsageError, message
+from scoreframe.errors import FormatError, Place, UsageError, message
 from scoreframe.frames.align import join_metadata
 from scoreframe.identification import THRESHOLD_CONVENTIONS, identify
 from scoreframe.kernels.identification import TIE_RULES
@@ -41,9 +41,9 @@ def _source(a: argparse.Namespace) -> object:
     path: str = a.dataset
     p = Path(path)
     if not p.exists():
-        raise FormatError(message("input not found", where=f"`{path}`"))
+        raise FormatError(message("input not found", where=Place(path)))
     if a.join and p.suffix in (".npz", ".h5", ".hdf5"):
-        raise UsageError(f"--join needs candidate rows, not a score matrix ({path})")
+        raise UsageError("--join needs candidate rows, not a score matrix", path=path)
     src: object = path
     if p.suffix in (".csv", ".tsv"):
         src = pl.scan_csv(p, separator="\t" if p.suffix == ".tsv" else ",")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypedDict
 import polars as pl
 
 from scoreframe import io as sio
-from scoreframe.errors import FormatError, ScoreframeError, UsageError, message
+from scoreframe.errors import FormatError, Place, ScoreframeError, UsageError, message
 from scoreframe.frames._sql_guard import check_where
 from scoreframe.frames.align import align, join_metadata
 from scoreframe.frames.schema import Kind
@@ -69,7 +69,7 @@ def parse_missing(text: str) -> str | float:
 
 def _format_of(path: str) -> str:
     if not Path(path).exists() and not any(ch in path for ch in "*?["):
-        raise FormatError(message(f"no such file or directory `{path}`"))
+        raise FormatError(message("no such file or directory", path=path))
     return sio.guess_format(path)
 
 
@@ -171,10 +171,10 @@ MAX_SQL_BYTES = 1 << 20
 def read_sql(path: Path) -> str:
     """The text of an SQL file: UTF-8, at most :data:`MAX_SQL_BYTES`, else a clear error."""
     if not path.is_file():
-        raise UsageError(f"no such SQL file `{path}`")
+        raise UsageError("no such SQL file", path=path)
     size = path.stat().st_size
     if size > MAX_SQL_BYTES:
-        raise ScoreframeError(message("the SQL file is too large", where=f"`{path}`",
+        raise ScoreframeError(message("the SQL file is too large", where=Place(path),
                                       expected=f"at most {MAX_SQL_BYTES:,} bytes of SQL",
                                       got=f"{size:,} bytes",
                                       hint="Give the file with the query, not a data file."))
@@ -182,7 +182,7 @@ def read_sql(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ScoreframeError(message("the SQL file is not UTF-8 text", where=f"`{path}`",
+        raise ScoreframeError(message("the SQL file is not UTF-8 text", where=Place(path),
                                       got=f"byte 0x{data[exc.start]:02x} at offset "
                                           f"{exc.start}")) from None
 
@@ -218,7 +218,7 @@ def _trials_source(a: argparse.Namespace, *, library_trial_id: bool) -> str | pl
             and (library_trial_id or not kw["trial_id"])):
         return path
     lf = load_dataset(path, **kw)
-    check_where(getattr(a, "where", None), lf, source=f"`{path}`")  # named on the file
+    check_where(getattr(a, "where", None), lf, source=Place(path))  # named on the file
     return lf
 
 
@@ -311,7 +311,7 @@ def quality_table(path: str | None) -> pl.LazyFrame | None:
         return pl.scan_parquet(path if not Path(path).is_dir() else f"{path}/**/*.parquet")
     if fmt in ("csv", "tsv"):
         return pl.read_csv(path, separator="," if fmt == "csv" else "\t").lazy()
-    raise UsageError(f"quality tables are parquet, csv or tsv; got {path}")
+    raise UsageError("quality tables are parquet, csv or tsv", path=path)
 
 
 def other_system(a: object) -> dict[str, bool]:
@@ -325,7 +325,7 @@ def load_model_kind(path: str, methods: tuple[str, ...]) -> Estimator:
 
     model = load_model(path)
     if model.method not in methods:
-        raise UsageError(f"{path} is a {model.method} model; expected {' or '.join(methods)}")
+        raise UsageError(f"a {model.method} model; expected {' or '.join(methods)}", path=path)
     return model
 
 

@@ -79,14 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _paragraphs(exc: BaseException) -> tuple[str, str | None]:
-    """An exception's message and hint (the paragraph after a blank line), each on one line.
+def _paragraphs(exc: BaseException, text: str | None = None) -> tuple[str, str | None]:
+    """An exception's message (or ``text``) and hint (the paragraph after a blank line).
 
-    Control characters are escaped, a newline inside a paragraph becomes a space. Polars'
-    further paragraphs (the query plan) are not hints and are left out.
+    Each is on one line: control characters are escaped, a newline inside a paragraph becomes
+    a space. Polars' further paragraphs (the query plan) are not hints and are left out.
     """
-    parts = [printable(" ".join(p.split())) for p in str(exc).strip().split("\n\n")
-             if p.strip()]
+    parts = [printable(" ".join(p.split()))
+             for p in (str(exc) if text is None else text).strip().split("\n\n") if p.strip()]
     if not parts:
         return type(exc).__name__, None
     hint = parts[1] if len(parts) > 1 and not isinstance(exc, pl.exceptions.PolarsError) else None
@@ -214,20 +214,17 @@ def _inputs(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def _names(text: str, path: str) -> bool:
-    """Whether ``text`` (escaped) names ``path``: as given, or by its file name."""
-    candidates = [path, os.path.basename(path.rstrip("/"))]
-    return any(len(c) >= 3 and printable(c)[:40] in text for c in candidates)
-
-
 def _short_path(path: str, width: int = 60) -> str:
-    """A path for an error line: escaped, its end kept when longer than ``width``.
+    """A path for an error line: escaped; its start and end kept when longer than ``width``.
 
     >>> _short_path("/tmp/" + "x" * 100 + "/key.txt", width=20)
-    '…xxxxxxxxxxx/key.txt'
+    '/tmp/xx…xxxx/key.txt'
     """
     text = printable(path)
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    if len(text) <= width:
+        return text
+    head = (width - 1) * 2 // 5
+    return text[:head] + "…" + text[-(width - 1 - head):]
 
 
 def _os_message(exc: OSError) -> str:
@@ -243,42 +240,46 @@ def _os_message(exc: OSError) -> str:
 def error_line(exc: BaseException, args: argparse.Namespace) -> str:
     """The one line a user error prints: escaped, bounded, naming the option and the file.
 
-    The line is ``scoreframe: error: <message>``, the message at most :data:`ERROR_LIMIT`
-    characters (values in it escaped and cut, the hint cut first). The option an error is
-    about is named as typed, from the exception's ``parameter`` attribute. When
-    the message names no input file, the file goes first: the exception's ``path``, else the
-    inputs of the command (``scoreframe: error: `ds.parquet`: cannot use the --where ...``);
-    the exception's ``line`` is added when the message does not say it.
+    The line is ``scoreframe: error: <place>: <message>``, the message at most
+    :data:`ERROR_LIMIT` characters (values in it escaped and cut, the hint cut first). It is
+    built from the exception's attributes, never by reading its text: the bare ``text`` of a
+    :class:`~scoreframe.errors.ScoreframeError`, the option it is about as typed (from
+    ``parameter``), and the place first: the exception's ``path``, else the inputs of the
+    command (``scoreframe: error: `ds.parquet`: cannot use the --where ...``), then its
+    ``line``. An operating-system error names its own file(s) (``filename``).
 
     Examples
     --------
-    >>> from scoreframe.errors import UsageError
+    >>> from scoreframe.errors import FormatError, UsageError
     >>> ns = argparse.Namespace(dataset="ds.parquet")
     >>> error_line(UsageError("bad `--where`: got 'x ='"), ns)
     "scoreframe: error: `ds.parquet`: bad `--where`: got 'x ='"
+    >>> error_line(FormatError("bad score", path="data/s.txt", line=3), ns)
+    'scoreframe: error: `data/s.txt` line 3: bad score'
     >>> error_line(FileNotFoundError(2, "No such file or directory", "ds.parquet"), ns)
     'scoreframe: error: no such file or directory: `ds.parquet`'
     """
     prefix = "scoreframe: error: "
     if isinstance(exc, OSError) and not isinstance(exc, ScoreframeError):
         text, hint = _os_message(exc), None
+        if exc.filename is not None:  # the text names the file(s), from the error's attributes
+            return prefix + _fit(text, hint, ERROR_LIMIT)
     else:
-        text, hint = _paragraphs(exc)
+        text, hint = _paragraphs(exc, exc.text if isinstance(exc, ScoreframeError) else None)
     parameter = getattr(exc, "parameter", None)
     if isinstance(parameter, str):
         text = _option_name(text, parameter, args)
     path = getattr(exc, "path", None)
-    if isinstance(exc, OSError) and exc.filename is not None:
-        path = os.fsdecode(exc.filename)  # the file the operating system names
     files = [path] if isinstance(path, str) else _inputs(args)
+    width = 160 if len(files) == 1 else 60
+    place = [", ".join(f"`{_short_path(f, width)}`" for f in files[:3])] if files else []
+    if len(files) > 3:
+        place.append(f"and {len(files) - 3} more")
     line = getattr(exc, "line", None)
-    at = f" line {line}" if isinstance(line, int) and not re.search(
-        rf"\b(line|row)s?(\(s\))? {line}\b", text) else ""
-    if files and not any(_names(text, f) for f in files):
-        more = f" and {len(files) - 3} more" if len(files) > 3 else ""
-        prefix += ", ".join(f"`{_short_path(f)}`" for f in files[:3]) + more + at + ": "
-    elif at:
-        text += f" ({at.strip()})"
+    if isinstance(line, int):
+        place.append(f"line {line}")
+    if place:
+        prefix += " ".join(place) + ": "
     return prefix + _fit(text, hint, ERROR_LIMIT + len("scoreframe: error: ") - len(prefix))
 
 

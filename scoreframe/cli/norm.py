@@ -23,7 +23,7 @@ from scoreframe.cli.options import (
     probability_open,
     text_arg,
 )
-from scoreframe.errors import UsageError, message
+from scoreframe.errors import Place, UsageError, message
 
 __all__ = ["cmd_norm", "register"]
 
@@ -34,11 +34,11 @@ def _center(a: argparse.Namespace) -> Any:
         raise UsageError("--center and --mean-vector exclude each other")
     path = Path(a.mean_vector)
     if not path.is_file():
-        raise UsageError(message(f"no such file `{path}`", where="--mean-vector"))
+        raise UsageError(message("no such file", where="--mean-vector", path=path))
     try:
         return np.load(path, allow_pickle=False).astype(np.float64).ravel()
     except (OSError, ValueError) as exc:
-        raise UsageError(message("cannot read the mean vector", where=f"`{path}`",
+        raise UsageError(message("cannot read the mean vector", where=Place(path),
                                  expected="a .npy array", got=str(exc)[:200])) from None
 
 

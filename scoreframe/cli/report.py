@@ -55,7 +55,7 @@ def check_export_dir(export_dir: str, *, formats: list[str], inputs: list[str | 
                                      f"input `{i}`",
                                      hint="Inputs are never modified: export elsewhere."))
     if d.exists() and not d.is_dir():
-        raise UsageError(message(f"--export-dir `{export_dir}` is a file"))
+        raise UsageError(message("the --export-dir is a file", path=export_dir))
     if d.is_dir() and not overwrite:
         existing = sorted(p.name for f in formats for p in d.glob(f"*.{f}"))
         if existing:

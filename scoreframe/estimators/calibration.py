@@ -475,7 +475,7 @@ class PavCalibration(_Calibrator):
         """Rebuild from a validated :meth:`to_dict` document, checking the knots."""
         obj = cls(variant=doc["variant"], eps=doc["eps"])
         x = np.asarray([float(v) for v in doc["knots_score"]])
-        y = np.asarray(mf.decode_floats(doc["knots_llr"], where=f"{where}, `knots_llr`"))
+        y = np.asarray(mf.decode_floats(doc["knots_llr"], where=mf.within(where, "`knots_llr`")))
         if x.size % 2:
             raise FormatError(message("bad `knots_score`", where=where,
                                       expected="an even number of knots (two per block)",

@@ -24,7 +24,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from scoreframe.errors import FormatError, message
+from scoreframe.errors import FormatError, Place, message
 from scoreframe.io.atomic import atomic_output
 
 __all__ = ["FORMAT", "VERSION", "check_names", "decode_float", "decode_floats", "encode_float",
@@ -132,7 +132,7 @@ def read_document(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any
         doc: Any = dict(source)
         where = "the model document"
     else:
-        where = f"model file {source}"
+        where = Place(source)
         try:
             text = Path(source).read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -195,6 +195,15 @@ def encode_float(v: float) -> float | str:
     return v
 
 
+def within(where: str, part: str) -> str:
+    """``where`` narrowed to ``part`` of it: a :class:`Place` keeps its file as an attribute.
+
+    >>> within("the model document", "field `offset`"), within(Place("m.json"), "field `offset`")
+    ('the model document, field `offset`', '`m.json` field `offset`')
+    """
+    return where.inside(part) if isinstance(where, Place) else f"{where}, {part}"
+
+
 def decode_float(v: object, *, where: str) -> float:
     """Inverse of :func:`encode_float`, with a clear error on anything else."""
     if isinstance(v, bool) or not isinstance(v, int | float | str):
@@ -231,7 +240,7 @@ def field(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], *, wh
     v = doc[key]
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if float in kinds and isinstance(v, int | str) and not isinstance(v, bool):
-        return decode_float(v, where=f"{where}, field `{key}`")
+        return decode_float(v, where=within(where, f"field `{key}`"))
     if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in kinds):
         raise FormatError(message(f"bad `{key}`",
                                   expected=" or ".join(k.__name__ for k in kinds),

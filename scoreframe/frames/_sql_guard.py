@@ -24,7 +24,7 @@ import re
 
 import polars as pl
 
-from scoreframe.errors import ScoreframeError, message
+from scoreframe.errors import Place, ScoreframeError, message
 
 __all__ = ["apply_where", "check_where", "where_expr"]
 
@@ -69,9 +69,10 @@ def _quote(text: str, limit: int = 80) -> str:
 
 
 def _refuse(what: str, where: str, *, source: str | None, hint: str = _HINT) -> ScoreframeError:
-    on = f" for {source}" if source else ""
+    on = f" for {source}" if source and not isinstance(source, Place) else ""
     return ScoreframeError(message(f"the where= / --where predicate{on} {what}",
-                                   got=_quote(where), hint=hint))
+                                   got=_quote(where), hint=hint,
+                                   path=source.path if isinstance(source, Place) else None))
 
 
 def _scan(where: str, *, source: str | None) -> str | None:

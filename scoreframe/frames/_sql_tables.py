@@ -152,7 +152,7 @@ def _open(name: str, source: object, *, at: str,
     path = Path(os.path.abspath(source))
     label = f"`{source}`"
     if not path.exists():
-        raise FormatError(message(f"no such file or directory {label} for table `{name}`",
+        raise FormatError(message(f"no such file or directory for table `{name}`",
                                   where=at), path=str(source))
     from scoreframe.io import guess_format, read_any
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 import polars as pl
 
-from scoreframe.errors import AlignmentError, message
+from scoreframe.errors import AlignmentError, Place, message
 from scoreframe.frames.schema import polars_frame
 from scoreframe.io import load_trials
 
@@ -263,7 +263,7 @@ def read_metadata(path: str | Path) -> pl.LazyFrame:
     """
     p = Path(path)
     if not p.exists():
-        raise AlignmentError(message(f"no such metadata file `{p}`"))
+        raise AlignmentError(message("no such metadata file", path=p))
     name = p.name.lower().removesuffix(".gz")
     if p.is_dir() or name.endswith(".parquet"):
         src = str(p / "**" / "*.parquet") if p.is_dir() else str(p)
@@ -273,9 +273,9 @@ def read_metadata(path: str | Path) -> pl.LazyFrame:
         try:
             return pl.read_csv(p, separator=sep, infer_schema=False).lazy()
         except (pl.exceptions.PolarsError, OSError) as exc:
-            raise AlignmentError(message("cannot read the metadata table", where=f"`{p}`",
+            raise AlignmentError(message("cannot read the metadata table", where=Place(p),
                                          got=str(exc).splitlines()[0][:200])) from None
-    raise AlignmentError(message("unknown metadata table format", where=f"`{p}`",
+    raise AlignmentError(message("unknown metadata table format", where=Place(p),
                                  expected="a .parquet file or dataset, .csv or .tsv"))
 
 

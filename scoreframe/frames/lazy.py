@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeAlias, TypeGuard
 
 import polars as pl
 
-from scoreframe.errors import FormatError, ScoreframeError, message
+from scoreframe.errors import FormatError, Place, ScoreframeError, message
 from scoreframe.io import guess_format, scan_trials
 from scoreframe.io.parquet import apply_where
 
@@ -125,7 +125,7 @@ def path_format(path: str | Path) -> str:
     if any(ch in text for ch in "*?["):
         return "parquet"
     if not Path(path).exists():
-        raise FormatError(message(f"no such file or directory `{path}`"))
+        raise FormatError(message("no such file or directory", path=path))
     return guess_format(path)
 
 
@@ -142,12 +142,12 @@ def parquet_source(path: str | Path) -> tuple[str | Path, bool]:
     p = Path(path)
     if p.is_dir():
         if not any(p.rglob("*.parquet")):
-            raise FormatError(message("no parquet files", where=f"directory `{p}`",
+            raise FormatError(message("no parquet files", where=Place(p),
                                       expected="a Parquet dataset"))
         return str(p / "**" / "*.parquet"), True
     if p.exists() or any(ch in str(path) for ch in "*?["):
         return path, False
-    raise FormatError(message(f"no such file or directory `{p}`"))
+    raise FormatError(message("no such file or directory", path=p))
 
 
 def scan_raw(data: Data, *, where: str | None = None) -> pl.LazyFrame:
@@ -165,7 +165,7 @@ def scan_raw(data: Data, *, where: str | None = None) -> pl.LazyFrame:
         lf = pl.scan_parquet(src, hive_partitioning=hive or None)
         lf.collect_schema()
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise FormatError(message("cannot read parquet", where=f"`{path}`",
+        raise FormatError(message("cannot read parquet", where=Place(path),
                                   got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
                                   )) from None
-    return apply_where(lf, where, source=f"`{path}`")
+    return apply_where(lf, where, source=Place(path))

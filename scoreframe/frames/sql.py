@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from scoreframe.errors import FormatError, ScoreframeError, UsageError, message
+from scoreframe.errors import FormatError, Place, ScoreframeError, UsageError, message
 from scoreframe.frames._sql_tables import NamedTable, TableSource, named_tables, relation_frame
 from scoreframe.frames.lazy import parquet_source
 from scoreframe.io.atomic import registered_temp
@@ -64,7 +64,7 @@ def _files(dataset: str | Path) -> tuple[list[Path], bool]:
     if hive:
         return sorted(Path(os.path.abspath(f)) for f in p.rglob("*.parquet")), True
     if not p.is_file():
-        raise FormatError(message(f"no such file or directory `{p}`"))
+        raise FormatError(message("no such file or directory", path=p))
     return [Path(os.path.abspath(p))], False
 
 
@@ -121,8 +121,8 @@ def _native(dataset: str | Path, temp: str,
         con.execute(_parquet_view("trials", files, hive))
     except duckdb.Error as exc:
         con.close()
-        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
-                                  got=_first_line(exc), hint=_READ_HINT)) from None
+        raise FormatError(message("cannot read parquet", where=Place(dataset),
+                                  got=_first_line(exc, files), hint=_READ_HINT)) from None
     for t in tables:
         try:
             if t.arrow is not None:
@@ -172,8 +172,8 @@ def _arrow_dataset(dataset: str | Path) -> ds.Dataset:
                           partitioning=ds.partitioning(part, flavor="hive") if len(part)
                           else None, partition_base_dir=str(root) if hive else None)
     except (pa.ArrowException, OSError) as exc:
-        raise FormatError(message("cannot read parquet", where=f"`{dataset}`",
-                                  got=_first_line(exc), hint=_READ_HINT)) from None
+        raise FormatError(message("cannot read parquet", where=Place(dataset),
+                                  got=_first_line(exc, files), hint=_READ_HINT)) from None
 
 
 def connect(dataset: str | Path, *, name: str = "trials",
@@ -221,7 +221,7 @@ def connect(dataset: str | Path, *, name: str = "trials",
     extra = _tables(tables, f"`{dataset}`")
     if any(t.name.lower() == name.lower() for t in extra):
         raise UsageError(message(f"the table name `{name}` is given twice",
-                                 where=f"`{dataset}`", hint="Give each table one name."),
+                                 where=Place(dataset), hint="Give each table one name."),
                          parameter="tables")
     data = _arrow_dataset(dataset)
     arrow = {t.name: t.arrow if t.arrow is not None else _arrow_dataset(t.path)  # type: ignore[arg-type]  # a table without Arrow data has a path
@@ -233,9 +233,12 @@ def connect(dataset: str | Path, *, name: str = "trials",
     return con
 
 
-def _first_line(exc: BaseException, limit: int = 300) -> str:
+def _first_line(exc: BaseException, files: Sequence[Path] = (), limit: int = 300) -> str:
+    """The first line of ``exc``; a single file it names (the error's ``path``) said once."""
     lines = str(exc).strip().splitlines() or [type(exc).__name__]
     text = " ".join(lines[0].split())
+    if len(files) == 1:
+        text = text.replace(f"'{files[0]}'", "the file").replace(str(files[0]), "the file")
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -319,7 +322,8 @@ def _run(step: Callable[[], object], at: str) -> Any:
 
 
 def _at(dataset: str | Path, sql_name: str | None) -> str:
-    return f"`{sql_name}` on `{dataset}`" if sql_name else f"`{dataset}`"
+    """The SQL file (the error's path) and the dataset it ran on, or the dataset alone."""
+    return Place(sql_name, detail=f"the query on `{dataset}`") if sql_name else Place(dataset)
 
 
 def query(sql: str, dataset: str | Path, *, tables: Mapping[str, TableSource] | None = None,

@@ -33,6 +33,7 @@ import polars as pl
 from scoreframe.errors import (
     DegenerateGroupWarning,
     FormatError,
+    Place,
     ScoreframeError,
     UnresolvedTargetWarning,
     ValidationError,
@@ -95,14 +96,14 @@ def read_score_matrix(path: str | Path) -> pl.LazyFrame:
             with h5py.File(p, "r") as f:
                 arrays = {k: f[k][()] for k in f}
     except (OSError, ValueError) as exc:
-        raise FormatError(message("cannot read the score matrix", where=f"`{p}`",
+        raise FormatError(message("cannot read the score matrix", where=Place(p),
                                   got=str(exc).splitlines()[0][:200])) from None
     need = ["scores", "probe_ids", "gallery_ids"]
     missing = [k for k in need if k not in arrays]
     subjects = {"probe_subjects", "gallery_subjects"} <= arrays.keys()
     if missing or not ("mates" in arrays or subjects):
         raise FormatError(message(
-            "bad score matrix", where=f"`{p}`",
+            "bad score matrix", where=Place(p),
             expected="arrays scores, probe_ids, gallery_ids and mates (or probe_subjects and "
                      "gallery_subjects)", got="arrays " + ", ".join(sorted(arrays))))
     s = np.asarray(arrays["scores"], dtype=np.float64)
@@ -113,14 +114,14 @@ def read_score_matrix(path: str | Path) -> pl.LazyFrame:
 
     pid, gid = ids("probe_ids"), ids("gallery_ids")
     if s.ndim != 2 or s.shape != (pid.shape[0], gid.shape[0]):
-        raise FormatError(message("bad score matrix", where=f"`{p}`",
+        raise FormatError(message("bad score matrix", where=Place(p),
                                   expected="scores of shape (len(probe_ids), len(gallery_ids))",
                                   got=f"{s.shape} with {pid.shape[0]} probes and "
                                       f"{gid.shape[0]} gallery ids"))
     if "mates" in arrays:
         mates = np.asarray(arrays["mates"], dtype=bool)
         if mates.shape != s.shape:
-            raise FormatError(message("bad score matrix", where=f"`{p}`",
+            raise FormatError(message("bad score matrix", where=Place(p),
                                       expected=f"mates of shape {s.shape}",
                                       got=str(mates.shape)))
     else:

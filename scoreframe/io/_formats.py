@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 
 import polars as pl
 
-from scoreframe.errors import FormatError, UsageError, message
+from scoreframe.errors import FormatError, Place, UsageError, message
 from scoreframe.frames.schema import Kind, validate_trials
 from scoreframe.io import parquet as pq
 from scoreframe.io.atomic import consistent_read
@@ -334,7 +334,7 @@ def guess_format(path: str | Path) -> str:
         found = next((f.name for f in _REGISTRY.values()
                       if f.matches_name is not None and f.matches_name(name)), None)
     if found is None:
-        raise FormatError(message(f"cannot tell the format of `{p}` from its name",
+        raise FormatError(message("cannot tell the format from the file name", path=p,
                                   expected=" | ".join(format_names()),
                                   hint="Name it with --from / --to (fmt= in Python)."))
     sniffers = [f for f in _REGISTRY.values() if found in f.sniff_for and f.sniff is not None]
@@ -402,7 +402,7 @@ def _read(path: Path, f: Format, options: ReadOptions) -> pl.DataFrame:
     """Read with a format's eager reader; a file replaced during the read is read again."""
     read = f.read
     if read is None:
-        raise FormatError(message(f"format `{f.name}` cannot be read", where=f"`{path}`",
+        raise FormatError(message(f"format `{f.name}` cannot be read", where=Place(path),
                                   expected=" | ".join(format_names(readable=True))),
                           path=path, parameter="fmt")
     return consistent_read(path, lambda: read(path, options))
@@ -418,7 +418,7 @@ def _source_format(source: str | Path) -> str:
     if any(ch in str(source) for ch in "*?["):
         return "parquet"
     if not Path(source).exists():
-        raise FormatError(message(f"no such file or directory `{source}`"), path=source)
+        raise FormatError(message("no such file or directory", path=source))
     return guess_format(source)
 
 
@@ -503,7 +503,7 @@ def load_trials(path: str | Path, *, fmt: str | None = None, kind: Kind | None =
                           text_columns=tuple(text_columns),
                           trial_id=tuple(trial_id) if trial_id else None)
     f = get_format(fmt or _source_format(path))
-    return apply_where(_scan(Path(path), f, options), where, source=f"`{path}`")
+    return apply_where(_scan(Path(path), f, options), where, source=Place(path))
 
 
 def scan_trials(source: str | Path, *, fmt: str | None = None, where: str | None = None,
@@ -562,7 +562,7 @@ def scan_trials(source: str | Path, *, fmt: str | None = None, where: str | None
     f = get_format(fmt or _source_format(source))
     options = ReadOptions(kind=kind, check_data=check_data,
                           max_row_group_bytes=max_row_group_bytes)
-    return apply_where(_scan(Path(source), f, options), where, source=f"`{source}`")
+    return apply_where(_scan(Path(source), f, options), where, source=Place(source))
 
 
 def read_trials(source: str | Path, *, fmt: str | None = None, where: str | None = None,
@@ -607,7 +607,7 @@ def read_trials(source: str | Path, *, fmt: str | None = None, where: str | None
     options = ReadOptions(kind=kind, max_row_group_bytes=max_row_group_bytes)
 
     def read() -> pl.DataFrame:
-        lf = apply_where(_scan(Path(source), f, options), where, source=f"`{source}`")
+        lf = apply_where(_scan(Path(source), f, options), where, source=Place(source))
         with pq.unreadable_parquet(Path(source)):  # decoding is lazy: errors come here
             return lf.collect()
 
@@ -664,7 +664,7 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
     name = fmt or ("parquet" if not Path(path).suffix else guess_format(path))
     f = get_format(name)
     if f.write is None:
-        raise FormatError(message(f"format `{name}` cannot be written", where=f"`{path}`",
+        raise FormatError(message(f"format `{name}` cannot be written", where=Place(path),
                                   expected=" | ".join(format_names(writable=True))),
                           path=path, parameter="fmt")
     given = {"partition_by": tuple(partition_by), "chunk_rows": chunk_rows,
@@ -674,7 +674,7 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
     for option, value in given.items():
         if option not in f.write_options and value != defaults[option]:
             raise UsageError(message(f"format `{name}` does not take `{option}`",
-                                     where=f"`{path}`",
+                                     where=Place(path),
                                      hint="It is an option of: " + ", ".join(
                                          g.name for g in _REGISTRY.values()
                                          if option in g.write_options) + "."),
@@ -779,7 +779,7 @@ def _scan_parquet(path: Path, o: ReadOptions) -> pl.LazyFrame:
     if o.trial_id:  # the scan's check has no trial_id: check on the scan
         lf = pq.scan_trials(path, kind=o.kind, max_row_group_bytes=o.max_row_group_bytes)
         return validate_trials(lf, kind=o.kind or infer_kind(lf.collect_schema().names()),
-                               where=f"`{path}`", trial_id=o.trial_id)
+                               where=Place(path), trial_id=o.trial_id)
     return pq.scan_trials(path, kind=o.kind, check_data=o.check_data,
                           max_row_group_bytes=o.max_row_group_bytes)
 
@@ -828,7 +828,7 @@ def _is_voxceleb(head: list[str]) -> bool:
 def _read_voxceleb(path: Path, o: ReadOptions) -> pl.DataFrame:
     if o.kind not in (None, "key"):
         raise FormatError(message(f"a VoxCeleb list is a key, not {o.kind}",
-                                  where=f"`{path}`", expected="label enroll test lines"))
+                                  where=Place(path), expected="label enroll test lines"))
     return read_text_trials(path, "key", fmt="VoxCeleb", order=VOXCELEB_ORDER)
 
 
@@ -836,7 +836,7 @@ def _write_voxceleb(data: pl.DataFrame, path: Path, *, kind: Kind, overwrite: bo
                     **_: Any) -> None:
     if kind != "key":
         raise FormatError(message(f"a VoxCeleb list holds a key, not {kind}",
-                                  where=f"`{path}`"))
+                                  where=Place(path)))
     write_text_trials(data, path, "key", overwrite=overwrite, order=VOXCELEB_ORDER,
                       labels=("1", "0"))
 
@@ -844,12 +844,12 @@ def _write_voxceleb(data: pl.DataFrame, path: Path, *, kind: Kind, overwrite: bo
 def _read_list(path: Path, o: ReadOptions) -> pl.DataFrame:
     if not o.order:
         raise UsageError(message(
-            "a headerless list needs its column order", where=f"`{path}`",
+            "a headerless list needs its column order", where=Place(path),
             hint="Give --column-order (order= in Python), e.g. label,model,segment."))
     kind = fields_kind(o.order)
     if o.kind not in (None, kind):
         raise FormatError(message(f"column order {', '.join(o.order)} is a {kind}, not {o.kind}",
-                                  where=f"`{path}`"))
+                                  where=Place(path)))
     return read_text_trials(path, kind, fmt="headerless list", order=o.order)
 
 

@@ -62,7 +62,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from scoreframe.errors import ScoreframeError, UsageError, message
+from scoreframe.errors import ScoreframeError, UsageError, message, quote
 
 __all__ = ["PAUSE_ENV", "STATE_ENV", "TEMP_MARK", "atomic_output", "atomic_outputs",
            "check_outputs", "clean_stale", "consistent_read", "final_path", "host_tag",
@@ -389,7 +389,7 @@ def consistent_read(path: str | Path, read: Callable[[], T], *, attempts: int = 
             if _version(p) == before:
                 return out
     raise ScoreframeError(message(
-        f"`{p}` was replaced while it was read, {attempts} times in a row",
+        f"replaced while it was read, {attempts} times in a row", path=p,
         hint="Another process keeps replacing it; read it when that process is done."))
 
 
@@ -428,24 +428,24 @@ def check_outputs(targets: Sequence[str | Path], *, overwrite: bool = False,
     for p, r in zip(paths, resolved, strict=True):
         if any(r == i or i in r.parents or r in i.parents for i in ins):
             raise UsageError(message(
-                f"output `{p}` would overwrite or sit inside an input",
-                hint="Inputs are never modified: write the output somewhere else."))
+                "the output would overwrite or sit inside an input",
+                hint="Inputs are never modified: write the output somewhere else."), path=p)
     for p in paths:
         parent = p.parent
         if not parent.is_dir():
-            raise ScoreframeError(message(
-                f"cannot write output `{p}`: its directory `{parent}` "
+            raise ScoreframeError(message(  # the error is about the directory: its path
+                f"the directory of the output {quote(p.name)} "
                 + ("is not a directory" if parent.exists() else "does not exist"),
                 hint="Outputs go into existing directories: create it first (mkdir -p) or "
-                     "name another output path."), path=p)
+                     "name another output path."), path=parent)
         if p.is_symlink() or (p.exists() and not (p.is_file() or p.is_dir())):
             kind = "a symbolic link" if p.is_symlink() else "a device, pipe or socket"
             raise UsageError(message(
-                f"output `{p}` is {kind}", expected="a regular file or directory",
+                f"the output is {kind}", path=p, expected="a regular file or directory",
                 hint="scoreframe replaces outputs atomically (write, then rename), which would "
                      "replace the link or special file itself: name a regular path."))
         if p.exists() and not overwrite:
-            raise ScoreframeError(message(f"output `{p}` already exists",
+            raise ScoreframeError(message("the output already exists",
                                           hint="Pass overwrite (CLI: --overwrite) to replace it."),
                                   path=p)
     return paths

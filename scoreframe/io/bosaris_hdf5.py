@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import DTypeLike, NDArray
 
-from scoreframe.errors import FormatError, ScoreframeError, ScoreframeWarning, message
+from scoreframe.errors import FormatError, Place, ScoreframeError, ScoreframeWarning, message
 from scoreframe.frames.schema import Kind, validate_trials
 from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import quote
@@ -64,9 +64,9 @@ def _dataset(f: h5py.File, name: str, where: str) -> h5py.Dataset:
     return ds
 
 
-def _names(f: h5py.File, name: str, where: str) -> pl.Series:
+def _names(f: h5py.File, name: str, where: Place) -> pl.Series:
     ds = _dataset(f, name, where)
-    at = f"{where} dataset `/{name}`"
+    at = where.inside(f"dataset `/{name}`")
     if ds.dtype.kind not in "SOU" or (ds.dtype.kind == "O"
                                       and h5py.check_string_dtype(ds.dtype) is None):
         raise FormatError(message("names are not strings", where=at,
@@ -99,10 +99,10 @@ def _names(f: h5py.File, name: str, where: str) -> pl.Series:
     return names
 
 
-def _matrix(f: h5py.File, name: str, shape: tuple[int, int], where: str,
+def _matrix(f: h5py.File, name: str, shape: tuple[int, int], where: Place,
             kinds: str = "iub") -> h5py.Dataset:
     ds = _dataset(f, name, where)
-    at = f"{where} dataset `/{name}`"
+    at = where.inside(f"dataset `/{name}`")
     if ds.dtype.kind not in kinds:
         expected = {"iub": "integers", "iubf": "numbers", "f": "floating point numbers"}[kinds]
         raise FormatError(message("wrong data type", where=at, expected=expected,
@@ -151,7 +151,7 @@ def _nonzero_cells(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _read_long(f: h5py.File, kind: Kind, shape: tuple[int, int],
-               where: str) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+               where: Place) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Row indices, column indices and per-trial values, read slab by slab."""
     n_rows, n_cols = shape
     if kind == "key" and "target_mask" in f:
@@ -248,11 +248,11 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None, *,
     [('m1', 's1', True), ('m1', 's2', False)]
     """
     path = Path(path)
-    where = f"`{path}`"
+    where = Place(path)
     if not path.exists():
-        raise FormatError(message(f"no such file `{path}`"))
+        raise FormatError(message("no such file", path=path))
     if not path.is_file():
-        raise FormatError(message(f"`{path}` is not a file", expected="an HDF5 file",
+        raise FormatError(message("not a file", path=path, expected="an HDF5 file",
                                   got="a directory" if path.is_dir() else "a special file"))
     try:
         f = h5py.File(path, "r")
@@ -275,12 +275,12 @@ def read_bosaris_hdf5(path: str | Path, kind: Kind | None = None, *,
     df = pl.DataFrame({"model": models.gather(i), "segment": segs.gather(j)})
     for name, v in values.items():
         df = df.with_columns(pl.Series(name, v))
-    where_data = where + (" dataset `/scores`" if kind == "scores" else "")
+    where_data = where.inside("dataset `/scores`") if kind == "scores" else where
     # names are unique, so every (row, column) cell is one distinct trial: no duplicate scan
     return validate_trials(df, kind=kind, where=where_data, duplicates=False).collect()
 
 
-def _check_declared(f: h5py.File, kind: Kind, limit: int, where: str) -> None:
+def _check_declared(f: h5py.File, kind: Kind, limit: int, where: Place) -> None:
     """Refuse declared sizes over ``limit`` from the datasets' metadata alone (nothing read)."""
     counts = []
     name_bytes = 0
@@ -414,7 +414,7 @@ def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
                                   got=repr(kind)))
     path = Path(path)
     shown = final_path(path)
-    df = validate_trials(data, kind=kind, where=f"the data written to `{shown}`").collect()
+    df = validate_trials(data, kind=kind, where=Place(shown, detail="the data written")).collect()
     if kind == "key" and df["label"].null_count():
         raise FormatError(message("cannot write unknown (null) labels to a BOSARIS Key",
                                   got=f"{df['label'].null_count()} null label(s)"))
@@ -427,7 +427,7 @@ def write_bosaris_hdf5(data: pl.DataFrame, path: str | Path, kind: Kind, *,
             f"cells hold trials)")
     if max_dense_bytes is not None and size > max_dense_bytes:
         raise ScoreframeError(message(
-            "dense matrix too large for a BOSARIS HDF5 file", where=f"`{shown}`",
+            "dense matrix too large for a BOSARIS HDF5 file", where=Place(shown),
             expected=f"at most {_fmt_bytes(max_dense_bytes)} (max_dense_bytes)",
             got=f"{shape[0]} models x {shape[1]} segments = {_fmt_bytes(size)}",
             hint="BOSARIS loads these matrices whole; split the trials (e.g. by condition), "

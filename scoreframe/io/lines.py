@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import FormatError, message
+from scoreframe.errors import FormatError, Place, message
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "byte_array", "check_control_bytes", "check_line_lengths",
            "count_fields", "field_counts", "first_bad_line", "line_limit", "max_line_bytes",
@@ -160,7 +160,7 @@ def _line_too_long(path: Path, limit: int, lineno: int, head: bytes) -> FormatEr
     head = head.split(b"\n", 1)[0]
     quoted = head[:_QUOTE].decode("utf-8", errors="replace")
     return FormatError(message(
-        "line too long", where=f"`{path}` line {lineno}",
+        "line too long", where=Place(path, line=lineno),
         expected=f"at most {limit} bytes per line",
         got=f"a longer line starting {quoted!r}" + ("..." if len(head) > _QUOTE else ""),
         hint="The file is not a trial list (binary, or missing line ends?). A genuine longer "
@@ -188,7 +188,7 @@ def check_line_lengths(path: str | Path, *, max_line_bytes: int | None = None) -
     >>> check_line_lengths(p, max_line_bytes=64)
     Traceback (most recent call last):
     ...
-    scoreframe.errors.FormatError: line too long in `...k.txt` line 2: expected at most 64 ...
+    scoreframe.errors.FormatError: `...k.txt` line 2: line too long: expected at most 64 ...
     """
     p = Path(path)
     limit = line_limit(max_line_bytes)
@@ -240,9 +240,9 @@ def read_source(path: str | Path, *, what: str = "file",
     limit = line_limit(max_line_bytes)
     p = Path(path)
     if not p.exists():
-        raise FormatError(message(f"no such file `{p}`"))
+        raise FormatError(message("no such file", path=p))
     if not p.is_file():
-        raise FormatError(message(f"`{p}` is not a file", expected=f"a {what}",
+        raise FormatError(message("not a file", path=p, expected=f"a {what}",
                                   got="a directory" if p.is_dir() else "a special file"))
     with p.open("rb") as fh:
         magic = fh.read(2)
@@ -252,13 +252,13 @@ def read_source(path: str | Path, *, what: str = "file",
     try:
         return _gunzip(p, limit)
     except EOFError:
-        raise FormatError(message("truncated gzip file", where=f"`{p}`",
+        raise FormatError(message("truncated gzip file", where=Place(p),
                                   expected="a complete gzip stream",
                                   got="the data ends before the end-of-stream marker",
                                   hint="The file was cut short (interrupted download or "
                                        "copy?); fetch it again.")) from None
     except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-        raise FormatError(message("corrupt gzip file", where=f"`{p}`",
+        raise FormatError(message("corrupt gzip file", where=Place(p),
                                   expected="a valid gzip stream", got=str(exc))) from None
 
 
@@ -320,7 +320,7 @@ def _utf8_error(src: bytes | Path, path: Path) -> FormatError:
     hit = (lossy.with_row_index("lineno", offset=1)
            .filter(pl.col("line").str.contains("\ufffd", literal=True)
                    | pl.col("rest").str.contains("\ufffd", literal=True)))
-    where = f"`{path}`" + (f" line {hit['lineno'][0]}" if hit.height else "")
+    where = Place(path, line=hit["lineno"][0] if hit.height else None)
     return FormatError(message("invalid UTF-8", where=where, expected="UTF-8 text",
                                got="bytes that are not UTF-8",
                                hint="Re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)."))
@@ -380,7 +380,7 @@ def check_control_bytes(arr: np.ndarray, path: Path) -> tuple[int, int]:
     mask[lone_cr] = True
     pos = int(np.argmax(mask))
     line = int(np.count_nonzero(arr[:pos] == 10)) + 1
-    raise FormatError(message("control character in a line", where=f"`{path}` line {line}",
+    raise FormatError(message("control character in a line", where=Place(path, line=line),
                               expected="printable text, fields separated by the format's "
                                        "separator",
                               got=f"byte 0x{int(arr[pos]):02x}",
@@ -419,7 +419,7 @@ def utf8_or_format_error(exc: Exception, src: bytes | Path, path: Path) -> Forma
     """The FormatError for a polars CSV error: invalid UTF-8 located by line, or the cause."""
     if "utf-8" in str(exc).lower() or "utf8" in str(exc).lower():
         return _utf8_error(src, path)
-    return FormatError(message("cannot read text", where=f"`{path}`",
+    return FormatError(message("cannot read text", where=Place(path),
                                got=str(exc).splitlines()[0]))
 
 

@@ -31,7 +31,7 @@ from typing import Literal
 
 import polars as pl
 
-from scoreframe.errors import FormatError, SchemaError, ValidationError, message
+from scoreframe.errors import FormatError, Place, SchemaError, ValidationError, message
 from scoreframe.io.lines import (
     count_fields,
     first_bad_line,
@@ -65,6 +65,9 @@ class _Table:
         self.unit = unit
 
     def at(self, pos: object) -> str:
+        if isinstance(self.where, Place) and isinstance(pos, int):  # a file: its path (and line)
+            return (self.where.at(pos) if self.unit == "line"  # as the message's attributes
+                    else self.where.inside(f"{self.unit} {pos}"))
         return f"{self.where} {self.unit} {pos}"
 
     def first(self, cond: pl.Expr) -> int | None:
@@ -95,7 +98,7 @@ def _read_text(path: Path, sep: str, where: str) -> pl.DataFrame:
     src = read_source(path, what="table")
     lines = read_lines(path, src=src)
     if lines.height == 0 or lines["line"][0] is None:
-        raise FormatError(message("no header line", where=f"{where} line 1",
+        raise FormatError(message("no header line", where=Place(path, line=1),
                                   expected="column names", got="an empty line or file"))
     fields = count_fields(pl.col("line"), sep, quoted=sep == ",")
     n_fields = lines.head(1).select(fields).item()
@@ -104,7 +107,7 @@ def _read_text(path: Path, sep: str, where: str) -> pl.DataFrame:
     if ln is not None:
         text = body.filter(pl.col("lineno") == ln)["line"][0]
         raise FormatError(message(
-            "a row with the wrong number of fields", where=f"{where} line {ln}",
+            "a row with the wrong number of fields", where=Place(path, line=ln),
             expected=f"{n_fields} fields like the header",
             got=f"{body.filter(pl.col('lineno') == ln).select(fields).item()}: {quote(text)}"))
     try:
@@ -127,9 +130,9 @@ def _load(source: Source, fmt: str | None, what: str) -> _Table:
             df = df.drop(_POS)
         return _Table(df.with_row_index(_POS), f"the {what} table", "row")
     path = Path(source)
-    where = f"`{path}`"
+    where = Place(path)
     if not path.exists():
-        raise FormatError(message(f"no such file `{path}`",
+        raise FormatError(message("no such file", path=path,
                                   expected=f"the {what} table (Parquet, CSV or TSV)"))
     kind = _format(path, fmt)
     if kind != "parquet":

@@ -19,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scoreframe.errors import FormatError, SchemaError, ScoreframeError, message
+from scoreframe.errors import FormatError, Place, SchemaError, ScoreframeError, message
 from scoreframe.frames import _sql_guard
 from scoreframe.frames.schema import (
     Kind,
@@ -61,11 +61,11 @@ def apply_where(lf: pl.LazyFrame, where: str | None, *,
 def _parquet_source(path: Path) -> tuple[str | Path, bool]:
     if path.is_dir():
         if not any(path.rglob("*.parquet")):
-            raise FormatError(message("no parquet files", where=f"directory `{path}`",
+            raise FormatError(message("no parquet files", where=Place(path),
                                       expected="a hive-partitioned dataset"))
         return str(path / "**" / "*.parquet"), True
     if not path.exists() and not any(ch in str(path) for ch in "*?["):
-        raise FormatError(message(f"no such file or directory `{path}`"))
+        raise FormatError(message("no such file or directory", path=path))
     return path, False
 
 
@@ -114,7 +114,7 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
         lf = pl.scan_parquet(src, hive_partitioning=hive or None)
         names = lf.collect_schema().names()
     except (pl.exceptions.PolarsError, OSError, pl.exceptions.PanicException) as exc:
-        raise FormatError(message("cannot read parquet", where=f"`{path}`",
+        raise FormatError(message("cannot read parquet", where=Place(path),
                                   got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
                                   )) from None
     if check_data:
@@ -123,9 +123,9 @@ def scan_trials(source: str | Path, *, where: str | None = None, kind: Kind | No
         if isinstance(ids, list) and set(ids) <= set(id_columns(names)):
             check_data = False  # written by a validating write_trials: already checked
     with unreadable_parquet(path):
-        lf = validate_trials(lf, kind=kind or infer_kind(names), where=f"`{path}`",
+        lf = validate_trials(lf, kind=kind or infer_kind(names), where=Place(path),
                              check_data=check_data)
-    return apply_where(lf, where, source=f"`{path}`")
+    return apply_where(lf, where, source=Place(path))
 
 
 def read_trials(source: str | Path, *, where: str | None = None, kind: Kind | None = None,
@@ -190,7 +190,7 @@ def unreadable_parquet(path: Path) -> Iterator[None]:
     except (pl.exceptions.PolarsError, OSError, pa.ArrowException,
             pl.exceptions.PanicException) as exc:
         raise FormatError(message("cannot read parquet data (corrupt file?)",
-                                  where=f"`{path}`",
+                                  where=Place(path),
                                   got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
                                   )) from None
 
@@ -278,13 +278,13 @@ def read_footers(files: Sequence[Path], *,
             kv = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
                   for k, v in (meta.metadata or {}).items()}
         except (pa.ArrowException, OSError, ValueError) as exc:
-            raise FormatError(message("cannot read parquet", where=f"`{f}`",
+            raise FormatError(message("cannot read parquet", where=Place(f),
                                       got=(str(exc).splitlines() or [type(exc).__name__])[0][:200]
                                       )) from None
         big = max(range(len(sizes)), key=sizes.__getitem__, default=None)
         if big is not None and sizes[big] > max_row_group_bytes:
             raise FormatError(message(
-                "parquet row group too large", where=f"`{f}` row group {big}",
+                "parquet row group too large", where=Place(f, detail=f"row group {big}"),
                 expected=f"at most {max_row_group_bytes} bytes uncompressed",
                 got=f"{sizes[big]} bytes declared in the footer",
                 hint="A row group is decoded whole. Rewrite the file with smaller row groups "
@@ -393,7 +393,7 @@ def write_trials(data: pl.DataFrame | pl.LazyFrame | Iterable[pl.DataFrame], pat
     path = Path(path)
     parts = list(partition_by)
     single = not parts and path.suffix == ".parquet"
-    where = f"the data written to `{final_path(path)}`"
+    where = Place(final_path(path), detail="the data written")
     eager = isinstance(data, pl.DataFrame)
     kind: Kind | None = None
     ids: list[str] = []

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import FormatError, message
+from scoreframe.errors import FormatError, Place, message
 from scoreframe.frames.schema import Kind, user_columns, validate_trials
 from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import (
@@ -54,7 +54,7 @@ def _read_delimited(path: Path, separator: str, text_columns: Sequence[str] = ()
     a short or long row is an error naming its line rather than a padded or shifted trial.
     """
     src = read_source(path, what="table", max_line_bytes=max_line_bytes)
-    where = f"`{path}`"
+    where = Place(path)
     arr = byte_array(src)
     quoted = bool(np.count_nonzero(arr == ord('"')))
     header = _header_text(arr, where)
@@ -68,7 +68,7 @@ def _read_delimited(path: Path, separator: str, text_columns: Sequence[str] = ()
         line = pl.col("line")
         odd = first_bad_line(lines, line.str.count_matches('"', literal=True) % 2 == 1)
         if odd is not None:
-            raise FormatError(message("unbalanced quote", where=f"{where} line {odd}",
+            raise FormatError(message("unbalanced quote", where=where.at(odd),
                                       expected="quoted fields closed on the same line",
                                       got="an odd number of `\"`"))
         counted = lines.select("lineno", count_fields(line, separator, quoted=True).alias("n"),
@@ -84,7 +84,7 @@ def _read_delimited(path: Path, separator: str, text_columns: Sequence[str] = ()
             raw = bytes(arr[starts[lineno - 1]:ends[lineno - 1]])
             return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
     if not counted.height or counted["blank"][0]:
-        raise FormatError(message("no header line", where=f"{where} line 1",
+        raise FormatError(message("no header line", where=where.at(1),
                                   expected="a header naming the columns",
                                   got="an empty file" if not counted.height else "an empty line"))
     expected = int(counted["n"][0])
@@ -92,7 +92,7 @@ def _read_delimited(path: Path, separator: str, text_columns: Sequence[str] = ()
     if bad.height:
         first = bad.row(0, named=True)
         raise FormatError(message(
-            "row with the wrong number of fields", where=f"{where} line {first['lineno']}",
+            "row with the wrong number of fields", where=where.at(first['lineno']),
             expected=f"{expected} fields, as in the header",
             got=f"{first['n']} field(s): {quote(text(first['lineno']))}"
                 + (f" ({bad.height} bad rows in all)" if bad.height > 1 else ""),
@@ -143,11 +143,11 @@ def _parse(src: bytes | Path, separator: str, path: Path,
             pl.exceptions.ShapeError, pl.exceptions.SchemaError) as exc:
         if "utf" in str(exc).lower():
             raise utf8_or_format_error(exc, src, path) from None
-        raise FormatError(message("cannot parse table", where=f"`{path}`",
+        raise FormatError(message("cannot parse table", where=Place(path),
                                   got=str(exc).splitlines()[0])) from None
 
 
-def _header_text(arr: np.ndarray, where: str) -> str:
+def _header_text(arr: np.ndarray, where: Place) -> str:
     """The header line (byte-order mark and CR removed); bytes that are not UTF-8 are an error.
 
     Polars would read such a header lossily into a mangled column name.
@@ -158,18 +158,18 @@ def _header_text(arr: np.ndarray, where: str) -> str:
     try:
         text = bytes(arr[:end]).decode("utf-8")
     except UnicodeDecodeError:
-        raise FormatError(message("invalid UTF-8", where=f"{where} line 1",
+        raise FormatError(message("invalid UTF-8", where=where.at(1),
                                   expected="UTF-8 text", got="bytes that are not UTF-8",
                                   hint="Re-encode the file as UTF-8 (e.g. iconv -f latin1 -t "
                                        "utf-8).")) from None
     return text.removeprefix("\ufeff").removesuffix("\r")
 
 
-def _check_header(header: str, separator: str, where: str) -> None:
+def _check_header(header: str, separator: str, where: Place) -> None:
     names = [h.strip().strip('"') for h in header.split(separator)]
     if len(set(names)) != len(names):
         dups = sorted({h for h in names if names.count(h) > 1})
-        raise FormatError(message("duplicate column names", where=f"{where} line 1",
+        raise FormatError(message("duplicate column names", where=where.at(1),
                                   expected="distinct names", got=", ".join(dups)))
 
 
@@ -189,7 +189,7 @@ def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str, path: Pa
         return None
     if not df.height or df.get_column(df.columns[-1]).null_count():
         return None
-    _check_header(header, separator, f"`{path}`")
+    _check_header(header, separator, Place(path))
     return df.with_columns(pl.int_range(2, df.height + 2, dtype=pl.Int64).alias("__line"))
 
 
@@ -201,7 +201,7 @@ def _numeric(df: pl.DataFrame, column: str, path: Path) -> pl.DataFrame:
     bad = df.filter(parsed.is_null() & pl.col(column).is_not_null())
     if bad.height:
         raise FormatError(message(f"bad value in column `{column}`",
-                                  where=f"`{path}` line {bad['__line'][0]}",
+                                  where=Place(path, line=bad['__line'][0]),
                                   expected="a number", got=quote(bad[column][0])))
     return df.with_columns(parsed)
 
@@ -210,13 +210,13 @@ def _renamed(df: pl.DataFrame, mapping: Mapping[str, str], path: Path, fmt: str)
     missing = [src for src in mapping if src not in df.columns]
     if missing:
         raise FormatError(message(f"missing {fmt} column(s) {', '.join(missing)}",
-                                  where=f"`{path}`", expected=", ".join(mapping),
+                                  where=Place(path), expected=", ".join(mapping),
                                   got=user_columns(df.columns)))
     taken = [dst for src, dst in mapping.items() if dst in df.columns and dst != src
              and dst not in mapping]
     if taken:
         raise FormatError(message(f"{fmt} column(s) would be renamed onto existing column(s) "
-                                  + ", ".join(f"`{c}`" for c in taken), where=f"`{path}`",
+                                  + ", ".join(f"`{c}`" for c in taken), where=Place(path),
                                   expected="no column already named "
                                            + ", ".join(sorted(set(mapping.values()))),
                                   got=user_columns(df.columns),
@@ -264,7 +264,7 @@ def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
     df = _renamed(_read_delimited(path, "\t", text_columns, max_line_bytes), NIST_KEY, path,
                   "NIST key")
     _require_targettype(df, path)
-    return validate_trials(df, kind="key", where=f"`{path}`", line_column="__line").collect()
+    return validate_trials(df, kind="key", where=Place(path), line_column="__line").collect()
 
 
 def _require_targettype(df: pl.DataFrame, path: Path) -> None:
@@ -274,7 +274,7 @@ def _require_targettype(df: pl.DataFrame, path: Path) -> None:
     bad = df.filter(empty)
     if bad.height:
         raise FormatError(message(
-            "empty `targettype` in NIST key", where=f"`{path}` line {bad['__line'][0]}",
+            "empty `targettype` in NIST key", where=Place(path, line=bad['__line'][0]),
             expected="target or nontarget", got="an empty field"
             + (f" ({bad.height} lines in all)" if bad.height > 1 else ""),
             hint="Every trial of a NIST key is a target or a non-target; remove the line or "
@@ -315,14 +315,14 @@ def read_nist_scores(path: str | Path, *, max_line_bytes: int | None = None) -> 
     path = Path(path)
     df = _numeric(_renamed(_read_delimited(path, "\t", (), max_line_bytes), NIST_SCORES, path,
                            "NIST scores"), "score", path)
-    return validate_trials(df, kind="scores", where=f"`{path}`",
+    return validate_trials(df, kind="scores", where=Place(path),
                            line_column="__line").collect()
 
 
 def _require(data: pl.DataFrame, columns: tuple[str, ...], path: str | Path, what: str) -> None:
     missing = [c for c in columns if c not in data.columns]
     if missing:
-        raise FormatError(message(f"cannot write a {what} file", where=f"`{final_path(path)}`",
+        raise FormatError(message(f"cannot write a {what} file", where=Place(final_path(path)),
                                   expected=f"columns {', '.join(columns)}",
                                   got=f"no {', '.join(missing)}"))
 
@@ -393,19 +393,19 @@ def write_nist_key(data: pl.DataFrame, path: str | Path, *, overwrite: bool = Fa
     _require(data, ("model", "segment", "label"), path, "NIST key")
     if "system" in data.columns and data["system"].n_unique() > 1:
         raise FormatError(message("a NIST key holds the trials of one system",
-                                  where=f"`{final_path(path)}`",
+                                  where=Place(final_path(path)),
                                   got=f"{data['system'].n_unique()} systems",
                                   hint="Select one system (e.g. filter system == 'x')."))
     if data["label"].null_count():
         raise FormatError(message("cannot write unknown (null) labels to a NIST key",
-                                  where=f"`{final_path(path)}`",
+                                  where=Place(final_path(path)),
                                   got=f"{data['label'].null_count()} null label(s)"))
     rest = [c for c in data.columns
             if c not in ("model", "segment", "label", "score", "system")]
     clash = [c for c in rest if c in (*NIST_KEY, *NIST_SCORES, "side")]
     if clash:
         raise FormatError(message("a column name that NIST files reserve",
-                                  where=f"`{final_path(path)}`",
+                                  where=Place(final_path(path)),
                                   expected="metadata columns other than modelid, segmentid, "
                                            "side, targettype and LLR",
                                   got=", ".join(clash), hint="Rename the column."))
@@ -478,7 +478,7 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
     if columns:
         df = _renamed(df, {v: k for k, v in columns.items()}, path, "mapped")
     df = _numeric(df, "score", path) if line_column else df
-    return validate_trials(df, kind=kind or infer_kind(df.columns), where=f"`{path}`",
+    return validate_trials(df, kind=kind or infer_kind(df.columns), where=Place(path),
                            trial_id=trial_id, line_column=line_column).collect()
 
 
@@ -492,11 +492,11 @@ def _suffix(path: Path) -> str:
 
 def _read_parquet_file(path: Path) -> pl.DataFrame:
     if not path.is_file():
-        raise FormatError(message(f"no such file `{path}`"))
+        raise FormatError(message("no such file", path=path))
     try:
         return pl.read_parquet(path)
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise FormatError(message("cannot read parquet", where=f"`{path}`",
+        raise FormatError(message("cannot read parquet", where=Place(path),
                                   got=str(exc).splitlines()[0])) from None
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
-from scoreframe.errors import FormatError, message
+from scoreframe.errors import FormatError, Place, message
 from scoreframe.frames.schema import Kind, validate_trials
 from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import (
@@ -115,14 +115,14 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     >>> read_text_trials(p, "key")
     Traceback (most recent call last):
     ...
-    scoreframe.errors.FormatError: ragged BOSARIS text key line in `...key.txt` line 2: ...
+    scoreframe.errors.FormatError: `...key.txt` line 2: ragged BOSARIS text key line: ...
     """
     path = Path(path)
     fields = tuple(order) if order else _FIELDS[kind]
     if order and fields_kind(fields) != kind:
         raise FormatError(message(f"column order {', '.join(fields)} is not a {kind}",
                                   expected=", ".join(_FIELDS[kind])))
-    where = f"`{path}`"
+    where = Place(path)
     src = read_source(path, max_line_bytes=max_line_bytes)
     n_tab, n_cr = check_control_bytes(byte_array(src), path)
     df = _single_spaced(src, path, fields) if not (n_tab or n_cr) else None
@@ -134,7 +134,7 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
         ln = first_bad_line(df, pl.col("__score").is_null())
         if ln is not None:
             raw_value = df.filter(pl.col("lineno") == ln)["score"][0]
-            raise FormatError(message(f"bad score in {fmt} {kind}", where=f"{where} line {ln}",
+            raise FormatError(message(f"bad score in {fmt} {kind}", where=where.at(ln),
                                       expected="a number", got=quote(raw_value)))
         df = df.with_columns(pl.col("__score").alias("score")).drop("__score")
     if order:  # the canonical column order, whatever the file's
@@ -170,7 +170,7 @@ def _single_spaced(src: bytes | Path, path: Path,
 def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: Kind,
                  fmt: str) -> pl.DataFrame:
     """Tokenize line by line (any run of spaces and tabs separates), checking field counts."""
-    where = f"`{path}`"
+    where = Place(path)
     lines = read_lines(path, src=src).filter(pl.col("line").str.strip_chars(" \t") != "")
     line = pl.col("line")
     messy = lines.select((line.str.contains("\t", literal=True)
@@ -186,7 +186,7 @@ def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: K
         first = bad.row(0, named=True)
         got = first["line"].split(" ")
         raise FormatError(message(
-            f"ragged {fmt} {kind} line", where=f"{where} line {first['lineno']}",
+            f"ragged {fmt} {kind} line", where=where.at(first['lineno']),
             expected=f"{len(fields)} fields ({' '.join(fields)})",
             got=f"{len(got)} field(s): {quote(first['line'])}"
                 + (f" ({bad.height} bad lines in all)" if bad.height > 1 else "")))
@@ -384,7 +384,7 @@ def write_text_trials(data: pl.DataFrame, path: str | Path, kind: Kind, *,
     fields = tuple(order) if order else _FIELDS[kind]
     missing = [c for c in fields if c not in data.columns]
     if missing:
-        raise FormatError(message(f"cannot write a {kind} file", where=f"`{final_path(path)}`",
+        raise FormatError(message(f"cannot write a {kind} file", where=Place(final_path(path)),
                                   expected=f"columns {', '.join(fields)}",
                                   got=f"no {', '.join(missing)}"))
     df = data.select(fields)

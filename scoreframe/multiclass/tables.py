@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import AlignmentError, SchemaError, ValidationError, message
+from scoreframe.errors import AlignmentError, Place, SchemaError, ValidationError, message
 from scoreframe.frames.lazy import Data, as_lazy
 from scoreframe.io.multiclass import read_multiclass_scores, read_multiclass_truth
 
@@ -29,7 +29,7 @@ __all__ = ["Data", "Group", "describe", "read_scores", "read_truth", "score_matr
 
 def describe(source: Any, what: str) -> str:  # noqa: ANN401 - any trial data
     """How error messages name an input: the file, or "the <what> table"."""
-    return f"`{source}`" if isinstance(source, str | Path) else f"the {what} table"
+    return Place(source) if isinstance(source, str | Path) else f"the {what} table"
 
 
 def read_scores(source: Data, *, fmt: str | None = None,

@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from scoreframe.errors import FormatError, ScoreframeError, ValidationError, message
+from scoreframe.errors import FormatError, Place, ScoreframeError, ValidationError, message
 from scoreframe.kernels.cohort import moments_of_rows, row_topk
 from scoreframe.stats.executors import LocalExecutor
 
@@ -141,7 +141,7 @@ def read_embeddings(source: object) -> Embeddings:
     >>> e.ids.tolist(), e.vectors.shape
     (['a', 'b'], (2, 2))
     """
-    where = (f"`{source}`" if isinstance(source, str | Path)
+    where = (Place(source) if isinstance(source, str | Path)
              else f"the {type(source).__name__} given")
     speakers = None
     if isinstance(source, tuple) and len(source) == 2:
@@ -152,7 +152,7 @@ def read_embeddings(source: object) -> Embeddings:
     elif isinstance(source, str | Path):
         path = Path(source)
         if not path.exists():
-            raise FormatError(message(f"no such file or directory `{path}`"))
+            raise FormatError(message("no such file or directory", path=path))
         suffix = path.suffix.lower()
         try:
             if suffix == ".npz":

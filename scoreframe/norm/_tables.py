@@ -26,7 +26,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from scoreframe.checks import check_choice
-from scoreframe.errors import FormatError, UsageError, ValidationError, message
+from scoreframe.errors import FormatError, Place, UsageError, ValidationError, message
 from scoreframe.frames.lazy import Data, as_lazy, parquet_source
 from scoreframe.kernels.cohort import (
     MAX_ABS,
@@ -201,7 +201,7 @@ def table_statistics(data: Data, *, side: str, ks: Sequence[int | None], ddof: i
     ``workers`` processes); the data must then be Parquet given by path.
     """
     check_choice(engine, name="engine", choices=("local", "dask"))  # resolved by the caller
-    where = f"`{data}`" if isinstance(data, str | Path) else f"the {type(data).__name__} given"
+    where = Place(data) if isinstance(data, str | Path) else f"the {type(data).__name__} given"
     if engine == "dask" and not isinstance(data, str | Path):
         raise UsageError(message(
             "the dask engine reads cohort score tables by path", got=where,

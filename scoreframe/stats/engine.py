@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import FormatError, ValidationError, message
+from scoreframe.errors import FormatError, Place, ValidationError, message
 from scoreframe.frames.lazy import Data, as_lazy, is_frame_like, scan_raw
 from scoreframe.stats._engine_option import (
     DEFAULT_MEMORY_LIMIT,
@@ -87,9 +87,9 @@ def bytes_per_trial(*, read: bool, grouped: bool, replicate_columns: int) -> int
 
 
 def source_name(data: object) -> str:
-    """How error messages name the data: the path, or the kind of frame."""
+    """How error messages name the data: the path (a :class:`Place`), or the kind of frame."""
     if isinstance(data, str | Path):
-        return f"dataset `{data}`"
+        return Place(data)
     return f"the {type(data).__name__} given"
 
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import ScoreframeError, message
+from scoreframe.errors import Place, ScoreframeError, message
 from scoreframe.frames._sql_guard import where_expr
 from scoreframe.frames.schema import id_hash, repeated_hashes
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
@@ -312,8 +312,10 @@ def spill_full_error(spill_dir: str, need_bytes: int, exc: OSError) -> Scorefram
     >>> import errno, tempfile
     >>> d = tempfile.mkdtemp()
     >>> msg = str(spill_full_error(d, 10**9, OSError(errno.ENOSPC, "No space left on device")))
-    >>> msg.startswith("no space left for the out-of-core spill in `"), "--spill-dir" in msg
+    >>> msg.startswith("`"), ": no space left for the out-of-core spill" in msg
     (True, True)
+    >>> "--spill-dir" in msg and "free" in msg
+    True
     """
     root = Path(spill_dir).parent
     try:
@@ -323,7 +325,7 @@ def spill_full_error(spill_dir: str, need_bytes: int, exc: OSError) -> Scorefram
     why = "the disk is full" if exc.errno == errno.ENOSPC else (
         "the disk quota is exceeded" if exc.errno == errno.EDQUOT else "a file is too large")
     return ScoreframeError(message(
-        "no space left for the out-of-core spill", where=f"`{root}`",
+        "no space left for the out-of-core spill", where=Place(root),
         expected=f"about {_size(need_bytes)} of temporary score ranges",
         got=f"{why} ({free})",
         hint="Free space there, or spill to a larger disk with spill_dir= (CLI --spill-dir) "
@@ -644,7 +646,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
     root = spill_root or os.environ.get("SCOREFRAME_SPILL_DIR") or tempfile.gettempdir()
     if not Path(root).is_dir():
         raise ScoreframeError(message(
-            "the spill directory does not exist", where=f"`{root}`",
+            "the spill directory does not exist", where=Place(root),
             expected="an existing directory for the temporary score ranges",
             got="a file" if Path(root).exists() else "no such directory",
             hint="Create it, or name another with spill_dir= (CLI --spill-dir) or "

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import DegenerateError, ValidationError, message
+from scoreframe.errors import DegenerateError, Place, ValidationError, message
 from scoreframe.frames._sql_guard import where_expr
 from scoreframe.frames.schema import check_duplicates as schema_check_duplicates
 from scoreframe.frames.schema import normalize_label
@@ -91,14 +91,14 @@ def check_counts(checks: Checks, *, where: str, source: object = None,
     if checks.bad_label:
         raise ValidationError(message(
             "column `label` has values outside the accepted spellings",
-            where=where + first_location(source, "label", where_sql),
+            where=first_location(source, "label", where_sql) or where,
             expected="bool, 1/0, target/nontarget or true/false",
             got=f"{checks.bad_label} trial(s) with other values",
             hint="Map those labels explicitly (or filter them out with --where)."))
     if checks.null_score or checks.nan_score:
         raise ValidationError(message(
             "column `score` has missing values",
-            where=where + first_location(source, "score", where_sql),
+            where=first_location(source, "score", where_sql) or where,
             expected="a number for every trial",
             got=f"{checks.null_score} null and {checks.nan_score} NaN score(s)",
             hint="NaN and null scores are rejected at the boundary: drop or repair those "
@@ -108,15 +108,16 @@ def check_counts(checks: Checks, *, where: str, source: object = None,
                                       got="no trials (after the --where selection)"))
 
 
-def first_location(source: object, column: str, where_sql: str | None = None) -> str:
-    """``" (first in file F, row R)"`` for the first bad ``score`` or ``label`` of a dataset path.
+def first_location(source: object, column: str, where_sql: str | None = None) -> Place | None:
+    """The file and row of the first bad ``score`` or ``label`` of a dataset path.
 
-    Rows are 1-based within the file. Empty when ``source`` is not a path or nothing is found.
+    Rows are 1-based within the file (``row R`` is the place's detail, the file its ``path``).
+    None when ``source`` is not a path or nothing is found.
     """
     from pathlib import Path
 
     if not isinstance(source, str | Path):
-        return ""
+        return None
     p = Path(source)
     files = sorted(p.rglob("*.parquet")) if p.is_dir() else [p] if p.is_file() else []
     for f in files:
@@ -136,8 +137,8 @@ def first_location(source: object, column: str, where_sql: str | None = None) ->
         except Exception:  # noqa: BLE001 - locating is best effort; the error stands anyway
             continue
         if hit.height:
-            return f" (first in file `{f}`, row {int(hit.item()) + 1})"
-    return ""
+            return Place(f, detail=f"row {int(hit.item()) + 1}")
+    return None
 
 
 def check_duplicates(lf: pl.LazyFrame, id_cols: Sequence[str], *, where: str) -> None:

@@ -679,7 +679,7 @@ def write_report(report: Report, path: str | Path, *, title: str | None = None,
     targets = [Path(path)]
     if export_dir is not None:
         if Path(export_dir).exists() and not Path(export_dir).is_dir():
-            raise ScoreframeError(message(f"the export directory `{export_dir}` is a file",
+            raise ScoreframeError(message("the export directory is a file", path=export_dir,
                                           hint="Name a directory for the exported charts."))
         if Path(export_dir).is_dir():  # its files are the outputs
             targets += [Path(export_dir) / f"{name}.{fmt.lstrip('.')}"
