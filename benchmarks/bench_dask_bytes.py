@@ -100,9 +100,9 @@ BIG = ("spoof", "report")
 #: Rows of an earlier run (2026-11-25, before the duplicate check's tasks and the spoof and
 #: forensic families were on the statistics layer), shown unless measured again.
 EARLIER = {
-    "100000000 binary": "| 1e+08 | binary (earlier run, 2026-11-25) | 599.2 | 291 | 1 | "
+    "100000000 binary": "| 1e+08 | binary (earlier run, 2026-11-25) | 599.2 | 291 | n/a | "
                         "100 / 100 / 23 | 40.4 / 48.9 | 3,366.5 |",
-    "100000000 biometric": "| 1e+08 | biometric (earlier run, 2026-11-25) | 236.3 | 294 | 1 | "
+    "100000000 biometric": "| 1e+08 | biometric (earlier run, 2026-11-25) | 236.3 | 294 | n/a | "
                            "100 / 100 / 23 | 52.1 / 60.6 | 3,636.2 |",
 }
 #: Trials per score range asked of the engine at 1e6 trials (the limit scales with the data).
