@@ -42,10 +42,11 @@ PROBE = textwrap.dedent(r"""
     warm = path + ".warm.txt"
     open(warm, "w").write("m1 s1 target\nm1 s2 nontarget\n")
     sio.read_any(warm)  # polars' thread pool exists before the limit
+    if cli:  # the CLI's imports are not what is probed: loaded before the limit too
+        from scoreframe.cli.main import main
     vsz = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) * 1024
     resource.setrlimit(resource.RLIMIT_AS, (vsz + headroom, vsz + headroom))
     if cli:
-        from scoreframe.cli.main import main
         sys.exit(main(["info", path, "--from", fmt]))
     try:
         df = sio.read_any(path, fmt=fmt)
@@ -60,7 +61,10 @@ PROBE = textwrap.dedent(r"""
 
 def _probe(path: Path, fmt: str, *, cli: bool = False) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-           "NO_COLOR": "1", "POLARS_MAX_THREADS": "2"}
+           "NO_COLOR": "1", "POLARS_MAX_THREADS": "2",
+           # each malloc arena reserves 64 MiB of address space: their number would follow
+           # the threads' timing (the machine's load), not the reader
+           "MALLOC_ARENA_MAX": "2"}
     return subprocess.run([sys.executable, "-c", PROBE, str(path), fmt, str(HEADROOM),
                            "1" if cli else "0"], capture_output=True, text=True, timeout=300,
                           env=env)
