@@ -305,12 +305,7 @@ def _tandem_coefficients(at: F64, an: F64, asp: F64, *, variant: str, p_spoof: f
                          p_target: float, p_nontarget: float, c_miss: float, c_fa: float,
                          c_fa_spoof: float, c_miss_cm: float, asv_threshold: float | None
                          ) -> dict[str, float]:
-    if variant not in ("2021", "2019"):
-        raise ScoreframeError(message("unknown t-DCF `variant`", expected="2021 | 2019",
-                                      got=repr(variant)))
-    _check_costs(priors={"p_target": p_target, "p_nontarget": p_nontarget, "p_spoof": p_spoof},
-                 costs={"c_miss": c_miss, "c_fa": c_fa, "c_fa_spoof": c_fa_spoof,
-                        "c_miss_cm": c_miss_cm})
+    # the variant and the weights are checked by t_dcf_constants (before any use)
     if asv_threshold is None:
         thr = _k.asvspoof_eer(at, an)[1]
     else:

@@ -29,6 +29,7 @@ data, so results do not depend on how the trials were split into ranges:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,24 @@ SPOOF_CLASSES = ("target", "nontarget", "spoof")
 SWEEP_PIECE = 1 << 18
 #: Half-width (log10 units) of the window kept around each candidate ELUB grid point.
 ELUB_WINDOW = 1e-9
+
+
+
+def sweep_pieces(arrays: list[F64]) -> Iterator[tuple[list[F64], list[int]]]:
+    """Consecutive pieces of at most ~``SWEEP_PIECE`` trials (equal scores in one piece).
+
+    Yields each piece's arrays and the trials of each array before the piece.
+    """
+    n = sum(x.shape[0] for x in arrays)
+    big = max(arrays, key=lambda x: x.shape[0])
+    k = -(-n // SWEEP_PIECE)
+    pivots = np.unique(big[[big.shape[0] * i // k for i in range(1, k)]]) if k > 1 \
+        else np.zeros(0)
+    cuts = [np.concatenate(([0], np.searchsorted(x, pivots, side="left"), [x.shape[0]]))
+            for x in arrays]
+    for j in range(pivots.shape[0] + 1):
+        yield ([x[c[j]:c[j + 1]] for x, c in zip(arrays, cuts, strict=True)],
+               [int(c[j]) for c in cuts])
 
 
 @dataclass(frozen=True)
@@ -258,21 +277,11 @@ class ADcf(Statistic):
         totals = [c.total for c in cs]
         if not all(totals) or not sum(c.n for c in cs):
             return None
-        arrays = [c.scores for c in cs]
-        n = sum(x.shape[0] for x in arrays)
-        big = max(arrays, key=lambda x: x.shape[0])
-        k = -(-n // SWEEP_PIECE)
-        pivots = np.unique(big[[big.shape[0] * i // k for i in range(1, k)]]) if k > 1 \
-            else np.zeros(0)
-        cuts = [np.concatenate(([0], np.searchsorted(x, pivots, side="left"), [x.shape[0]]))
-                for x in arrays]  # equal scores stay in one piece
-        offsets = [c.offset for c in cs]
         out: tuple[float, float] | None = None
-        for j in range(pivots.shape[0] + 1):
-            piece = [x[c[j]:c[j + 1]] for x, c in zip(arrays, cuts, strict=True)]
+        for piece, before in sweep_pieces([c.scores for c in cs]):
             if sum(x.shape[0] for x in piece):
+                offsets = [c.offset + b for c, b in zip(cs, before, strict=True)]
                 out = self.merge(out, self._piece(piece, offsets, totals))
-            offsets = [o + x.shape[0] for o, x in zip(offsets, piece, strict=True)]
         return out
 
     def _piece(self, arrays: list[F64], offsets: list[int], totals: list[int]

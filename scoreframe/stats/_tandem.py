@@ -24,37 +24,19 @@ results do not depend on how the trials were split into ranges.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from scoreframe.kernels import spoof as ks
-from scoreframe.stats._families import SWEEP_PIECE, _TwoSided
+from scoreframe.stats._families import _TwoSided, sweep_pieces
 from scoreframe.stats._statistics import ClassData, RangeData
 
 __all__ = ["AsvspoofEer", "ClassesBelow", "EerPoint", "SweepCorners", "SweepState"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
-
-
-def _pieces(arrays: list[F64]) -> Iterator[tuple[list[F64], list[int]]]:
-    """Consecutive pieces of at most ~``SWEEP_PIECE`` trials (equal scores in one piece).
-
-    Yields each piece's arrays and the trials of each array before the piece.
-    """
-    n = sum(x.shape[0] for x in arrays)
-    big = max(arrays, key=lambda x: x.shape[0])
-    k = -(-n // SWEEP_PIECE)
-    pivots = np.unique(big[[big.shape[0] * i // k for i in range(1, k)]]) if k > 1 \
-        else np.zeros(0)
-    cuts = [np.concatenate(([0], np.searchsorted(x, pivots, side="left"), [x.shape[0]]))
-            for x in arrays]
-    for j in range(pivots.shape[0] + 1):
-        yield ([x[c[j]:c[j + 1]] for x, c in zip(arrays, cuts, strict=True)],
-               [int(c[j]) for c in cuts])
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,7 +78,7 @@ class AsvspoofEer(_TwoSided):
         if not (p.total and n.total) or not (p.n or n.n):
             return None
         best: tuple[float, float, float] | None = None
-        for piece, before in _pieces([p.scores, n.scores]):
+        for piece, before in sweep_pieces([p.scores, n.scores]):
             if not sum(x.shape[0] for x in piece):
                 continue
             offsets = [p.offset + before[0], n.offset + before[1]]
