@@ -392,7 +392,11 @@ def test_unreachable_scheduler_is_one_line_within_10_s(inputs, cwd, capsys):
     assert os.listdir(cwd) == []
 
 
-def test_a_server_that_is_no_scheduler_is_one_line(inputs, cwd, capsys):
+@pytest.mark.parametrize("reply", [
+    b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4,
+    b"\xff" * 64,  # binary garbage, not a Dask frame
+])
+def test_a_server_that_is_no_scheduler_is_one_line(inputs, cwd, capsys, reply):
     """Something listens but does not speak Dask: an error at once, no 60 s hang at exit."""
     pytest.importorskip("dask.distributed")
     srv = socket.socket()
@@ -402,7 +406,7 @@ def test_a_server_that_is_no_scheduler_is_one_line(inputs, cwd, capsys):
     def answer() -> None:
         conn, _ = srv.accept()
         with conn:
-            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4)
+            conn.sendall(reply)
             conn.recv(1024)
 
     threading.Thread(target=answer, daemon=True).start()
@@ -416,5 +420,6 @@ def test_a_server_that_is_no_scheduler_is_one_line(inputs, cwd, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"tcp://127.0.0.1:{port}" in err, err
     assert "dask scheduler" in err and "Traceback" not in err
+    assert "Unable to allocate" not in err  # the cause is named, not a parser's symptom
     assert time.monotonic() - t < 20
     assert os.listdir(cwd) == []

@@ -217,8 +217,13 @@ class DaskExecutor:
             raise EngineError(message("cannot reach the dask scheduler", where=scheduler,
                                       got=f"{type(e).__name__}: {_one_line(e)}")) from None
         except Exception as e:  # noqa: BLE001 (a server that is not a Dask scheduler)
-            raise EngineError(message("no dask scheduler answered", where=scheduler,
-                                      got=f"{type(e).__name__}: {_one_line(e)}")) from None
+            # its reply, parsed as Dask frames, raises anything (even a MemoryError for a
+            # frame "length" read from text): name the cause, and the parser's error type only
+            raise EngineError(message(
+                "no dask scheduler answered", where=scheduler,
+                expected="a Dask scheduler (tcp://host:port)",
+                got=f"a reply it could not read as the Dask protocol ({type(e).__name__})"),
+            ) from None
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """Run ``fn`` on every item on the workers; results in input order.
