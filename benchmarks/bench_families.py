@@ -1,4 +1,4 @@
-"""Cost of the spoof and forensic families: ``evaluate --spoof --forensic`` beside plain.
+"""Issue 21 at 10^7 x 20 from disk: families, two-way intervals and the report beside plain.
 
 Run: ``python benchmarks/bench_families.py [--n N] [--code DIR] [--label NAME]`` (alone: it
 uses both cores). Writes ``benchmarks/RESULTS.md`` (section ``families_NAME``, default
@@ -8,10 +8,16 @@ column: ``N`` trials x 20 conditions in 10 plain Parquet files with ``model``, `
 ``nontarget`` and ``spoof``) and ``condition``. Each measurement runs in a fresh process
 (wall time including reading the files, and peak resident memory):
 
-* ``evaluate(DS, by="condition")``;
-* ``evaluate(DS, by="condition", metrics=["spoof", "forensic"])``.
+* ``plain``: ``evaluate(DS, by="condition")``;
+* ``families``: ``evaluate(DS, by="condition", metrics=["spoof", "forensic"])``;
+* ``bootstrap``: ``evaluate(DS, by="condition", intervals=Intervals(bootstrap=100,
+  resample=["model", "segment"]))``;
+* ``report``: ``build_report(DS, by="condition")`` written to an HTML file (the CLI's
+  ``scoreframe report DS --by condition``).
 
-Targets (issue 21): with the families, at most 1.2x the memory and 1.5x the time of plain.
+Targets (issue 21), each against plain in the same run: with the families at most 1.2x the
+memory and 1.5x the time; with 100 two-way replicates at most 1.5x the memory; the report at
+most 1.2x the memory.
 ``--code DIR`` measures another checkout's package (one with the ``metrics=`` API).
 """
 
@@ -34,15 +40,28 @@ HERE = Path(__file__).parent
 N_MODELS = 1000
 
 CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, tempfile, time
 import scoreframe as sf
-path, fam = sys.argv[1], sys.argv[2] == "1"
+path, mode = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
-res = sf.evaluate(path, by="condition", metrics=["spoof", "forensic"] if fam else None)
+if mode == "report":
+    from scoreframe.views.report import build_report, write_report
+    rep = build_report(path, by="condition")
+    with tempfile.TemporaryDirectory() as d:
+        write_report(rep, os.path.join(d, "r.html"))
+    rows = rep.summary.height
+else:
+    kw = {"families": {"metrics": ["spoof", "forensic"]},
+          "bootstrap": {"intervals": sf.Intervals(bootstrap=100, resample=["model", "segment"])},
+          "plain": {}}[mode]
+    rows = sf.evaluate(path, by="condition", **kw).height
 print(json.dumps({"seconds": time.perf_counter() - t,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "rows": res.height}))
+                  "rows": rows}))
 """
+MODES = ("plain", "families", "bootstrap", "report")
+#: (memory, time) bound of each mode against plain (None: not a target)
+BOUNDS = {"families": (1.2, 1.5), "bootstrap": (1.5, None), "report": (1.2, None)}
 
 
 def make(n: int, root: Path, seed: int = 0, files: int = 10) -> None:
@@ -67,11 +86,11 @@ def make(n: int, root: Path, seed: int = 0, files: int = 10) -> None:
         ).write_parquet(root / f"part-{f:02d}.parquet")
 
 
-def run(path: Path, families: bool, code: str | None) -> dict:
+def run(path: Path, mode: str, code: str | None) -> dict:
     env = dict(os.environ)
     if code:
         env["PYTHONPATH"] = code
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), "1" if families else "0"],
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), mode],
                          capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -84,37 +103,49 @@ def main() -> None:
     ap.add_argument("--data", default=None, help="keep the dataset in this directory")
     ap.add_argument("--repeat", type=int, default=1, help="runs per cell (the best is kept)")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     args = ap.parse_args()
+    modes = ["plain", *[m for m in args.modes if m != "plain"]]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.data or tmp) / f"sasv_{args.n}"
         if not path.exists():
             make(args.n, path)
-        runs = {fam: [run(path, fam, args.code) for _ in range(args.repeat)]
-                for fam in (False, True)}
-    best = {k: {"seconds": min(r["seconds"] for r in v),
-                "peak_rss_mb": min(r["peak_rss_mb"] for r in v)} for k, v in runs.items()}
-    tr = best[True]["seconds"] / best[False]["seconds"]
-    mr = best[True]["peak_rss_mb"] / best[False]["peak_rss_mb"]
+        runs: dict[str, list[dict]] = {m: [] for m in modes}
+        for _ in range(args.repeat):  # interleaved: each round sees the same load
+            for m in modes:
+                runs[m].append(run(path, m, args.code))
+    best = {k: {"seconds": float(np.median([r["seconds"] for r in v])),
+                "peak_rss_mb": float(np.median([r["peak_rss_mb"] for r in v]))}
+            for k, v in runs.items()}
     scale = "" if args.n == 10**7 else (
         f" Reduced scale ({args.n:.0e} trials instead of 10^7: the machine is shared by "
         "several sessions).")
+    rows = []
+    for m in modes:
+        b = best[m]
+        tr = b["seconds"] / best["plain"]["seconds"]
+        mr = b["peak_rss_mb"] / best["plain"]["peak_rss_mb"]
+        mem_bound, time_bound = BOUNDS.get(m, (None, None))
+        verdict = []
+        if mem_bound is not None:
+            verdict.append(f"memory {'met' if mr <= mem_bound else 'NOT met'} (<= {mem_bound}x)")
+        if time_bound is not None:
+            verdict.append(f"time {'met' if tr <= time_bound else 'NOT met'} (<= {time_bound}x)")
+        rows.append(f"| {m} | {b['seconds']:.1f} | {b['peak_rss_mb']:.0f} | {tr:.2f}x | "
+                    f"{mr:.2f}x | {', '.join(verdict) or '-'} |")
     text = "\n".join([
-        f"## Spoof and forensic families on the statistics layer: {args.label}",
+        f"## Issue 21 at 10^7 x 20 from disk: families, intervals, report ({args.label})",
         "",
         f"Machine: {machine()}. Written by `benchmarks/bench_families.py --n {args.n}` (label "
-        f"`{args.label}`); each cell the best of {args.repeat} fresh process(es) (wall time "
-        "including reading the 10 Parquet files, and peak resident memory). 20 conditions "
-        "(+ the pooled row), 10 % targets, a fifth of the non-targets spoofs. Load average "
-        f"when the run ended: {os.getloadavg()[0]:.1f} (the machine is shared).{scale}",
+        f"`{args.label}`); each cell the median of {args.repeat} fresh process(es), the modes "
+        "interleaved (wall time including reading the 10 Parquet files, and peak resident "
+        "memory). 20 conditions (+ the pooled row), 10 % targets, a fifth of the non-targets "
+        "spoofs, model and segment ids as strings. Load average when the run ended: "
+        f"{os.getloadavg()[0]:.1f} (the machine is shared: compare ratios, not seconds).{scale}",
         "",
-        "| trials | `evaluate --by condition` | `... --spoof --forensic` | time ratio | "
-        "memory ratio | targets |",
-        "|---:|---:|---:|---:|---:|---|",
-        f"| {args.n:.0e} | {best[False]['seconds']:.1f} s / "
-        f"{best[False]['peak_rss_mb']:.0f} MB | {best[True]['seconds']:.1f} s / "
-        f"{best[True]['peak_rss_mb']:.0f} MB | {tr:.2f}x | {mr:.2f}x | time "
-        f"{'met' if tr <= 1.5 else 'NOT met'} (<= 1.5x), memory "
-        f"{'met' if mr <= 1.2 else 'NOT met'} (<= 1.2x) |",
+        "| mode | seconds | peak MB | time / plain | memory / plain | targets |",
+        "|---|---:|---:|---:|---:|---|",
+        *rows,
     ])
     print(text)
     if not args.no_write:
