@@ -407,14 +407,20 @@ KW = {"by": "cond", "operating_points": (0.05, 0.3),
       "intervals": Intervals(bootstrap=30, seed=9, resample=["model", "segment"])}
 
 
-def _outputs(data: object, engine: Engine) -> tuple[pl.DataFrame, pl.DataFrame]:
-    ev = sf.evaluate(data, **KW, engine=engine)  # type: ignore[arg-type]
+def _outputs(data: object, engine: Engine) -> tuple[pl.DataFrame, ...]:
+    """Points and intervals (every family that needs no trial_type), p-values, curves."""
+    ev = sf.evaluate(data, **KW, metrics=["binary", "forensic"],  # type: ignore[arg-type]
+                     engine=engine)
     cmp = sf.compare(data, "A", "B", **KW, engine=engine)  # type: ignore[arg-type]
-    return ev, cmp
+    curves = [f(data, by="cond", engine=engine)  # type: ignore[arg-type]
+              for f in (sf.det_curve, sf.ape_curve, sf.nber_curve)]
+    points = sf.dcf_points(data, by="cond", p_target=(0.05, 0.3),  # type: ignore[arg-type]
+                           engine=engine)
+    return ev, cmp, *curves, points
 
 
 @pytest.fixture(scope="module")
-def reference() -> tuple[pl.DataFrame, pl.DataFrame]:
+def reference() -> tuple[pl.DataFrame, ...]:
     return _outputs(_two_systems(), Engine("memory", workers=1))
 
 

@@ -112,3 +112,30 @@ def test_curves_group_by_condition():
     nb = nber_curve(df, by="cond", prior_log_odds=[-1.0, 0.0])
     assert nb.columns[0] == "cond" and nb.height == 4
     assert ape_curve(df, by="cond")["cond"].unique().sort().to_list() == ["a", "b"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_det_curve_is_the_same_however_the_trials_are_split(tmp_path, seed):
+    """Out of core a unit is reduced in score ranges: a range's end inside a run of one label
+    is no corner, and a range's own hull vertices are not all the unit's; the decimated curve
+    must still be the one a single range gives (with ties, infinities, several groups)."""
+    from scoreframe import Engine
+
+    rng = np.random.default_rng(seed)
+    n = 6000
+    lab = rng.random(n) < 0.3
+    s = np.round(rng.normal(size=n) + 1.5 * lab, int(rng.integers(1, 3)))
+    s[rng.random(n) < 0.01] = np.inf
+    s[rng.random(n) < 0.01] = -np.inf
+    df = pl.DataFrame({"score": s, "label": lab, "cond": rng.choice(["a", "b"], n)})
+    path = tmp_path / "ds.parquet"
+    df[rng.permutation(n)].write_parquet(path)
+    for resolution in (0.005, 0.05, None):
+        want = det_curve(df, by="cond", resolution=resolution, engine="memory")
+        for limit in ("16KiB", "64KiB"):
+            got = det_curve(str(path), by="cond", resolution=resolution,
+                            engine=Engine("streaming", memory_limit=limit, workers=2))
+            assert got.equals(want), (resolution, limit)
+    full = det_curve(df, resolution=None, engine="memory").filter(pl.col("curve") == "steppy")
+    dec = det_curve(df, resolution=0.5, engine="memory").filter(pl.col("curve") == "steppy")
+    assert dec.height < full.height  # it does decimate

@@ -23,6 +23,7 @@ from scoreframe.kernels.elementary import operating_points as ops_arrays
 from scoreframe.kernels.elementary import probit
 from scoreframe.metrics.registry import GroupStats
 from scoreframe.results.evaluate import group_statistics
+from scoreframe.stats.engine import EngineLike
 
 __all__ = ["APE_GRID", "ECE_GRID", "NBER_GRID", "TIPPETT_GRID", "CurveGrids", "ForensicCurves",
            "ape_curve", "ape_points", "dcf_points", "det_curve", "det_points", "histogram_frame",
@@ -193,7 +194,8 @@ def _bayes_rows(key: dict[str, object], g: GroupStats, grid: np.ndarray, where: 
 
 def det_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
               box: tuple[float, float, float, float] = (0.0005, 0.5, 0.0005, 0.5),
-              points_per_segment: int = 100, resolution: float | None = 0.005) -> pl.DataFrame:
+              points_per_segment: int = 100, resolution: float | None = 0.005,
+              engine: EngineLike = "auto") -> pl.DataFrame:
     """DET points per group: the steppy ROC and the sampled ROCCH, in probit coordinates.
 
     Parameters
@@ -205,6 +207,9 @@ def det_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     resolution
         Decimate the steppy curve to about one point per ``resolution`` probit units, always
         keeping its corners on the hull; None keeps every corner.
+    engine
+        Where the reduction runs, as in :func:`scoreframe.evaluate` (the curve comes from the
+        statistics, so it is the same on every engine).
 
     Returns
     -------
@@ -227,7 +232,7 @@ def det_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     >>> det_curve(df)["curve"].unique().sort().to_list()
     ['rocch', 'steppy']
     """
-    groups, by_cols = _curves(data, by, where,
+    groups, by_cols = _curves(data, by, where, engine=engine,
                               det_resolution=0.0 if resolution is None else resolution)
     parts = [det_points(key, g, box=box, points_per_segment=points_per_segment,
                         resolution=resolution) for key, g in groups]
@@ -371,13 +376,16 @@ def histogram_frame(data: Data, *, by: Sequence[str] | str | None = None,
 
 
 def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
-               prior_log_odds: Sequence[float] | np.ndarray | None = None) -> pl.DataFrame:
+               prior_log_odds: Sequence[float] | np.ndarray | None = None,
+               engine: EngineLike = "auto") -> pl.DataFrame:
     """Normalized Bayes error-rate curves ([BdV11] section 2.5.4, BOSARIS ``Norm_DCF_Plot``).
 
     Parameters
     ----------
     prior_log_odds
         Ascending grid of ``logit(p_target)``; default 1001 points on [-10, 0] as BOSARIS.
+    engine
+        Where the reduction runs, as in :func:`scoreframe.evaluate`.
 
     Returns
     -------
@@ -404,7 +412,7 @@ def nber_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str 
     [0.3333, 0.3333]
     """
     grids = CurveGrids(1, nber=prior_log_odds)
-    groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5)
+    groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5, engine=engine)
     return _frame([_bayes_rows(k, g, grids.nber, grids.nber_slice, _nber_columns)
                    for k, g in groups], by_cols)
 
@@ -438,7 +446,8 @@ def _ape_columns(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
-              prior_log_odds: Sequence[float] | np.ndarray | None = None) -> pl.DataFrame:
+              prior_log_odds: Sequence[float] | np.ndarray | None = None,
+              engine: EngineLike = "auto") -> pl.DataFrame:
     """Applied probability of error curves ([vLB07] section 3.4, eq 11).
 
     Returns group columns, ``prior_log_odds``, ``act`` (the system's Bayes error rate),
@@ -456,6 +465,8 @@ def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
         A SQL predicate selecting trials first.
     prior_log_odds
         The grid of prior log odds (default: 801 points over [-10, 10]).
+    engine
+        Where the reduction runs, as in :func:`scoreframe.evaluate`.
 
     Returns
     -------
@@ -477,6 +488,6 @@ def ape_curve(data: Data, *, by: Sequence[str] | str | None = None, where: str |
     (0.1667, 0.5)
     """
     grids = CurveGrids(1, ape=prior_log_odds)
-    groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5)
+    groups, by_cols = _curves(data, by, where, grids=grids, p_target=0.5, engine=engine)
     return _frame([_bayes_rows(k, g, grids.ape, grids.ape_slice, _ape_columns)
                    for k, g in groups], by_cols)

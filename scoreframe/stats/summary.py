@@ -35,6 +35,7 @@ from scoreframe.kernels.sorted_scores import (
     Blocks,
     SortedScores,
     concat_blocks,
+    label_runs,
     pav_blocks,
 )
 from scoreframe.stats._biometric import (
@@ -183,16 +184,33 @@ class ScoreStats:
         """The first global target index where Kaldi's walk stops, if here (:class:`KaldiEer`)."""
         return self._of_type(KaldiEer)  # type: ignore[no-any-return]  # extra values are typed Any
 
+    def _det(self) -> tuple[I64, I64] | None:
+        """The kept DET corners of the whole unit, the same however it was split in ranges.
+
+        Each range keeps the ends of its runs of corners in one probit cell, its own first
+        and last corner and its own PAV block ends: a superset of the unit's (a range's run
+        ends include the unit's; a vertex of the unit's hull is one of the range's). The
+        unit's rule applied again to that superset, with the unit's blocks, gives exactly the
+        corners one range would keep (in memory, where a unit is one range, it changes nothing).
+        """
+        for k, v in self.extra.items():
+            if isinstance(k, DetCorners) and v is not None:
+                if not (self.n_tar and self.n_non):
+                    return None
+                return _det_corners(v[0], v[1], Context(self.n_tar, self.n_non), k.resolution,
+                                    np.cumsum(self.blocks.n_tar))
+        return None
+
     @property
     def det_miss(self) -> I64 | None:
         """Cumulative (global) misses at the kept steppy DET corners (:class:`DetCorners`)."""
-        v = self._of_type(DetCorners)
+        v = self._det()
         return None if v is None else v[0]
 
     @property
     def det_fa(self) -> I64 | None:
         """Cumulative (global) false alarms at the kept DET corners (:class:`DetCorners`)."""
-        v = self._of_type(DetCorners)
+        v = self._det()
         return None if v is None else v[1]
 
     @property
@@ -262,11 +280,12 @@ def _kaldi_stop(s: SortedScores, ctx: Context) -> int | None:
 
 
 def _det_corners(cum_tar: I64, cum_non: I64, ctx: Context, resolution: float,
-                 hull_tar: I64) -> tuple[I64, I64]:
+                 hull_tar: I64, *, keep_tail: int = 1) -> tuple[I64, I64]:
     """Decimated corners of the steppy DET (first and last of each probit cell kept).
 
     Corners at the end of a PAV block (``hull_tar``: cumulative targets there) are always
-    kept, so the ROCCH vertices stay on the drawn curve.
+    kept, so the ROCCH vertices stay on the drawn curve; so are the first and the last
+    ``keep_tail`` corners.
     """
     from scipy.special import ndtri  # scipy only: this module stays numpy/scipy
 
@@ -283,7 +302,7 @@ def _det_corners(cum_tar: I64, cum_non: I64, ctx: Context, resolution: float,
         same = (fx[1:] == fx[:-1]) & (fy[1:] == fy[:-1])
         keep[1:] = ~same
         keep[:-1] |= ~same
-        keep[-1] = True  # the range's last corner stays: the path keeps both ends
+        keep[-keep_tail:] = True  # the range's last corner(s) stay: the path keeps both ends
         keep |= np.isin(cum_tar, hull_tar)
     return cum_tar[keep], cum_non[keep]
 
@@ -322,31 +341,51 @@ class KaldiEer(Statistic):
 class DetCorners(Statistic):
     """Corners of the steppy DET, decimated to about one per ``resolution`` probit cell.
 
-    ``resolution`` 0 keeps every corner. The value is ``(miss, fa)``: cumulative global
-    counts at the kept corners (``None`` for a group without targets or non-targets).
+    ``resolution`` 0 keeps every corner. The value is ``(miss, fa, first, last)``:
+    cumulative global counts at the kept corners, and the labels of the range's first and
+    last runs (``None`` for a group without targets or non-targets). Read the unit's corners
+    with :attr:`ScoreStats.det_miss` / :attr:`ScoreStats.det_fa`, which decimate the merged
+    superset once more with the unit's own blocks, so that the curve is the same however the
+    unit was split into ranges.
+
+    A range's last corner is its end, which is a corner of the unit only if the next range
+    starts with the other label: :meth:`merge` drops it otherwise. Each range keeps its last
+    two corners, so the unit's corner before such a seam is never lost.
     """
 
     resolution: float = 0.0
 
-    def reduce(self, r: RangeData) -> tuple[I64, I64] | None:
-        """The kept corners of this range."""
+    def reduce(self, r: RangeData) -> tuple[I64, I64, bool | None, bool | None] | None:
+        """The kept corners of this range, with the labels of its first and last runs."""
         if not (r.ctx.total_tar and r.ctx.total_non):
             return None
+        if r.n == 0:
+            return self.empty()
         cum_tar, cum_non = r.corners
+        _, run_lab = label_runs(r.s)
         hull = r.ctx.offset_tar + np.cumsum(r.blocks.n_tar)
-        return _det_corners(cum_tar[1:], cum_non[1:], r.ctx, self.resolution, hull)
+        miss, fa = _det_corners(cum_tar[1:], cum_non[1:], r.ctx, self.resolution, hull,
+                                keep_tail=2)
+        return miss, fa, bool(run_lab[0]), bool(run_lab[-1])
 
-    def merge(self, a: tuple[I64, I64] | None, b: tuple[I64, I64] | None
-              ) -> tuple[I64, I64] | None:
-        """The corners of both ranges, in order."""
+    def merge(self, a: tuple[I64, I64, bool | None, bool | None] | None,
+              b: tuple[I64, I64, bool | None, bool | None] | None
+              ) -> tuple[I64, I64, bool | None, bool | None] | None:
+        """The corners of both ranges, in order (a range end inside a run dropped)."""
         if a is None or b is None:
             return None
-        return np.concatenate((a[0], b[0])), np.concatenate((a[1], b[1]))
+        if a[2] is None:  # an empty range: the identity
+            return b
+        if b[2] is None:
+            return a
+        cut = a[0].shape[0] - (1 if a[3] == b[2] else 0)  # a's end lies inside a run
+        return (np.concatenate((a[0][:cut], b[0])), np.concatenate((a[1][:cut], b[1])),
+                a[2], b[3])
 
-    def empty(self) -> tuple[I64, I64]:
+    def empty(self) -> tuple[I64, I64, bool | None, bool | None]:
         """No corners."""
         z = np.zeros(0, dtype=np.int64)
-        return z, z
+        return z, z, None, None
 
 
 @dataclass(frozen=True)
