@@ -287,8 +287,9 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     intervals
         An :class:`~scoreframe.metrics.Intervals` (bootstrap replicates, coverage,
         resampling units, seed, percentile or BCa): every metric declared with intervals
-        gets ``_lo``/``_hi`` after its value (in each ``dcf`` struct for per-point
-        metrics), from the same reduction pass. ``None``: no intervals.
+        (the float metrics of the binary, spoof and forensic families but
+        ``a_dcf_threshold``) gets ``_lo``/``_hi`` after its value (in each ``dcf`` struct for
+        per-point metrics), from the same reduction pass. ``None``: no intervals.
     engine
         Where the reduction runs: ``"auto"`` (in memory when the selected trials fit in the
         memory limit, else out of core), ``"memory"``, ``"streaming"`` (out of core),

@@ -18,7 +18,10 @@ repeated as often as its weight, computed without repeating anything:
   integer below ``2**36`` (two resampling columns), and each run is summed in pieces of at
   most ``2**17`` trials, so every partial sum is an integer below ``2**53``: exact in float64,
   whatever the order, and turned into exact Python integers per run;
-* error counts at the thresholds are cumulative sums of the segment weights (integers).
+* error counts at the thresholds are cumulative sums of the segment weights (integers);
+* the typed statistics of :attr:`~scoreframe.stats.summary.Request.replicated` (the spoof and
+  forensic families') are their own kernels on the range with every trial repeated by its
+  weight, one replicate at a time (:mod:`scoreframe.stats._replicate_families`).
 
 A replicate therefore costs, per trial, a gather and an integer multiply per resampling
 column, one add for the segments and two multiply-adds for Cllr, plus O(segments). No BLAS
