@@ -193,3 +193,52 @@ def test_compare_and_report(table) -> None:  # noqa: ANN001
     a_dcf = cmp.filter(pl.col("metric") == "a_dcf")
     assert a_dcf.height == 1 and a_dcf["diff_lo"][0] <= a_dcf["diff"][0] <= a_dcf["diff_hi"][0]
     assert "auc" in cmp["metric"].to_list()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_weighted_a_dcf_kernel_equals_the_kernel_on_repeated_trials(seed) -> None:  # noqa: ANN001
+    """ADcf.reduce_weighted (no repetition) against ADcf.reduce on the repeated trials."""
+    from scoreframe.kernels import spoof as ks
+    from scoreframe.kernels.sorted_scores import sort_scores
+    from scoreframe.stats._families import ADcf
+    from scoreframe.stats._statistics import ClassData, Context, RangeData
+    from scoreframe.stats.summary import Request, empty_stats
+
+    rng = np.random.default_rng(seed)
+    names = ("target", "nontarget", "spoof")
+    x = {c: np.sort(np.round(rng.normal(m, 1.0, int(rng.integers(3, 60))), int(seed % 2)))
+         for c, m in zip(names, (1.0, -1.0, 0.3), strict=True)}
+    w = {c: rng.integers(0, 4, v.shape[0]) for c, v in x.items()}  # zeros too
+    allv = np.unique(np.concatenate(list(x.values())))
+    cuts = np.concatenate(([-np.inf], np.sort(rng.choice(allv, size=min(allv.size, 4),
+                                                         replace=False)), [np.inf]))
+    # cheap false alarms make the all-accepted point the minimum (its threshold: below the
+    # lowest trial of positive weight)
+    stat = ADcf() if seed % 3 else ADcf(c_fa_nontarget=0.01, c_fa_spoof=0.01)
+    blocks = empty_stats(Request()).blocks
+    totals = {c: int(w[c].sum()) for c in names}
+    off = dict.fromkeys(names, 0)
+    got = want = None
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        sel = {c: (v >= lo) & ((v < hi) | (hi == np.inf)) for c, v in x.items()}
+        rep = {c: np.repeat(x[c][sel[c]], w[c][sel[c]]) for c in names}
+        s = sort_scores(rep["target"], np.concatenate((rep["nontarget"], rep["spoof"])))
+        ctx = Context(1, 1)  # unused by the a-DCF
+        plain = RangeData(s, ctx, blocks, {c: ClassData(rep[c], totals[c], off[c])
+                                           for c in names})
+        unrep = RangeData(s, ctx, blocks, {c: ClassData(x[c][sel[c]], totals[c], off[c])
+                                           for c in names})
+        want = stat.merge(want, stat.reduce(plain) if s.n_tar + s.n_non else None)
+        got = stat.merge(got, stat.reduce_weighted(unrep, {c: w[c][sel[c]] for c in names},
+                                                   stat.prepare(unrep)))
+        for c in names:
+            off[c] += rep[c].shape[0]
+    assert got == want
+    if all(totals.values()):
+        full = ks.a_dcf(*(np.repeat(x[c], w[c]) for c in names), **stat_costs(stat))
+        assert want == (full["min_a_dcf"], full["threshold"])
+
+
+def stat_costs(stat) -> dict[str, float]:  # noqa: ANN001
+    return {k: getattr(stat, k) for k in ("p_target", "p_nontarget", "p_spoof", "c_miss",
+                                          "c_fa_nontarget", "c_fa_spoof")}

@@ -15,6 +15,12 @@ one replicate at a time, and calls the statistic's own :meth:`~Statistic.reduce`
   the light first task :func:`~scoreframe.stats._replicate_biometric.weighted_counts` sums the
   weights of every range's groups and the driver forms totals and offsets.
 
+A statistic may instead give an exact weighted kernel, ``reduce_weighted(r, weights)`` (the
+range unrepeated, with the weighted totals and offsets, and each class's trial weights), equal
+to its ``reduce`` on the repeated range (:class:`~scoreframe.stats._families.ADcf`: the
+sweep's merged order is computed once per range and evaluated after each trial with
+cumulative weights as counts).
+
 Replicates of adjacent ranges then merge with the statistic's own :meth:`~Statistic.merge`
 (:func:`scoreframe.stats.summary.merge` merges the replicates' ``extra``), so a replicate value
 is exactly the point value of the resampled trials, on every engine. A repeated range holds
@@ -37,7 +43,7 @@ from scoreframe.stats._replicate_biometric import ReplicateContext, distinct_uni
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats._statistics import ClassData, Context, RangeData, Statistic
 
-__all__ = ["ClassUnits", "class_units", "replicate_extras"]
+__all__ = ["ClassUnits", "class_units", "prepare_extras", "replicate_extras"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -88,18 +94,33 @@ def class_units(members: Sequence[int], classes_of: Sequence[str | None],
     return out
 
 
+def prepare_extras(statistics: Sequence[Statistic], s: SortedScores,
+                   classes: Mapping[str | None, ClassUnits]) -> dict[Statistic, Any]:
+    """What the weighted kernels of ``statistics`` share across replicates of one range.
+
+    (``prepare`` of the statistics with a ``reduce_weighted``, on the unrepeated range.)
+    """
+    z = np.zeros(0, np.int64)
+    data = RangeData(s, Context(0, 0), Blocks(z, z, z, *(np.zeros(0),) * 4),
+                     {c: ClassData(cu.scores, 0, 0) for c, cu in classes.items()})
+    return {st: st.prepare(data) for st in statistics  # type: ignore[attr-defined]  # checked by hasattr
+            if hasattr(st, "reduce_weighted")}
+
+
 def replicate_extras(statistics: Sequence[Statistic], s: SortedScores,
                      wt: NDArray[np.integer], wn: NDArray[np.integer],
                      classes: Mapping[str | None, ClassUnits],
                      cw: Mapping[str | None, NDArray[np.integer]],
-                     ctx: ReplicateContext | None, blocks: Sequence[Blocks]
+                     ctx: ReplicateContext | None, blocks: Sequence[Blocks],
+                     prepared: Mapping[Statistic, Any] | None = None
                      ) -> list[dict[Statistic, Any]]:
     """The values of ``statistics`` in replicates of one range (see the module docstring).
 
     ``wt``/``wn`` weigh the range's sorted targets and non-targets ``(R, n)``, ``cw`` each
     class's trials (``classes``); ``ctx`` holds the replicates' weighted totals and counts
     below the range (``None``: the range is the whole unit); ``blocks`` the replicates' PAV
-    blocks (what :class:`~scoreframe.stats._statistics.RangeData` carries).
+    blocks (what :class:`~scoreframe.stats._statistics.RangeData` carries); ``prepared``
+    :func:`prepare_extras` of the range (computed here when not given).
 
     Examples
     --------
@@ -111,24 +132,40 @@ def replicate_extras(statistics: Sequence[Statistic], s: SortedScores,
     >>> replicate_extras([PairCount()], s, w, np.ones((1, 1), np.uint16), {}, {}, None, b)
     [{PairCount(pos=None, neg=None): 2}]
     """
+    weighted = [st for st in statistics if hasattr(st, "reduce_weighted")]
+    if prepared is None:
+        prepared = prepare_extras(weighted, s, classes)
+    generic = [st for st in statistics if not hasattr(st, "reduce_weighted")]
     out: list[dict[Statistic, Any]] = []
     for r in range(wt.shape[0]):
-        rs = SortedScores(np.repeat(s.tar, wt[r]), np.repeat(s.non, wn[r]))
+        n_t, n_n = int(wt[r].sum(dtype=np.int64)), int(wn[r].sum(dtype=np.int64))
         if ctx is None:
-            context = Context(rs.n_tar, rs.n_non)
+            context = Context(n_t, n_n)
         else:
             context = Context(int(ctx.total_tar[r]), int(ctx.total_non[r]),
                               int(ctx.offset_tar[r]), int(ctx.offset_non[r]))
-        cls: dict[str | None, ClassData] = {}
+        place: dict[str | None, tuple[int, int, int]] = {}  # class: total, offset, n_tar
         for c, cu in classes.items():
             w = cw[c][r]
-            x = np.repeat(cu.scores, w)
             n_tar = int(w[cu.target].sum(dtype=np.int64))
             if ctx is not None and c in ctx.class_totals:
-                cls[c] = ClassData(x, int(ctx.class_totals[c][r]),
-                                   int(ctx.class_offsets[c][r]), n_tar)
+                place[c] = (int(ctx.class_totals[c][r]), int(ctx.class_offsets[c][r]), n_tar)
             else:
-                cls[c] = ClassData(x, int(x.shape[0]), 0, n_tar)
-        data = RangeData(rs, context, blocks[r], cls)
-        out.append({st: st.reduce(data) if data.n else st.empty() for st in statistics})
+                place[c] = (int(w.sum(dtype=np.int64)), 0, n_tar)
+        values: dict[Statistic, Any] = {}
+        if weighted:  # exact weighted kernels: the classes unrepeated, with their weights
+            data = RangeData(s, context, blocks[r], {
+                c: ClassData(cu.scores, *place[c]) for c, cu in classes.items()})
+            w_of = {c: cw[c][r] for c in classes}
+            for st in weighted:
+                values[st] = st.reduce_weighted(data, w_of, prepared[st]) \
+                    if n_t + n_n else st.empty()  # type: ignore[attr-defined]  # checked by hasattr above
+        if generic:  # the range with every trial repeated by its weight
+            rs = SortedScores(np.repeat(s.tar, wt[r]), np.repeat(s.non, wn[r]))
+            data = RangeData(rs, context, blocks[r], {
+                c: ClassData(np.repeat(cu.scores, cw[c][r]), *place[c])
+                for c, cu in classes.items()})
+            for st in generic:
+                values[st] = st.reduce(data) if data.n else st.empty()
+        out.append({st: values[st] for st in statistics})
     return out

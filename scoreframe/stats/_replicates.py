@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs
 from scoreframe.stats._replicate_biometric import ReplicateContext, replicate_verification
-from scoreframe.stats._replicate_families import ClassUnits, replicate_extras
+from scoreframe.stats._replicate_families import ClassUnits, prepare_extras, replicate_extras
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats._statistics import Statistic
 from scoreframe.stats.summary import ScoreStats, Verification
@@ -241,6 +241,7 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     n = max(ct.n + cn.n, 1)
     chunk = max(1, CHUNK_BYTES // (8 * n))
     out: list[ScoreStats] = []
+    prepared = prepare_extras(statistics, s, classes or {}) if statistics else {}
     for a in range(0, rows.shape[0], chunk):
         rb = rows[a:a + chunk]
         w_t = _weights(ct, spec, rb) if ct.n else np.zeros((rb.shape[0], 0), np.uint16)
@@ -268,7 +269,7 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
             cls = classes or {}
             fam = replicate_extras(statistics, s, w_t, w_n, cls,
                                    {c: cu.weights(spec, rb) for c, cu in cls.items()},
-                                   ctx_rb, blocks)
+                                   ctx_rb, blocks, prepared)
         for r in range(rb.shape[0]):
             extra: dict[Statistic, Any] = {} if verification is None \
                 else {verification: ver[r]}
