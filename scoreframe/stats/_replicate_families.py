@@ -158,8 +158,8 @@ def replicate_extras(statistics: Sequence[Statistic], s: SortedScores,
                 c: ClassData(cu.scores, *place[c]) for c, cu in classes.items()})
             w_of = {c: cw[c][r] for c in classes}
             for st in weighted:
-                values[st] = st.reduce_weighted(data, w_of, prepared[st]) \
-                    if n_t + n_n else st.empty()  # type: ignore[attr-defined]  # checked by hasattr above
+                kernel = getattr(st, "reduce_weighted")  # noqa: B009  # an optional method
+                values[st] = kernel(data, w_of, prepared[st]) if n_t + n_n else st.empty()
         if generic:  # the range with every trial repeated by its weight
             rs = SortedScores(np.repeat(s.tar, wt[r]), np.repeat(s.non, wn[r]))
             data = RangeData(rs, context, blocks[r], {
