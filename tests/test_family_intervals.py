@@ -242,3 +242,16 @@ def test_weighted_a_dcf_kernel_equals_the_kernel_on_repeated_trials(seed) -> Non
 def stat_costs(stat) -> dict[str, float]:  # noqa: ANN001
     return {k: getattr(stat, k) for k in ("p_target", "p_nontarget", "p_spoof", "c_miss",
                                           "c_fa_nontarget", "c_fa_spoof")}
+
+
+@pytest.mark.slow
+def test_dask_gives_the_same_intervals(tmp_path, table) -> None:  # noqa: ANN001
+    pytest.importorskip("distributed")
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    for i, part in enumerate(table.iter_slices(900)):
+        part.write_parquet(ds / f"part{i}.parquet")
+    base = _quiet(sf.evaluate, table, **KW)
+    got = _quiet(sf.evaluate, str(ds), engine=sf.Engine("dask", workers=2, memory_limit="64KB"),
+                 **KW)
+    assert_frame_equal(base, got)
