@@ -217,6 +217,9 @@ def test_report_with_every_family_and_intervals_reads_the_data_once(monkeypatch)
     passes = [q for q in seen if " 0/" not in q.split("PROJECT", 1)[-1][:40]]
     assert len(passes) == 1, passes
     assert rep.summary["a_dcf"].null_count() == 0 and "eer_lo" in rep.summary.columns
+    for col in ("a_dcf_lo", "sasv_eer_hi", "auc_lo", "rmed_hi"):  # spoof, forensic intervals
+        assert rep.summary[col].null_count() == 0, col
+    assert (rep.summary["a_dcf_lo"] <= rep.summary["a_dcf"]).all()
     assert rep.tippett is not None and rep.tippett.height and rep.ece is not None
     assert rep.histograms.height and rep.intervals is not None
 

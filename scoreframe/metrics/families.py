@@ -8,6 +8,11 @@ one reduction as the binary suite, on every engine, and pooled rows merge their 
 statistics. The spoof metrics split each group by ``trial_type``
 (:attr:`~scoreframe.metrics.registry.Metric.class_column`); :func:`check_spoof_classes`
 checks its values and labels from the reduction's class counts.
+
+Every float metric here except ``a_dcf_threshold`` gets bootstrap intervals (``_lo``/``_hi``)
+when replicates are asked for: the replicates carry the replicate values of the same
+statistics, computed by the same kernels on the resampled trials
+(:mod:`scoreframe.stats._replicate_families`), and the same ``compute`` reads them.
 """
 
 from __future__ import annotations
@@ -80,17 +85,20 @@ def _elub(i: int) -> Callable[[GroupStats], object]:
 
 
 _SPOOF = (CLASS_COUNTS,)
-for _name, _display, _unit, _scale, _dtype, _table, _compute, _needs in (
-        ("a_dcf", "a-DCF", "", 1.0, "float", True, _a_dcf(0), (A_DCF,)),
-        ("a_dcf_threshold", "a-DCF threshold", "", 1.0, "float", False, _a_dcf(1), (A_DCF,)),
-        ("sasv_eer", "SASV-EER", "%", 100.0, "float", True, _eer(SASV_EER), (SASV_EER,)),
-        ("sv_eer", "SV-EER", "%", 100.0, "float", True, _eer(SV_EER), (SV_EER,)),
-        ("spf_eer", "SPF-EER", "%", 100.0, "float", True, _eer(SPF_EER), (SPF_EER,)),
+# intervals: on by default for these float metrics (every statistic above has a replicate by
+# its own kernel); off for the a-DCF threshold (a score, not a rate) and the spoof count
+for _name, _display, _unit, _scale, _dtype, _table, _compute, _needs, _iv in (
+        ("a_dcf", "a-DCF", "", 1.0, "float", True, _a_dcf(0), (A_DCF,), None),
+        ("a_dcf_threshold", "a-DCF threshold", "", 1.0, "float", False, _a_dcf(1), (A_DCF,),
+         False),
+        ("sasv_eer", "SASV-EER", "%", 100.0, "float", True, _eer(SASV_EER), (SASV_EER,), None),
+        ("sv_eer", "SV-EER", "%", 100.0, "float", True, _eer(SV_EER), (SV_EER,), None),
+        ("spf_eer", "SPF-EER", "%", 100.0, "float", True, _eer(SPF_EER), (SPF_EER,), None),
         ("n_spoof", "spoofs", "trials", 1.0, "int", False,
-         lambda g: _class_total(g, "spoof"), ())):
+         lambda g: _class_total(g, "spoof"), (), False)):
     declare(Metric(_name, _display, _unit, _compute, scale=_scale, dtype=_dtype,
                    family="spoof", table=_table, needs=(*_SPOOF, *_needs),
-                   class_column="trial_type", intervals=False))
+                   class_column="trial_type", intervals=_iv))
 _forensic: tuple[tuple[str, str, str, float, bool, Callable[[GroupStats], object],
                        tuple[Statistic, ...]], ...] = (
         ("auc", "AUC", "", 1.0, True,
@@ -103,7 +111,7 @@ _forensic: tuple[tuple[str, str, str, float, bool, Callable[[GroupStats], object
         ("elub_upper_log10", "ELUB high (log10)", "", 1.0, True, _elub(1), (ELUB,)))
 for _name, _display, _unit, _scale, _table, _compute, _fneeds in _forensic:
     declare(Metric(_name, _display, _unit, _compute, scale=_scale, family="forensic",
-                   table=_table, needs=_fneeds, intervals=False))
+                   table=_table, needs=_fneeds))  # intervals: on by default
 
 
 def check_spoof_classes(units: Sequence[Any], lf: pl.LazyFrame, *, where: str) -> None:

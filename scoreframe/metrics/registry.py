@@ -39,6 +39,8 @@ F64 = NDArray[np.float64]
 
 #: EER conventions that ``evaluate`` computes from the statistics layer.
 EER_METHODS = ("rocch", "nist", "kaldi", "asvspoof")
+#: Families whose float metrics get bootstrap intervals unless declared otherwise.
+INTERVAL_FAMILIES = ("binary", "spoof", "forensic")
 #: The located statistic each EER convention needs beyond the PAV blocks.
 EER_STATISTICS: dict[str, Statistic] = {"nist": NistEer(), "kaldi": KaldiEer(),
                                          "asvspoof": AsvspoofEer()}
@@ -201,10 +203,11 @@ class Metric:
         Shown in the CLI and report summary tables.
     intervals
         Bootstrap intervals (``_lo``/``_hi``) when replicates are asked for: ``compute`` then
-        runs on every replicate's statistics (the same kernel as the point value). ``None``
-        (the default) means on for float metrics of the ``binary`` family, which read only
-        mergeable statistics; a declaration whose ``compute`` reads ``GroupStats.extras`` or
-        located results must leave it off.
+        runs on every replicate's statistics (the same kernel as the point value; the
+        replicates carry the values of ``needs`` by the statistics' own kernels). ``None``
+        (the default) means on for float metrics of the ``binary``, ``spoof`` and
+        ``forensic`` families; a declaration whose ``compute`` reads ``GroupStats.extras``
+        or located results of the binary statistics (``nist``, ``kaldi``) must leave it off.
     class_column
         The column whose values split each group into classes for the statistics in
         ``needs`` that read classes (``trial_type`` for the anti-spoofing metrics).
@@ -241,7 +244,7 @@ class Metric:
         """Whether the metric gets bootstrap intervals (see ``intervals``)."""
         if self.intervals is not None:
             return self.intervals
-        return self.family == "binary" and self.dtype == "float"
+        return self.family in INTERVAL_FAMILIES and self.dtype == "float"
 
     @property
     def header(self) -> str:

@@ -39,13 +39,18 @@ __all__ = ["compare", "compare_statistics", "compared_metrics", "mcnemar_p_value
 KEY = ("model", "segment")
 
 
-def compared_metrics() -> list[Metric]:
+def compared_metrics(families: Sequence[str] = ()) -> list[Metric]:
     """The metrics the paired bootstrap compares: every table metric declared with intervals.
+
+    Those of the binary family, and of the optional ``families`` (``"spoof"``,
+    ``"forensic"``) whose statistics the replicates carry.
 
     >>> [m.name for m in compared_metrics()][:3]
     ['eer', 'cllr', 'min_cllr']
+    >>> [m.name for m in compared_metrics(["forensic"])][-2:]
+    ['elub_lower_log10', 'elub_upper_log10']
     """
-    return [m for m in interval_metrics(declared(family="binary")) if m.table]
+    return [m for m in interval_metrics(declared(family=["binary", *families])) if m.table]
 
 
 def paired_p_value(diffs: np.ndarray) -> float:
@@ -172,14 +177,15 @@ def _checked_pair(data: Data, a: str, b: str, by_cols: list[str], where: str | N
 def compare_statistics(data: Data, stats: Statistics, a: str, b: str, *,
                        by: Sequence[str] | str | None, where: str | None,
                        operating_points: OperatingPoints, intervals: Intervals,
-                       pooled: bool = True) -> pl.DataFrame:
+                       pooled: bool = True, families: Sequence[str] = ()) -> pl.DataFrame:
     """:func:`compare` from statistics already reduced (e.g. by the report's one pass).
 
     ``stats`` must hold the units of ``a`` and ``b`` grouped by ``system`` and ``by`` (other
     systems' units are ignored), with the binary metrics' statistics and ``intervals``'
     replicates; ``operating_points`` are those of the reduction. Only the trial-by-trial
     McNemar counts and the alignment checks read ``data`` again (the two systems' trials,
-    side by side).
+    side by side). ``families``: optional families whose metrics (and replicated statistics)
+    the reduction computed, compared too (:func:`compared_metrics`).
     """
     by_cols = [c for c in by_columns(by) if c != "system"]
     ops, opts = operating_points, intervals
@@ -196,7 +202,7 @@ def compare_statistics(data: Data, stats: Statistics, a: str, b: str, *,
     if cond_a != [{c: us.unit.key[c] for c in by_cols} for us in per_sys[b]]:
         raise AlignmentError(message("the two systems' trials fall into different conditions",
                                      hint="Condition columns must be properties of the trial."))
-    metrics = compared_metrics()
+    metrics = compared_metrics(families)
     out: list[dict[str, object]] = []
     for key, ua, ub in zip(cond_a, per_sys[a], per_sys[b], strict=True):
         out.extend(_paired_rows(key, ua, ub, ops, metrics, opts))
@@ -243,8 +249,9 @@ def _paired_rows(key: Mapping[str, object], ua: UnitStats, ub: UnitStats, ops: O
     rows: list[dict[str, object]] = []
     for m in metrics:
         points = list(ops.p_target) if m.per_operating_point else [None]
-        va = np.atleast_1d(m.compute(ga)) if ok else None
-        vb = np.atleast_1d(m.compute(gb)) if ok else None
+        # a metric without a value (None: e.g. a group without spoofs) is NaN
+        va = np.atleast_1d(np.asarray(m.compute(ga), dtype=np.float64)) if ok else None
+        vb = np.atleast_1d(np.asarray(m.compute(gb), dtype=np.float64)) if ok else None
         for kp, pt in enumerate(points):
             row: dict[str, object] = dict(key) | {"metric": m.name, "p_target": pt,
                                                   "test": "paired bootstrap"}
@@ -253,9 +260,9 @@ def _paired_rows(key: Mapping[str, object], ua: UnitStats, ub: UnitStats, ops: O
                                                  "p_value")))
                 continue
             k = (m.name, m.per_operating_point)
-            d = rb[k] - ra[k]
-            d = d[:, kp] if m.per_operating_point else d
-            with np.errstate(invalid="ignore"):
+            with np.errstate(invalid="ignore"):  # inf - inf (an infinite Cllr) is NaN
+                d = rb[k] - ra[k]
+                d = d[:, kp] if m.per_operating_point else d
                 diff = float(vb[kp] - va[kp])
                 if opts.method == "bca":
                     jk = d[boot:].copy()

@@ -93,7 +93,8 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
     check_choice(eer_method, name="eer_method", choices=EER_METHODS)
     ops = OperatingPoints(tuple(np.atleast_1d(np.asarray(p_target, dtype=float)).tolist()),
                           c_miss, c_fa)
-    request = request_for(list(metrics) if metrics is not None else declared(), ops,
+    chosen = list(metrics) if metrics is not None else declared()
+    request = request_for(chosen, ops,
                           eer_method=eer_method, extra_thresholds=thresholds,
                           det_resolution=det_resolution, verification=verification,
                           statistics=statistics)
@@ -104,7 +105,11 @@ def group_statistics(data: Data, *, by: Sequence[str] | str | None = None,
 
         names = scan_raw(data).collect_schema().names()
         ids = [c for c in ("model", "segment") if c in names]  # what identifies a trial
-        request = replace(request, replicates=intervals.replicates(ids))
+        # the replicates carry the statistics the metrics with intervals read (same kernels)
+        replicated = tuple(st for m in interval_metrics(chosen, eer_method=eer_method)
+                           for st in m.needs)
+        request = replace(request, replicates=intervals.replicates(ids),
+                          replicated=replicated)
     stats = compute_statistics(
         data, by=_as_list(by), equalize_by=_as_list(equalize_by), where=where, pooled=pooled,
         request=request, p=ops.p, q=ops.q, engine=engine, validate=validate,
@@ -282,8 +287,9 @@ def evaluate(data: Data, *, by: Sequence[str] | str | None = None, where: str | 
     intervals
         An :class:`~scoreframe.metrics.Intervals` (bootstrap replicates, coverage,
         resampling units, seed, percentile or BCa): every metric declared with intervals
-        gets ``_lo``/``_hi`` after its value (in each ``dcf`` struct for per-point
-        metrics), from the same reduction pass. ``None``: no intervals.
+        (the float metrics of the binary, spoof and forensic families but
+        ``a_dcf_threshold``) gets ``_lo``/``_hi`` after its value (in each ``dcf`` struct for
+        per-point metrics), from the same reduction pass. ``None``: no intervals.
     engine
         Where the reduction runs: ``"auto"`` (in memory when the selected trials fit in the
         memory limit, else out of core), ``"memory"``, ``"streaming"`` (out of core),

@@ -29,7 +29,7 @@ data, so results do not depend on how the trials were split into ranges:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -284,14 +284,64 @@ class ADcf(Statistic):
                 out = self.merge(out, self._piece(piece, offsets, totals))
         return out
 
-    def _piece(self, arrays: list[F64], offsets: list[int], totals: list[int]
-               ) -> tuple[float, float]:
+    def prepare(self, r: RangeData) -> list[tuple[list[F64], NDArray[np.int8], list[int]]]:
+        """The range's pieces with their merged class labels (the same in every replicate).
+
+        Per piece: its class arrays, the class of each trial in the sweep's merged order and
+        the trials of each class before the piece. Used by :meth:`reduce_weighted`.
+        """
+        out = []
+        cs = [r.cls(c).scores for c in self.classes]
+        if sum(x.shape[0] for x in cs):
+            for piece, before in sweep_pieces(cs):
+                if sum(x.shape[0] for x in piece):
+                    out.append((piece, ks.per_trial_sweep(*piece).labels, before))
+        return out
+
+    def reduce_weighted(self, r: RangeData, weights: Mapping[str | None, NDArray[np.integer]],
+                        prepared: list[tuple[list[F64], NDArray[np.int8], list[int]]]
+                        ) -> tuple[float, float] | None:
+        """:meth:`reduce` of the range with each trial repeated ``weights[class][i]`` times.
+
+        ``r`` holds the range's classes unrepeated, with the weighted totals and offsets;
+        ``prepared`` is :meth:`prepare` of the range. Along a trial's copies only its class's
+        count moves, so the cost is monotone there (rising for a target, falling otherwise):
+        the sweep evaluated after each trial, with cumulative weights as counts, has the same
+        minimum (the same float operations on the same counts) and the same first argmin's
+        threshold (a tie inside a falling run of copies has the same score; the point after a
+        trial of weight 0 repeats the point before it, which comes first). Nothing is
+        repeated and the sweep's merge is computed once per range.
+        """
+        cs = [r.cls(c) for c in self.classes]
+        ws = [np.asarray(weights[c], dtype=np.int64) if c in weights
+              else np.zeros(cl.n, np.int64) for c, cl in zip(self.classes, cs, strict=True)]
+        totals = [c.total for c in cs]
+        if not all(totals) or not sum(int(w.sum()) for w in ws):
+            return None
+        cum = [np.concatenate(([0], np.cumsum(w))) for w in ws]
+        out: tuple[float, float] | None = None
+        for arrays, labels, before in prepared:
+            pw = [w[b:b + x.shape[0]] for w, b, x in zip(ws, before, arrays, strict=True)]
+            if not sum(int(p.sum()) for p in pw):
+                continue  # no trial of the piece in this replicate
+            offsets = [c.offset + int(cw[b]) for c, cw, b in zip(cs, cum, before, strict=True)]
+            first = all(o == 0 for o in offsets)
+            rej = _weighted_rejections(labels, pw) + \
+                np.array([[o] for o in offsets], dtype=np.int64)
+            value, k = self._minimum(rej if first else rej[:, 1:], totals)
+            if first and k == 0:  # all accepted: below the lowest trial of positive weight
+                thr = min(float(x[np.flatnonzero(p)[0]]) for x, p in
+                          zip(arrays, pw, strict=True) if p.any()) - ks.A_DCF_FIRST_OFFSET
+            else:  # the last rejected trial (the k-th of the merged order)
+                k = k if first else k + 1
+                c = int(labels[k - 1])
+                thr = float(arrays[c][int(np.count_nonzero(labels[:k] == c)) - 1])
+            out = self.merge(out, (value, thr))
+        return out
+
+    def _minimum(self, rej: I64, totals: list[int]) -> tuple[float, int]:
+        """The minimum normalised cost at the points of ``rej`` and its first argmin."""
         nt, nn, ns = totals
-        sw = ks.per_trial_sweep(*arrays)
-        first = all(o == 0 for o in offsets)
-        rej = sw.rejected + np.array([[o] for o in offsets], dtype=np.int64)
-        if not first:
-            rej = rej[:, 1:]
         p_miss = rej[0] / nt
         p_fa_non = (nn - rej[1]) / nn
         p_fa_spf = (ns - rej[2]) / ns
@@ -302,8 +352,15 @@ class ADcf(Statistic):
                    self.c_miss * self.p_target)
         normed = cost / norm
         k = int(np.argmin(normed))
-        return float(normed[k]), sw.threshold(k if first else k + 1,
-                                              offset=ks.A_DCF_FIRST_OFFSET)
+        return float(normed[k]), k
+
+    def _piece(self, arrays: list[F64], offsets: list[int], totals: list[int]
+               ) -> tuple[float, float]:
+        sw = ks.per_trial_sweep(*arrays)
+        first = all(o == 0 for o in offsets)
+        rej = sw.rejected + np.array([[o] for o in offsets], dtype=np.int64)
+        value, k = self._minimum(rej if first else rej[:, 1:], totals)
+        return value, sw.threshold(k if first else k + 1, offset=ks.A_DCF_FIRST_OFFSET)
 
     def merge(self, a: tuple[float, float] | None, b: tuple[float, float] | None
               ) -> tuple[float, float] | None:
@@ -313,6 +370,19 @@ class ADcf(Statistic):
         if b is None:
             return a
         return b if b[0] < a[0] else a
+
+
+def _weighted_rejections(labels: NDArray[np.int8], weights: list[I64]) -> I64:
+    """Cumulative weights of each class at every point of a per-trial sweep ``(C, n + 1)``.
+
+    The trials of class ``i`` take the positions ``labels == i`` in their sorted order.
+    """
+    out = np.zeros((len(weights), labels.shape[0] + 1), dtype=np.int64)
+    for i, w in enumerate(weights):
+        inc = np.zeros(labels.shape[0], dtype=np.int64)
+        inc[labels == i] = w
+        np.cumsum(inc, out=out[i, 1:])
+    return out
 
 
 @dataclass(frozen=True, eq=False)

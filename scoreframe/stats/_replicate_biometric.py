@@ -25,8 +25,8 @@ for the rates, whose threshold each replicate chooses on its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -36,8 +36,8 @@ from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.stats._biometric import Located, VerificationRequest, VerificationStats
 from scoreframe.stats._resampling import Replicates
 
-__all__ = ["ReplicateContext", "count_within_totals", "replicate_verification",
-           "trial_weights", "weighted_counts"]
+__all__ = ["ReplicateContext", "count_within_totals", "distinct_units",
+           "replicate_verification", "trial_weights", "weighted_counts"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -48,18 +48,24 @@ U64 = NDArray[np.uint64]
 class ReplicateContext:
     """Weighted totals of a unit and weighted counts below one range, per replicate row.
 
-    Arrays of shape ``(n_rows,)`` (all replicate rows of the :class:`Replicates`).
+    Arrays of shape ``(n_rows,)`` (all replicate rows of the :class:`Replicates`);
+    ``class_totals``/``class_offsets`` the same per class value of the request's class
+    column (both labels), for the replicated statistics that read classes.
     """
 
     total_tar: I64
     total_non: I64
     offset_tar: I64
     offset_non: I64
+    class_totals: Mapping[str | None, I64] = field(default_factory=dict)
+    class_offsets: Mapping[str | None, I64] = field(default_factory=dict)
 
     def rows(self, rows: I64) -> ReplicateContext:
         """The context of some replicate rows."""
         return ReplicateContext(self.total_tar[rows], self.total_non[rows],
-                                self.offset_tar[rows], self.offset_non[rows])
+                                self.offset_tar[rows], self.offset_non[rows],
+                                {c: v[rows] for c, v in self.class_totals.items()},
+                                {c: v[rows] for c, v in self.class_offsets.items()})
 
 
 def count_within_totals(rates: Sequence[float], totals: I64) -> I64:
@@ -82,7 +88,7 @@ def count_within_totals(rates: Sequence[float], totals: I64) -> I64:
     return np.where(t > 0, k, 0).astype(np.int64)
 
 
-def _units(spec: Replicates, hashes: Sequence[U64]) -> list[tuple[U64, I64 | None]]:
+def distinct_units(spec: Replicates, hashes: Sequence[U64]) -> list[tuple[U64, I64 | None]]:
     """Per unit column: the distinct unit hashes and each trial's index among them."""
     out: list[tuple[U64, I64 | None]] = []
     for h in hashes:
@@ -105,7 +111,7 @@ def trial_weights(spec: Replicates, hashes: Sequence[U64], rows: I64, *,
     dtype = np.uint16 if spec.max_weight() < 2**16 else np.uint32
     n = hashes[0].shape[0] if hashes else 0
     w: NDArray[np.integer] = np.ones((rows.shape[0], n), dtype=dtype)
-    for k, (u, inv) in enumerate(units if units is not None else _units(spec, hashes)):
+    for k, (u, inv) in enumerate(units if units is not None else distinct_units(spec, hashes)):
         m = spec.multiplicities(k, u, rows)
         w *= m if inv is None else np.take(m, inv, axis=1)
     return w
@@ -245,7 +251,7 @@ def weighted_counts(key: NDArray[np.integer], hashes: Sequence[U64], spec: Repli
     starts = np.flatnonzero(np.concatenate(([True], key_s[1:] != key_s[:-1])))
     keys_present = key_s[starts].astype(np.int64)
     chunk = max(1, chunk_bytes // (8 * n))
-    units = _units(spec, hs)
+    units = distinct_units(spec, hs)
     for a in range(0, spec.n_rows, chunk):
         rows = rows_all[a:a + chunk]
         w = trial_weights(spec, hs, rows, units=units)

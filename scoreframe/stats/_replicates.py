@@ -18,7 +18,10 @@ repeated as often as its weight, computed without repeating anything:
   integer below ``2**36`` (two resampling columns), and each run is summed in pieces of at
   most ``2**17`` trials, so every partial sum is an integer below ``2**53``: exact in float64,
   whatever the order, and turned into exact Python integers per run;
-* error counts at the thresholds are cumulative sums of the segment weights (integers).
+* error counts at the thresholds are cumulative sums of the segment weights (integers);
+* the typed statistics of :attr:`~scoreframe.stats.summary.Request.replicated` (the spoof and
+  forensic families') are their own kernels on the range with every trial repeated by its
+  weight, one replicate at a time (:mod:`scoreframe.stats._replicate_families`).
 
 A replicate therefore costs, per trial, a gather and an integer multiply per resampling
 column, one add for the segments and two multiply-adds for Cllr, plus O(segments). No BLAS
@@ -29,9 +32,10 @@ threads or engines.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,7 +43,9 @@ from numpy.typing import NDArray
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs
 from scoreframe.stats._replicate_biometric import ReplicateContext, replicate_verification
+from scoreframe.stats._replicate_families import ClassUnits, prepare_extras, replicate_extras
 from scoreframe.stats._resampling import Replicates, SortedUnits
+from scoreframe.stats._statistics import Statistic
 from scoreframe.stats.summary import ScoreStats, Verification
 
 __all__ = ["CHUNK_BYTES", "merge_units", "replicate_stats", "with_replicates"]
@@ -197,12 +203,18 @@ def _blocks(w: I64, lab: NDArray[np.bool_], lo: F64, hi: F64) -> Blocks:
 
 def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thresholds: F64,
                     *, rows: I64 | None = None, verification: Verification | None = None,
-                    context: ReplicateContext | None = None) -> tuple[ScoreStats, ...]:
+                    context: ReplicateContext | None = None,
+                    statistics: Sequence[Statistic] = (),
+                    classes: Mapping[str | None, ClassUnits] | None = None
+                    ) -> tuple[ScoreStats, ...]:
     """The statistics of every replicate of one range (see the module docstring).
 
     ``units`` holds the unit hashes of the range's sorted targets and non-targets; ``rows``
     the replicates (default: all of ``spec``). Each result is a :class:`ScoreStats` with
     weighted integer counts, exact Cllr sums and threshold counts, and no located results.
+    Its ``extra`` holds the replicate values of ``statistics`` (typed statistics, by their
+    own kernels on the repeated range: :mod:`scoreframe.stats._replicate_families`), which
+    read the unit's ``classes`` when they read classes.
 
     Examples
     --------
@@ -229,6 +241,7 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     n = max(ct.n + cn.n, 1)
     chunk = max(1, CHUNK_BYTES // (8 * n))
     out: list[ScoreStats] = []
+    prepared = prepare_extras(statistics, s, classes or {}) if statistics else {}
     for a in range(0, rows.shape[0], chunk):
         rb = rows[a:a + chunk]
         w_t = _weights(ct, spec, rb) if ct.n else np.zeros((rb.shape[0], 0), np.uint16)
@@ -239,8 +252,8 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         seg_n, sum_n, inf_n = _sums(cn, w_n) if cn.n else \
             (np.zeros((rb.shape[0], 0), np.int64), [0] * rb.shape[0],
              np.zeros(rb.shape[0], np.int64))
-        ver = replicate_verification(s, w_t, w_n, verification.request,
-                                     None if context is None else context.rows(rb)) \
+        ctx_rb = None if context is None else context.rows(rb)
+        ver = replicate_verification(s, w_t, w_n, verification.request, ctx_rb) \
             if verification is not None else [None] * rb.shape[0]
         cum_t = np.concatenate((np.zeros((rb.shape[0], 1), np.int64),
                                 np.cumsum(seg_t, axis=1)), axis=1)
@@ -250,12 +263,20 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         miss = cum_t[:, ct.cut_seg]
         fa = n_non[:, None] - cum_n[:, cn.cut_seg]
         merged = np.concatenate((seg_t, seg_n), axis=1)[:, order]
+        blocks = [_blocks(merged[r], lab, lo, hi) for r in range(rb.shape[0])]
+        fam: list[dict[Statistic, Any]] = [{}] * rb.shape[0]
+        if statistics:
+            cls = classes or {}
+            fam = replicate_extras(statistics, s, w_t, w_n, cls,
+                                   {c: cu.weights(spec, rb) for c, cu in cls.items()},
+                                   ctx_rb, blocks, prepared)
         for r in range(rb.shape[0]):
-            out.append(ScoreStats(int(n_tar[r]), int(n_non[r]),
-                                  _blocks(merged[r], lab, lo, hi), sum_t[r], sum_n[r],
-                                  int(inf_t[r] + inf_n[r]), miss[r].copy(), fa[r].copy(),
-                                  extra={} if verification is None
-                                  else {verification: ver[r]}))
+            extra: dict[Statistic, Any] = {} if verification is None \
+                else {verification: ver[r]}
+            extra.update(fam[r])
+            out.append(ScoreStats(int(n_tar[r]), int(n_non[r]), blocks[r], sum_t[r],
+                                  sum_n[r], int(inf_t[r] + inf_n[r]), miss[r].copy(),
+                                  fa[r].copy(), extra=extra))
     return tuple(out)
 
 
@@ -278,10 +299,13 @@ def merge_units(parts: Sequence[tuple[SortedScores, SortedUnits]]
 def with_replicates(stats: ScoreStats, s: SortedScores, units: SortedUnits | None,
                     spec: Replicates | None, thresholds: F64, *, workers: int = 1,
                     verification: Verification | None = None,
-                    context: ReplicateContext | None = None) -> ScoreStats:
+                    context: ReplicateContext | None = None,
+                    statistics: Sequence[Statistic] = (),
+                    classes: Mapping[str | None, ClassUnits] | None = None) -> ScoreStats:
     """``stats`` with the replicates of its range attached (unchanged without ``spec``).
 
-    ``verification`` and ``context`` are passed to :func:`replicate_stats`.
+    ``verification``, ``context``, ``statistics`` and ``classes`` are passed to
+    :func:`replicate_stats`.
 
     ``workers > 1`` computes chunks of replicates on that many threads (numpy releases the
     GIL in the per-trial work); every replicate is exact, so the result is the same.
@@ -291,10 +315,13 @@ def with_replicates(stats: ScoreStats, s: SortedScores, units: SortedUnits | Non
     rows = np.arange(spec.n_rows, dtype=np.int64)
     if workers <= 1 or rows.shape[0] < 2 * workers:
         return replace(stats, replicates=replicate_stats(
-            s, units, spec, thresholds, verification=verification, context=context))
+            s, units, spec, thresholds, verification=verification, context=context,
+            statistics=statistics, classes=classes))
     parts = np.array_split(rows, workers)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         done = list(pool.map(lambda r: replicate_stats(s, units, spec, thresholds, rows=r,
                                                        verification=verification,
-                                                       context=context), parts))
+                                                       context=context,
+                                                       statistics=statistics,
+                                                       classes=classes), parts))
     return replace(stats, replicates=tuple(x for part in done for x in part))

@@ -46,6 +46,7 @@ from scoreframe.frames.schema import id_hash, repeated_hashes
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.stats._replicate_biometric import ReplicateContext, weighted_counts
+from scoreframe.stats._replicate_families import class_units
 from scoreframe.stats._replicates import merge_units, with_replicates
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats._statistics import ClassData
@@ -166,7 +167,8 @@ class ReduceSpec:
     classes_of: tuple[str | None, ...] | None = None  # per group code: its class value
     partition_of: tuple[int, ...] | None = None  # per group code: its equalized partition
     # replicates' weighted counts [group, label, row]: totals and below this range (for the
-    # replicates' verification statistics; None: the range is the whole of every unit)
+    # replicates' verification and replicated statistics; None: the range is the whole of
+    # every unit)
     rep_totals: np.ndarray | None = None
     rep_offsets: np.ndarray | None = None
 
@@ -467,7 +469,14 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
             return None
         m = list(members)
         tot, off = spec.rep_totals[m].sum(axis=0), spec.rep_offsets[m].sum(axis=0)
-        return ReplicateContext(tot[1], tot[0], off[1], off[0])
+        by: dict[str | None, list[int]] = {}  # per class (replicated class statistics)
+        cls_of = spec.classes_of or ()
+        for g in m if cls_of else ():
+            by.setdefault(cls_of[g], []).append(g)
+        return ReplicateContext(tot[1], tot[0], off[1], off[0],
+                                {c: spec.rep_totals[gs].sum(axis=(0, 1)) for c, gs in by.items()},
+                                {c: spec.rep_offsets[gs].sum(axis=(0, 1))
+                                 for c, gs in by.items()})
 
     cache: dict[int, ScoreStats] = {}
 
@@ -488,9 +497,12 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
             s, su = merge_units([(base[g], base_units[g]) for g in u.members])
             st = base_stats(u.members[0]) if len(u.members) == 1 else \
                 reduce_sorted(s, spec.request, ctx(u.members), classes=classes(u.members))
+            fam = None if spec.classes_of is None or not spec.request.replicated else \
+                class_units(u.members, spec.classes_of, base, base_units, spec_r)
             stats.append(with_replicates(st, s, su, spec_r, spec.request.thresholds,
                                          verification=verification_of(spec.request),
-                                         context=rep_ctx(u.members)))
+                                         context=rep_ctx(u.members),
+                                         statistics=spec.request.replicated, classes=fam))
         elif len(u.members) == 1:
             stats.append(base_stats(u.members[0]))
         else:
@@ -738,8 +750,10 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         full_tot = np.zeros((max(len(codes), 1), 2), np.int64)
         full_tot[idx] = totals
         rep_w: list[np.ndarray] | None = None
-        if (request.replicates is not None and verification_of(request) is not None
-                and counts.shape[0] > 1):  # replicates locate FNMR at FMR: weighted offsets
+        if (request.replicates is not None and counts.shape[0] > 1 and (
+                verification_of(request) is not None or request.replicated)):
+            # replicates locate FNMR at FMR, and replicated statistics read the totals and
+            # the counts below a range: weighted offsets
             rep_w = executor.map(weighted_counts_task,
                                  [(spill, r, max(len(codes), 1), request.replicates)
                                   for r in range(counts.shape[0])])

@@ -26,6 +26,7 @@ from scoreframe.frames.schema import check_duplicates as schema_check_duplicates
 from scoreframe.frames.schema import normalize_label
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.stats._replicate_families import class_units
 from scoreframe.stats._replicates import merge_units, with_replicates
 from scoreframe.stats._resampling import Replicates, SortedUnits
 from scoreframe.stats._statistics import ClassData
@@ -477,8 +478,11 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             s, su = merge_units([(base[i], base_units[i]) for i in u.members])
             st = base_stats(u.members[0]) if len(u.members) == 1 else \
                 reduce_sorted(s, request, classes=classes(u.members))
+            fam = None if classes_of is None or not request.replicated else \
+                class_units(u.members, classes_of, base, base_units, spec)
             st = with_replicates(st, s, su, spec, request.thresholds, workers=workers,
-                                 verification=verification_of(request))
+                                 verification=verification_of(request),
+                                 statistics=request.replicated, classes=fam)
         elif len(u.members) == 1:
             st = base_stats(u.members[0])
         else:

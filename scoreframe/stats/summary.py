@@ -79,6 +79,9 @@ __all__ += ["AsvspoofEer"]  # re-exported from the private tandem statistics
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
+#: Bytes per trial of a range for replicated statistics: per class, the scores, unit hashes
+#: (two columns) and labels, and one replicate's repeated scores (by class and by label).
+REPLICATE_COPY_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -102,20 +105,35 @@ class Request:
     class_column
         A column whose values split every unit into classes for the statistics that read
         classes (``trial_type`` for the anti-spoofing metrics); ``None``: no split.
+    replicated
+        Statistics of :attr:`statistics` whose replicate values the replicates carry in
+        their ``extra`` (the needs of the metrics with intervals, e.g. the spoof and forensic
+        statistics): each replicate is the statistic's own kernel on the range with every
+        trial repeated as often as its weight (:mod:`scoreframe.stats._replicate_families`).
+        Ignored without :attr:`replicates`.
     """
 
     thresholds: F64 = field(default_factory=lambda: np.empty(0))
     statistics: tuple[Statistic, ...] = ()
     replicates: Replicates | None = None
     class_column: str | None = None
+    replicated: tuple[Statistic, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "statistics", tuple(dict.fromkeys(self.statistics)))
+        object.__setattr__(self, "replicated", tuple(
+            st for st in dict.fromkeys(self.replicated) if st in self.statistics))
 
     @property
     def bytes_per_trial(self) -> int:
-        """Extra bytes per trial of a range the statistics hold (the class split: 16)."""
-        return sum(st.bytes_per_trial for st in self.statistics) + \
+        """Extra bytes per trial of a range the statistics hold (the class split: 16).
+
+        Replicated statistics add the per-class copies of the scores and unit hashes and one
+        replicate's repeated range at a time (:data:`REPLICATE_COPY_BYTES` per trial).
+        """
+        copies = REPLICATE_COPY_BYTES if self.replicates is not None and self.replicated \
+            else 0
+        return sum(st.bytes_per_trial for st in self.statistics) + copies + \
             (16 if self.class_column is not None else 0)
 
 

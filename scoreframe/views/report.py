@@ -27,7 +27,7 @@ import polars as pl
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.frames.lazy import Data, as_lazy
 from scoreframe.io.atomic import atomic_output, check_outputs
-from scoreframe.metrics import Intervals
+from scoreframe.metrics import Intervals, interval_metrics
 from scoreframe.metrics._options import (
     DEFAULT_OPERATING_POINTS,
     MetricsLike,
@@ -334,8 +334,10 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
     if opts is not None:
         from scoreframe.results.bootstrap import bootstrap_metrics
 
-        iv_frame = results_frame(stats, ops, metrics=bootstrap_metrics(), intervals=opts,
-                                 n_replicates=True).with_columns(ci=pl.lit(opts.ci))
+        fam_iv = interval_metrics(declared(family=families)) if families else []
+        iv_frame = results_frame(stats, ops, metrics=[*bootstrap_metrics(), *fam_iv],
+                                 intervals=opts, n_replicates=True
+                                 ).with_columns(ci=pl.lit(opts.ci))
         summary = attach_intervals(summary, iv_frame, eer=eer_method == "rocch")
         extra["intervals"] = iv_frame
         notes.append(f"{100 * opts.ci:g} % {opts.method} bootstrap intervals, "
@@ -352,7 +354,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
 
         extra["comparison"] = compare_statistics(
             source, stats, compare[0], compare[1], by=by, where=where, operating_points=ops,
-            intervals=opts)
+            intervals=opts, families=families)
     elif compare:  # the replicates of its own pass (2 systems), not of every system's units
         from scoreframe.results.bootstrap import DEFAULT_INTERVALS
         from scoreframe.results.compare import compare as compare_systems
