@@ -52,19 +52,40 @@ print("PEAK", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, res.hei
 """
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """utime + stime of a process (all its threads), or None once it is gone."""
+def cpu_seconds(pid: int, stat: str | None = None) -> float | None:
+    """utime + stime of a process (all its threads; or of ``stat``), None once it is gone."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(stat or f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (FileNotFoundError, ProcessLookupError):
         return None
     return (int(fields[11]) + int(fields[12])) / TICK  # fields 14 and 15 of stat(5)
 
 
-def run_once(data: Path, memory_limit: str, interval: float) -> tuple[list[tuple[str, float,
-                                                                                   float]],
-                                                                        float, float]:
-    """(phase, wall s, CPU s) in order, the total wall seconds and the peak RSS (MB)."""
+def thread_seconds(pid: int) -> dict[int, float]:
+    """utime + stime of each thread of a process (empty once it is gone)."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except (FileNotFoundError, ProcessLookupError):
+        return {}
+    for tid in tids:
+        c = cpu_seconds(pid, f"/proc/{pid}/task/{tid}/stat")
+        if c is not None:
+            out[int(tid)] = c
+    return out
+
+
+Phase = tuple[str, float, float, float]
+
+
+def run_once(data: Path, memory_limit: str, interval: float) -> tuple[list[Phase], float, float]:
+    """(phase, wall s, CPU s, parallelism) in order, the total wall seconds and the peak RSS.
+
+    Parallelism: in each sample interval, the CPU seconds of all threads over those of the
+    busiest thread (1.0 when one thread ran, 2.0 when two ran evenly), averaged over the
+    phase's intervals weighted by their CPU seconds (independent of how many cores other
+    jobs left to the run).
+    """
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(HERE.parent), os.environ.get("PYTHONPATH", "")]))
     t0 = time.time()
@@ -87,11 +108,13 @@ def run_once(data: Path, memory_limit: str, interval: float) -> tuple[list[tuple
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     samples: list[tuple[float, float]] = []
+    threads: list[dict[int, float]] = []
     while True:
         c = cpu_seconds(child.pid)
         if c is None or child.poll() is not None:
             break
         samples.append((time.time(), c))
+        threads.append(thread_seconds(child.pid))
         time.sleep(interval)
     child.wait()
     reader.join()
@@ -109,13 +132,21 @@ def run_once(data: Path, memory_limit: str, interval: float) -> tuple[list[tuple
 
     wall: dict[str, float] = {}
     cpu: dict[str, float] = {}
-    for (ta, ca), (tb, cb) in zip(samples, samples[1:], strict=False):
+    weighted: dict[str, float] = {}  # sum over intervals of CPU x concurrency
+    for i, ((ta, ca), (tb, cb)) in enumerate(zip(samples, samples[1:], strict=False)):
         ph = phase_at((ta + tb) / 2)
         wall[ph] = wall.get(ph, 0.0) + tb - ta
         cpu[ph] = cpu.get(ph, 0.0) + cb - ca
+        d = [c - threads[i].get(tid, 0.0) for tid, c in threads[i + 1].items()]
+        if d and max(d) > 0:
+            weighted[ph] = weighted.get(ph, 0.0) + sum(d) * (sum(d) / max(d))
     order = list(dict.fromkeys(n for n in names if n in wall))
     total = samples[-1][0] - samples[0][0] if len(samples) > 1 else 0.0
-    return [(n, wall[n], cpu[n]) for n in order], total, peak[0]
+
+    def parallelism(n: str) -> float:
+        return weighted.get(n, 0.0) / cpu[n] if cpu[n] > 0 else 0.0
+
+    return [(n, wall[n], cpu[n], parallelism(n)) for n in order], total, peak[0]
 
 
 def main() -> None:
@@ -140,15 +171,17 @@ def main() -> None:
         phases, total, peak = run_once(data, a.memory_limit, a.interval)
         runs.append((phases, total, peak, load0, os.getloadavg()[0]))
         print(f"run {i + 1}: {total:.1f} s, peak {peak:.0f} MB, "
-              + ", ".join(f"{p} {w:.1f} s {100 * c / max(w, 1e-9):.0f}%" for p, w, c in phases),
+              + ", ".join(f"{p} {w:.1f} s {100 * c / max(w, 1e-9):.0f}% x{par:.2f}"
+                          for p, w, c, par in phases),
               flush=True)
     # the median run by total wall time
     phases, total, peak, load0, load1 = sorted(runs, key=lambda r: r[1])[len(runs) // 2]
-    rows = [f"| {p} | {w:.2f} | {c:.2f} | {100 * c / max(w, 1e-9):.0f}% |" for p, w, c in phases]
-    all_cpu = sum(c for _, _, c in phases)
+    rows = [f"| {p} | {w:.2f} | {c:.2f} | {100 * c / max(w, 1e-9):.0f}% | {par:.2f} |"
+            for p, w, c, par in phases]
+    all_cpu = sum(c for _, _, c, _ in phases)
     per_run = "; ".join(
-        f"{r[1]:.1f} s wall, {sum(c for _, _, c in r[0]):.1f} CPU-s, load {r[3]:.1f}-{r[4]:.1f}"
-        for r in runs)
+        f"{r[1]:.1f} s wall, {sum(c for _, _, c, _ in r[0]):.1f} CPU-s, load "
+        f"{r[3]:.1f}-{r[4]:.1f}" for r in runs)
     text = f"""## CPU per phase of an out-of-core run (`bench_phases.py`, issue 22 target 7)
 
 `evaluate(path, by="condition", engine=Engine(kind="streaming", memory_limit="{a.memory_limit}"))`
@@ -157,10 +190,13 @@ child process; `/proc/<pid>/stat` utime+stime sampled every {a.interval} s and e
 attributed to the phase marked at its midpoint (the engine's `phase` debug records). The
 median of {a.repeat} runs by wall time ({total:.1f} s, {all_cpu:.1f} CPU-s, peak RSS
 {peak:.0f} MB; load average {load0:.1f} before, {load1:.1f} after; {platform.machine()},
-{os.cpu_count()} cores shared with other jobs). 200% = both cores.
+{os.cpu_count()} cores shared with other jobs). 200% = both cores. Parallelism: per
+sample interval, the CPU seconds of all threads (`/proc/<pid>/task`) over the busiest
+thread's, averaged over the phase weighted by CPU: 1.0 = one thread ran, 2.0 = two ran
+evenly; unlike CPU % it does not depend on how much of the machine other jobs take.
 
-| phase | wall (s) | CPU (s) | CPU % |
-| --- | ---: | ---: | ---: |
+| phase | wall (s) | CPU (s) | CPU % | parallelism |
+| --- | ---: | ---: | ---: | ---: |
 {chr(10).join(rows)}
 
 All runs: {per_run}. Measured {time.strftime('%Y-%m-%d %H:%M')} UTC.
