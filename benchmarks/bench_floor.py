@@ -109,7 +109,7 @@ def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, pl.DataFrame, pl.DataF
     return scores, df, df20, codes
 
 
-def run(n: int, repeat: int) -> str:
+def run(n: int, repeat: int, skip: frozenset[str] = frozenset(), profile: bool = True) -> str:
     scores, df, df20, codes = make_data(n)
     keys = pl.DataFrame({"condition": df20["condition"], "score": scores})
     keys_u32 = pl.DataFrame({"condition": codes, "score": scores})
@@ -130,13 +130,18 @@ def run(n: int, repeat: int) -> str:
                                                       by="condition")),
     ]
     for name, fn in jobs:
+        if name in skip:
+            t[name] = float("nan")
+            continue
         t[name] = median_time(fn, repeat)
         print(f"{name:20s} {t[name]:.3f} s", flush=True)
-    floor20 = min(t["pl_sort_keys_str"], t["pl_sort_keys_u32"])
-    prof1 = breakdown(lambda: scoreframe.evaluate(df, operating_points=PRIORS,
-                                                  engine="memory"))
-    prof20 = breakdown(lambda: scoreframe.evaluate(df20, operating_points=PRIORS,
-                                                   engine="memory", by="condition"))
+    floor20 = min(t[k] for k in ("pl_sort_keys_str", "pl_sort_keys_u32") if k not in skip)
+    load = os.getloadavg()[0]
+    profs = [] if not profile else [
+        ("1 group", breakdown(lambda: scoreframe.evaluate(df, operating_points=PRIORS,
+                                                          engine="memory"))),
+        ("20 conditions + pooled row", breakdown(lambda: scoreframe.evaluate(
+            df20, operating_points=PRIORS, engine="memory", by="condition")))]
 
     def row(target: str, measured: float, floor: float, floor_name: str, bound: float) -> str:
         r = measured / floor
@@ -146,7 +151,7 @@ def run(n: int, repeat: int) -> str:
     lines = [
         f"{n:.0e} trials (1 target : 10 non-targets), full suite at p_target {PRIORS}; "
         f"median of {repeat} in one process; {platform.machine()}, {os.cpu_count()} cores, "
-        f"load average at the end {os.getloadavg()[0]:.1f} (shared machine: absolute times "
+        f"load average at the end of the timings {load:.1f} (shared machine: absolute times "
         f"vary between runs, the ratios much less), polars {pl.__version__}, numpy "
         f"{np.__version__}.",
         "",
@@ -167,7 +172,8 @@ def run(n: int, repeat: int) -> str:
         f"with UInt32 condition codes {t['pl_sort_keys_u32']:.3f} s (the faster is the floor).",
         "",
     ]
-    for title, (wall, ph) in (("1 group", prof1), ("20 conditions + pooled row", prof20)):
+    lines = [ln for ln in lines if not (ln.startswith("| ") and "nan" in ln)]  # skipped
+    for title, (wall, ph) in profs:
         lines += [f"Breakdown, in memory, {title} (one profiled run, {wall:.3f} s wall; "
                   "cProfile own time per phase, Polars' and numpy's threads inside their call):",
                   "", "| phase | seconds | share |", "|---|---:|---:|"]
@@ -185,8 +191,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
     ap.add_argument("--section", default="floor")
+    ap.add_argument("--skip", nargs="*", default=[],
+                    help="timings to leave out, e.g. pl_sort_keys_str eval_default")
+    ap.add_argument("--no-profile", action="store_true")
     a = ap.parse_args()
-    text = run(int(a.n), a.repeat)
+    text = run(int(a.n), a.repeat, frozenset(a.skip), not a.no_profile)
     print(text)
     write_section(a.out, f"speed_{a.section}",
                   f"## In memory against the sort floor ({a.section})\n\n"

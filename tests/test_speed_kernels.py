@@ -124,3 +124,29 @@ def test_unit_statistics_do_not_depend_on_the_number_of_cores(monkeypatch: pytes
             assert np.array_equal(getattr(a.stats, f), getattr(b.stats, f))
         for f in ("n_tar", "n_non", "start", "lo", "hi", "tar_pos_sum", "tar_pos_sq"):
             assert np.array_equal(getattr(a.stats.blocks, f), getattr(b.stats.blocks, f))
+
+
+def test_cllr_sums_in_a_second_thread_are_the_same_bits(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    from scoreframe.stats import summary
+
+    rng = np.random.default_rng(15)
+    lab = rng.random(300_000) < 0.2
+    sc = np.round(rng.standard_normal(lab.shape[0]) + 2.0 * lab, 2)
+    sc[::997] = -np.inf
+    sc[::1009] = np.inf
+    s = sort_scores(sc[lab], sc[~lab])
+    request = Request(np.array([-1.0, 0.0, 2.0]))
+
+    def run(parallel_min: int) -> summary.ScoreStats:
+        monkeypatch.setattr(summary, "PARALLEL_MIN", parallel_min)
+        return summary.reduce_sorted(s, request)
+
+    one, two = run(1 << 62), run(1)  # the Cllr sums on this thread / in a second one
+    assert one.cllr_inf > 0 and one.cllr_tar > 0
+    for f in ("n_tar", "n_non", "cllr_tar", "cllr_non", "cllr_inf"):
+        assert getattr(one, f) == getattr(two, f)
+    for f in ("n_miss", "n_fa"):
+        assert np.array_equal(getattr(one, f), getattr(two, f))
+    for f in ("n_tar", "n_non", "start", "lo", "hi", "tar_pos_sum", "tar_pos_sq"):
+        assert np.array_equal(getattr(one.blocks, f), getattr(two.blocks, f))

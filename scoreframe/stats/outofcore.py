@@ -26,6 +26,7 @@ left by a killed process is recognized by its name and removed by the next run.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import secrets
 import shutil
@@ -80,6 +81,11 @@ from scoreframe.stats.summary import (
     reduce_sorted,
     verification_of,
 )
+
+#: Phase markers (``logging.debug("phase %s", name)``: count, plan, partition, duplicates,
+#: reduce, merge, done), for tools that attribute time or CPU to phases
+#: (``benchmarks/bench_phases.py``). Cheap: one record per phase.
+LOG = logging.getLogger(__name__)
 
 __all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task", "plan_task",
            "reduce_task", "spill_full_error"]
@@ -683,6 +689,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             executor = ctxmgr.__enter__()
         else:
             executor = LocalExecutor(workers=workers)
+        LOG.debug("phase %s", "count")
         n_rows = int(lf.select(pl.len()).collect(engine="streaming").item())
         per_trial = RANGE_BYTES_PER_TRIAL + request.bytes_per_trial + (
             0 if request.replicates is None
@@ -697,6 +704,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                 "the dask engine reads Parquet datasets by path", got=where_name,
                 hint="Write the trials with scoreframe.write_trials and evaluate the path."))
         piece_where = where if pieces[0].frame is None else None
+        LOG.debug("phase %s", "plan")
         keys, boundaries, offsets = _plan(
             pieces, PlanSpec(tuple(group_cols), dict(schema), piece_where,
                              max(1, n_rows // SAMPLE_SIZE)), executor, n_rows, range_trials)
@@ -721,6 +729,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         pspec = PartitionSpec(spill, tuple(group_cols), codes, boundaries, dict(schema),
                               piece_where, tuple(id_cols), hash_bits, batch_rows, cats, lut,
                               need, request.replicates, offsets)
+        LOG.debug("phase %s", "partition")
         parts = executor.map(partition_task, [(pc, pspec) for pc in pieces])
         release_memory()
         t_part = time.perf_counter()
@@ -732,6 +741,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             counts += part.counts
         check_counts(checks, where=where_name, source=data, where_sql=where)
         if id_cols:
+            LOG.debug("phase %s", "duplicates")
             cands = executor.map(duplicate_task, [(spill, i) for i in range(1 << hash_bits)])
             cand = np.concatenate(cands) if cands else np.empty(0, np.uint64)
             if cand.shape[0]:
@@ -776,12 +786,14 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
             if rep_w is not None and rep_below is not None:
                 rep_below += rep_w[r]
         results: list[RangeResult] = []
+        LOG.debug("phase %s", "reduce")
         for start in range(0, len(specs), executor.workers):
             results += executor.map(reduce_task, specs[start:start + executor.workers])
             release_memory()
             if progress is not None:
                 progress(len(results), len(specs))
         t_reduce = time.perf_counter()
+        LOG.debug("phase %s", "merge")
         out = []
         for i, u in enumerate(units):
             st = empty_stats(request)
@@ -797,6 +809,7 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                 if equalize:
                     mem = [merge(a, b) for a, b in zip(mem, res.members[i], strict=True)]
             out.append(UnitStats(u, st, eq, tuple(mem)))
+        LOG.debug("phase %s", "done")
         return Statistics(tuple(row_cols), out, checks, engine if engine == "dask"
                           else "out-of-core", n_ranges=len(specs),
                           details={"seconds": time.perf_counter() - t0,

@@ -23,6 +23,7 @@ from typing import Any
 import altair as alt
 import numpy as np
 import polars as pl
+from altair.utils.schemapi import debug_mode
 
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.frames.lazy import Data, as_lazy
@@ -126,7 +127,11 @@ class Report:
     def charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
         """``(section, name, chart)`` for every chart: across groups first, then per group."""
         if self._charts is None:
-            self._charts = self._build_charts()
+            # Altair validates every schema object as it is built (a jsonschema pass per
+            # object, about a quarter of building a report's charts); the report's charts are
+            # made by the plotting functions, which the tests validate.
+            with debug_mode(False):
+                self._charts = self._build_charts()
         return self._charts
 
     def _build_charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
@@ -575,10 +580,13 @@ def share_data(specs: dict[str, dict[str, Any]]
             return [walk(x) for x in node]
         if not isinstance(node, dict):
             return node
-        out = {k: walk(v) for k, v in node.items()}
-        data = out.get("data")
-        if isinstance(data, dict) and isinstance(data.get("values"), list) and \
-                set(data) == {"values"} and all(isinstance(r, dict) for r in data["values"]):
+        data = node.get("data")
+        rows = (isinstance(data, dict) and isinstance(data.get("values"), list)
+                and set(data) == {"values"} and all(isinstance(r, dict) for r in data["values"]))
+        # inline rows are plain values: not walked (they were most of the nodes)
+        out = {k: (v if rows and k == "data" else walk(v)) for k, v in node.items()}
+        if rows:
+            assert isinstance(data, dict)
             key = json.dumps(data["values"], sort_keys=True, allow_nan=False)
             name = seen.get(key)
             if name is None:
