@@ -1,21 +1,22 @@
 """Paired comparison of two systems in bounded memory (issue 21 "compare", issue 22 target 6).
 
-Run: ``python benchmarks/bench_compare.py [--trials 1e7] [--big-trials 5e7] [--data DIR]``.
-Two ``scoreframe synth`` datasets (two systems scoring the same trials, 20 conditions; string
-``model``/``segment`` ids) are made once under ``--data``. Each measurement runs in a fresh
-process (peak RSS from ``resource.getrusage`` of that process):
+Run: ``python benchmarks/bench_compare.py [--trials 1e7] [--big-trials 5e7] [--runs ...]``.
+Two-system ``scoreframe synth`` datasets (both systems score the same trials, 20 conditions;
+string ``model``/``segment`` ids) are made once under ``--data``. Each run is a fresh process
+(peak RSS of that process from ``resource.getrusage``); ``--runs`` picks them:
 
-* at ``--trials`` per system: ``sf.evaluate`` of one system by condition (``where`` selects
-  it) against ``sf.compare`` of the two by condition, with the default intervals (1000
-  trial-level replicates) and with ``--bootstrap`` (100) replicates. Targets: compare <= 2x
-  the time of evaluate (with 1000 and with 100 replicates), both <= 2 GB;
-* at ``--big-trials`` per system: peak MB of ``compare`` (``--big-bootstrap`` replicates) and
-  of ``build_report(..., compare=...)`` (the report's one pass with intervals, its
-  ``compare_statistics`` pairing the trials). Target: <= 2 GB each;
-* ``pairing``: the pairing alone (alignment checks and McNemar counts) with the
-  ``streaming`` engine at the default 1 GiB memory limit.
+* ``evaluate``: ``sf.evaluate`` of one system by condition (``where`` selects it), at
+  ``--trials`` per system; ``compare_default`` / ``compare_b``: ``sf.compare`` of the two by
+  condition with the default intervals (1000 trial-level replicates) / ``--bootstrap``
+  replicates. Target: compare <= 2x the time of evaluate;
+* ``pairing`` / ``big_pairing``: the pairing alone (alignment checks and McNemar counts,
+  ``scoreframe.results.compare._pair_counts``) at ``--trials`` / ``--big-trials``;
+* ``big_compare`` / ``big_report``: peak MB of ``compare`` and of
+  ``build_report(..., compare=..., intervals=...)`` (the report's one pass, then
+  ``compare_statistics`` pairing the trials) at ``--big-trials`` per system with
+  ``--big-bootstrap`` replicates. Target: <= 2 GB each.
 
-Written to the ``compare`` section of ``benchmarks/RESULTS.md``.
+Each finished run rewrites the ``compare`` section of ``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -91,67 +92,72 @@ def load() -> str:
     return " / ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
+RUNS = ("evaluate", "compare_default", "compare_b", "pairing", "big_pairing", "big_compare",
+        "big_report")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=float, default=1e7, help="per system")
     ap.add_argument("--bootstrap", type=int, default=100)
-    ap.add_argument("--big-trials", type=float, default=5e7, help="per system; 0: skip")
+    ap.add_argument("--big-trials", type=float, default=5e7, help="per system")
     ap.add_argument("--big-bootstrap", type=int, default=100)
+    ap.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
     args = ap.parse_args()
-    started, loads = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), [load()]
-    small = dataset(args.data, args.trials)
-    gb = 2 * 1024
-    lines = [f"## Paired comparison in bounded memory (bench_compare.py, {started})", "",
-             f"`scoreframe synth --systems 2 --conditions 20`, string model/segment ids; "
-             f"every run a fresh process (peak RSS of the process); default engine (`auto`, "
-             f"memory_limit 1 GiB) unless stated. Load average (1/5/15 min) at the start: "
-             f"{loads[0]}.", ""]
-    # the pairing alone: bytes per row from two bucket sizes
-    n_rows = 2 * args.trials
-    pair = {lim: measure(kind="pairing", dataset=str(small), engine="streaming", limit=lim)
-            for lim in ("1GiB",)}
-    ev = measure(kind="evaluate", dataset=str(small))
-    cmp_default = measure(kind="compare", dataset=str(small))
-    cmp_b = measure(kind="compare", dataset=str(small), bootstrap=args.bootstrap)
-    loads.append(load())
-    lines += [f"### {args.trials:.0e} trials per system ({n_rows:.0e} rows), by condition", "",
-              "| run | seconds | peak MB | compare / evaluate time |", "|---|---:|---:|---:|",
-              f"| evaluate, one system | {ev['seconds']:.1f} | {ev['peak_mb']:.0f} | |",
-              f"| compare, 1000 replicates (default) | {cmp_default['seconds']:.1f} | "
-              f"{cmp_default['peak_mb']:.0f} | {cmp_default['seconds'] / ev['seconds']:.2f}x |",
-              f"| compare, {args.bootstrap} replicates | {cmp_b['seconds']:.1f} | "
-              f"{cmp_b['peak_mb']:.0f} | {cmp_b['seconds'] / ev['seconds']:.2f}x |",
-              *[f"| pairing alone (alignment + McNemar), streaming, memory_limit {lim} | "
-                f"{r['seconds']:.1f} | {r['peak_mb']:.0f} | |" for lim, r in pair.items()],
-              ""]
-    met = []
-    for name, r in (("compare (1000 replicates)", cmp_default),
-                    (f"compare ({args.bootstrap} replicates)", cmp_b)):
-        ratio = r["seconds"] / ev["seconds"]
-        met.append(f"{name} <= 2x evaluate time: {'met' if ratio <= 2 else 'NOT met'} "
-                   f"({ratio:.2f}x)")
-    if args.big_trials:
-        big = dataset(args.data, args.big_trials)
-        bc = measure(kind="compare", dataset=str(big), bootstrap=args.big_bootstrap)
-        br = measure(kind="report", dataset=str(big), bootstrap=args.big_bootstrap)
-        loads.append(load())
-        lines += [f"### {args.big_trials:.0e} trials per system "
-                  f"({2 * args.big_trials:.0e} rows), by condition, "
-                  f"{args.big_bootstrap} replicates", "",
-                  "| run | seconds | peak MB |", "|---|---:|---:|",
-                  f"| compare | {bc['seconds']:.1f} | {bc['peak_mb']:.0f} |",
-                  "| build_report(..., compare=[sys1, sys2], intervals) (frames; no HTML) | "
-                  f"{br['seconds']:.1f} | {br['peak_mb']:.0f} |", ""]
-        for name, r in (("compare", bc), ("report with compare", br)):
-            met.append(f"{name} at {2 * args.big_trials:.0e} rows <= 2 GB: "
-                       f"{'met' if r['peak_mb'] <= gb else 'NOT met'} ({r['peak_mb']:.0f} MB)")
-    lines += [f"Load average during the runs: {' -> '.join(loads)} (a 10^9 benchmark and "
-              "other jobs shared the 2 cores).", "", *[f"- {m}" for m in met]]
-    text = "\n".join(lines)
-    print(text)
-    write_section(args.results, "compare", text)
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    small, big = f"{args.trials:.0e}", f"{args.big_trials:.0e}"
+    plan = {  # name: (what, dataset size, measure arguments)
+        "evaluate": (f"evaluate of one system (`where system = 'sys1'`), {small}/system",
+                     args.trials, {"kind": "evaluate"}),
+        "compare_default": (f"compare, 1000 replicates (the default), {small}/system",
+                            args.trials, {"kind": "compare"}),
+        "compare_b": (f"compare, {args.bootstrap} replicates, {small}/system", args.trials,
+                      {"kind": "compare", "bootstrap": args.bootstrap}),
+        "pairing": (f"pairing alone (alignment checks + McNemar counts; streaming, 1 GiB), "
+                    f"{small}/system", args.trials,
+                    {"kind": "pairing", "engine": "streaming", "limit": "1GiB"}),
+        "big_pairing": (f"pairing alone (auto, 1 GiB), {big}/system", args.big_trials,
+                        {"kind": "pairing"}),
+        "big_compare": (f"compare, {args.big_bootstrap} replicates, {big}/system",
+                        args.big_trials, {"kind": "compare", "bootstrap": args.big_bootstrap}),
+        "big_report": (f"build_report(..., compare=[sys1, sys2], intervals {args.big_bootstrap} "
+                       f"replicates) (frames; no HTML), {big}/system", args.big_trials,
+                       {"kind": "report", "bootstrap": args.big_bootstrap}),
+    }
+    head = [f"## Paired comparison in bounded memory (bench_compare.py, {started})", "",
+            "`scoreframe synth --systems 2 --conditions 20` (string model/segment ids), by "
+            "`condition`; every run a fresh process (peak RSS of the process, "
+            "`resource.getrusage`); default engine (`auto`, memory_limit 1 GiB) unless stated. "
+            "Trials are per system (the two systems' rows are twice that).", "",
+            "| run | seconds | peak MB | load average at the end (1/5/15 min) |",
+            "|---|---:|---:|---|"]
+    rows: list[str] = []
+    res: dict[str, dict] = {}
+    for name in args.runs:
+        what, n, kw = plan[name]
+        res[name] = measure(dataset=str(dataset(args.data, n)), **kw)
+        rows.append(f"| {what} | {res[name]['seconds']:.1f} | {res[name]['peak_mb']:.0f} | "
+                    f"{load()} |")
+        write_section(args.results, "compare", "\n".join([*head, *rows, "", *_verdicts(res)]))
+    print("\n".join([*head, *rows, "", *_verdicts(res)]))
+
+
+def _verdicts(res: dict[str, dict]) -> list[str]:
+    out = []
+    ev = res.get("evaluate")
+    for name in ("compare_default", "compare_b"):
+        if ev and name in res:
+            ratio = res[name]["seconds"] / ev["seconds"]
+            out.append(f"- {name}: time {ratio:.2f}x evaluate of one system (target <= 2x): "
+                       f"{'met' if ratio <= 2 else 'NOT met'}")
+    for name in ("big_pairing", "big_compare", "big_report"):
+        if name in res:
+            mb = res[name]["peak_mb"]
+            out.append(f"- {name}: peak {mb:.0f} MB (target <= 2048 MB): "
+                       f"{'met' if mb <= 2048 else 'NOT met'}")
+    return out
 
 
 if __name__ == "__main__":
