@@ -27,9 +27,15 @@ from scoreframe.metrics._options import (
     as_operating_points,
 )
 from scoreframe.metrics.registry import GroupStats, Metric, OperatingPoints
+from scoreframe.results._pairs import (
+    engine_for,
+    id_bucket_parts,
+    id_buckets,
+    row_count,
+)
 from scoreframe.results.bootstrap import DEFAULT_INTERVALS
 from scoreframe.results.evaluate import group_statistics, validation
-from scoreframe.stats.engine import EngineLike, Statistics, source_name
+from scoreframe.stats.engine import EngineLike, Statistics, as_engine, source_name
 from scoreframe.stats.groups import POOLED
 from scoreframe.stats.reduce import UnitStats, label_columns
 
@@ -104,8 +110,13 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
         identifying the trials (both systems must score exactly the same trials).
     a, b
         The two systems; differences are ``b - a`` (negative: ``b`` has the lower cost).
-    by, where, operating_points, engine, pooled, validate
+    by, where, operating_points, pooled, validate
         As in :func:`scoreframe.evaluate`.
+    engine
+        As in :func:`scoreframe.evaluate`, for the statistics pass and for the pairing of the
+        two systems' trials (alignment checks, McNemar counts): in memory when the pairing
+        fits ``memory_limit``, else in buckets of the trial ids, each a streaming query within
+        the limit (on Dask the buckets run on the client). The results are identical.
     intervals
         As in :func:`scoreframe.bootstrap_evaluate` (default 1000 trial-level replicates).
         One reduction pass computes both systems' statistics and replicates; a unit's
@@ -155,7 +166,8 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
         c_miss=ops_in.c_miss, c_fa=ops_in.c_fa, pooled=pooled, engine=engine, validate=check,
         trial_id=trial_id, intervals=opts)
     return compare_statistics(data, stats, a, b, by=by_cols, where=where,
-                              operating_points=ops_in, intervals=opts, pooled=pooled)
+                              operating_points=ops_in, intervals=opts, pooled=pooled,
+                              engine=engine)
 
 
 def _checked_pair(data: Data, a: str, b: str, by_cols: list[str], where: str | None) -> str:
@@ -177,22 +189,23 @@ def _checked_pair(data: Data, a: str, b: str, by_cols: list[str], where: str | N
 def compare_statistics(data: Data, stats: Statistics, a: str, b: str, *,
                        by: Sequence[str] | str | None, where: str | None,
                        operating_points: OperatingPoints, intervals: Intervals,
-                       pooled: bool = True, families: Sequence[str] = ()) -> pl.DataFrame:
+                       pooled: bool = True, families: Sequence[str] = (),
+                       engine: EngineLike = "auto") -> pl.DataFrame:
     """:func:`compare` from statistics already reduced (e.g. by the report's one pass).
 
     ``stats`` must hold the units of ``a`` and ``b`` grouped by ``system`` and ``by`` (other
     systems' units are ignored), with the binary metrics' statistics and ``intervals``'
     replicates; ``operating_points`` are those of the reduction. Only the trial-by-trial
-    McNemar counts and the alignment checks read ``data`` again (the two systems' trials,
-    side by side). ``families``: optional families whose metrics (and replicated statistics)
-    the reduction computed, compared too (:func:`compared_metrics`).
+    McNemar counts and the alignment checks read ``data`` again: the two systems' rows paired
+    on ``(model, segment)`` and reduced to integer counts per condition, in memory or, when
+    ``engine`` (as in :func:`compare`) says they do not fit its ``memory_limit``, in buckets
+    of the trial ids (each a streaming query; on Dask, on the client). ``families``: optional
+    families whose metrics (and replicated statistics) the reduction computed, compared too
+    (:func:`compared_metrics`).
     """
     by_cols = [c for c in by_columns(by) if c != "system"]
     ops, opts = operating_points, intervals
-    both = _checked_pair(data, a, b, by_cols, where)
-    schema = scan_raw(data, where=where).collect_schema()
-    aligned = _aligned(scan_raw(data, where=both).with_columns(
-        _label_expr(schema)).filter(pl.col("label").is_not_null()), a, b, by_cols)
+    mcnemar = _mcnemar(data, a, b, by_cols, where, pooled and bool(by_cols), ops, engine)
     per_sys: dict[str, list[UnitStats]] = {a: [], b: []}
     for us in stats.units:
         name = str(us.unit.key.get("system"))
@@ -206,8 +219,7 @@ def compare_statistics(data: Data, stats: Statistics, a: str, b: str, *,
     out: list[dict[str, object]] = []
     for key, ua, ub in zip(cond_a, per_sys[a], per_sys[b], strict=True):
         out.extend(_paired_rows(key, ua, ub, ops, metrics, opts))
-    with_pool = pooled and bool(by_cols)
-    out.extend(_mcnemar_rows(aligned, by_cols, with_pool, ops))
+    out.extend(mcnemar)
     frame = pl.from_dicts(out, infer_schema_length=None).with_columns(
         pl.col("p_target").cast(pl.Float64),
         *[pl.col(c).cast(pl.Float64) for c in ("a", "b", "diff", "diff_lo", "diff_hi",
@@ -281,63 +293,136 @@ def _num(v: float) -> float | None:
     return None if np.isnan(v) else float(v)
 
 
-def _aligned(lf: pl.LazyFrame, a: str, b: str, by: list[str]) -> pl.DataFrame:
-    """The trials of ``a`` and ``b`` side by side (``score_a``, ``score_b``), or an error."""
-    cols = [*KEY, "score", "label", *by]
-    base = lf.select(pl.col("system").cast(pl.String), *[pl.col(c).cast(pl.String)
-                                                         for c in (*KEY, *by)],
-                     pl.col("score").cast(pl.Float64), "label")
-    fa = base.filter(pl.col("system") == a).select(cols).collect()
-    fb = base.filter(pl.col("system") == b).select(cols).collect()
-    for name, f in ((a, fa), (b, fb)):
-        if f.height == 0:
+#: Peak bytes per input row (of the two systems) while one bucket of trials is paired: the
+#: hash aggregation by ``(model, segment)`` (string ids, the two scores, labels and the
+#: condition of each trial). Measured at 10^7 synth trials per system by condition, streaming
+#: engine: 446 MB peak with 20 buckets of 1e6 rows, 857 MB with 5 buckets of 4e6 rows, i.e.
+#: ~137 B per row above ~300 MB of interpreter and libraries; rounded up.
+PAIR_BYTES_PER_ROW = 160
+
+#: The per-group integer sums of the pairing: alignment counts, then per threshold the 8
+#: McNemar counts (errors of a, of b, a-only and b-only errors; on targets, on non-targets).
+_COUNTS = ("rows_a", "rows_b", "dup_a", "dup_b", "only_a", "only_b", "bad_label")
+_MCNEMAR = ("miss_a", "miss_b", "miss_ao", "miss_bo", "fa_a", "fa_b", "fa_ao", "fa_bo")
+
+
+def _pair_sums(lf: pl.LazyFrame, a: str, b: str, by: list[str],
+               thresholds: list[float]) -> pl.LazyFrame:
+    """The pairing of one bucket of trials, reduced to integer sums per condition of ``a``.
+
+    A group-by on ``(model, segment)`` of both systems' rows (a full join that also counts the
+    rows of each side per trial) gives each trial's row counts, scores and labels; a second
+    group-by on the conditions sums, per condition, :data:`_COUNTS` and for each threshold
+    :data:`_MCNEMAR` (the McNemar counts are only read when every trial is paired once).
+    """
+    one = pl.lit(1, dtype=pl.Int64)
+    is_a, is_b = pl.col("system") == a, pl.col("system") == b
+    keyed = lf.select(
+        *[pl.col(c).cast(pl.String) for c in KEY],
+        pl.when(is_a).then(one).otherwise(0).alias("__na"),
+        pl.when(is_b).then(one).otherwise(0).alias("__nb"),
+        pl.when(is_a).then(pl.col("score")).alias("__sa"),
+        pl.when(is_b).then(pl.col("score")).alias("__sb"),
+        pl.when(is_a).then(pl.col("label")).alias("__la"),
+        pl.when(is_b).then(pl.col("label")).alias("__lb"),
+        *[pl.when(is_a).then(pl.col(c).cast(pl.String)).alias(c) for c in by])
+    trials = keyed.group_by(list(KEY)).agg(
+        pl.col("__na", "__nb").sum(), pl.col("__sa", "__sb", "__la", "__lb").max(),
+        *[pl.col(c).max() for c in by])
+    na, nb = pl.col("__na"), pl.col("__nb")
+    lab, paired = pl.col("__la"), (na > 0) & (nb > 0)
+    flags = [na.alias("rows_a"), nb.alias("rows_b"), (na - 1).clip(0).alias("dup_a"),
+             (nb - 1).clip(0).alias("dup_b"), ((na > 0) & (nb == 0)).alias("only_a"),
+             ((nb > 0) & (na == 0)).alias("only_b"),
+             (paired & (lab != pl.col("__lb"))).alias("bad_label")]
+    for k, t in enumerate(thresholds):
+        acc_a = pl.col("__sa") >= t  # accept iff llr >= threshold (ties accept)
+        acc_b = pl.col("__sb") >= t
+        flags += [(lab & ~acc_a).alias(f"miss_a{k}"), (lab & ~acc_b).alias(f"miss_b{k}"),
+                  (lab & ~acc_a & acc_b).alias(f"miss_ao{k}"),
+                  (lab & acc_a & ~acc_b).alias(f"miss_bo{k}"),
+                  (~lab & acc_a).alias(f"fa_a{k}"), (~lab & acc_b).alias(f"fa_b{k}"),
+                  (~lab & acc_a & ~acc_b).alias(f"fa_ao{k}"),
+                  (~lab & ~acc_a & acc_b).alias(f"fa_bo{k}")]
+    names = [f.meta.output_name() for f in flags]
+    sums = [pl.col(c).cast(pl.Int64).sum() for c in names]
+    per = trials.select(*by, *flags)
+    return per.group_by(by).agg(sums) if by else per.select(sums)
+
+
+def _merge_sums(parts: list[pl.DataFrame], by: list[str]) -> pl.DataFrame:
+    """The buckets' sums added up per condition (integers: exact, whatever the buckets)."""
+    frame = pl.concat(parts, how="vertical")
+    if len(parts) == 1:
+        return frame
+    cols = [c for c in frame.columns if c not in by]
+    return frame.group_by(by).agg(pl.col(cols).sum()) if by else frame.select(
+        pl.col(cols).sum())
+
+
+def _pair_counts(data: Data, a: str, b: str, by: list[str], where: str | None,
+                 thresholds: list[float], engine: EngineLike) -> pl.DataFrame:
+    """Per condition of ``a``'s trials, :func:`_pair_sums` of the whole selection.
+
+    In memory when the engine (or ``auto``, from the two systems' row count and
+    :data:`PAIR_BYTES_PER_ROW`) says the pairing fits ``memory_limit``; else in buckets of the
+    trial ids, each a streaming query (:mod:`scoreframe.results._pairs`; on Dask, on the
+    client).
+    """
+    both = _checked_pair(data, a, b, by, where)
+    schema = scan_raw(data, where=where).collect_schema()
+    sel = scan_raw(data, where=both)
+    eng = as_engine(engine)
+    rows = row_count(sel.select(pl.col("system").cast(pl.String)), [a, b])
+    eng = engine_for(eng, rows, PAIR_BYTES_PER_ROW)
+    in_memory = eng.kind == "memory"
+    buckets = 1 if in_memory else id_buckets(rows, eng.limit, bytes_per_row=PAIR_BYTES_PER_ROW)
+    parts = []
+    for _, part in id_bucket_parts(sel, KEY, buckets):
+        lf = part.with_columns(pl.col("system").cast(pl.String), _label_expr(schema),
+                               pl.col("score").cast(pl.Float64)
+                               ).filter(pl.col("label").is_not_null())
+        parts.append(_pair_sums(lf, a, b, by, thresholds).collect(
+            engine="in-memory" if in_memory else "streaming"))
+    return _merge_sums(parts, by)
+
+
+def _mcnemar(data: Data, a: str, b: str, by: list[str], where: str | None, pooled: bool,
+             ops: OperatingPoints, engine: EngineLike) -> list[dict[str, object]]:
+    """The alignment checks (errors), then the McNemar rows of every condition (and pooled)."""
+    thresholds = [float(t) for t in ops.threshold.tolist()]
+    sums = _pair_counts(data, a, b, by, where, thresholds, engine)
+    total = {c: int(sums[c].sum()) for c in _COUNTS}
+    for name, tag in ((a, "a"), (b, "b")):
+        if total[f"rows_{tag}"] == 0:
             raise ScoreframeError(message(f"system `{name}` has no trials",
                                           hint="Check the system names (and `where`)."))
-        dup = f.height - f.select(KEY).unique().height
+        dup = total[f"dup_{tag}"]
         if dup:
             raise AlignmentError(message(f"system `{name}` scores some trials more than once",
                                          got=f"{dup} duplicate (model, segment) trial(s)"))
-    only_a = fa.join(fb, on=list(KEY), how="anti").height
-    only_b = fb.join(fa, on=list(KEY), how="anti").height
+    only_a, only_b = total["only_a"], total["only_b"]
     if only_a or only_b:
         raise AlignmentError(message(
             f"systems `{a}` and `{b}` do not score the same trials",
             expected="the same (model, segment) trials in both",
             got=f"{only_a} trial(s) only in `{a}`, {only_b} only in `{b}` "
-                f"({fa.height} and {fb.height} in all)",
+                f"({total['rows_a']} and {total['rows_b']} in all)",
             hint="Restrict both to the common trials (`where=`) or align the score files "
                  "first (scoreframe.align)."))
-    joined = fa.join(fb.select(*KEY, pl.col("score").alias("score_b"),
-                               pl.col("label").alias("label_b")), on=list(KEY))
-    bad = joined.filter(pl.col("label") != pl.col("label_b")).height
-    if bad:
+    if total["bad_label"]:
         raise AlignmentError(message("the two systems disagree on trial labels",
-                                     got=f"{bad} trial(s) with different labels"))
-    return joined.rename({"score": "score_a"}).drop("label_b")
+                                     got=f"{total['bad_label']} trial(s) with different labels"))
+    tables = [sums]
+    if by and pooled:
+        cols = [f"{m}{k}" for k in range(len(thresholds)) for m in _MCNEMAR]
+        tables.append(sums.select(pl.col(cols).sum()).with_columns(
+            [pl.lit(POOLED).alias(c) for c in by]))
+    return _mcnemar_rows(tables, by, ops)
 
 
-def _mcnemar_rows(aligned: pl.DataFrame, by: list[str], pooled: bool,
+def _mcnemar_rows(tables: list[pl.DataFrame], by: list[str],
                   ops: OperatingPoints) -> list[dict[str, object]]:
-    thr = ops.threshold
-    lab = pl.col("label")
-    aggs = []
-    for k, t in enumerate(thr.tolist()):
-        acc_a = pl.col("score_a") >= t  # accept iff llr >= threshold (ties accept)
-        acc_b = pl.col("score_b") >= t
-        aggs += [(lab & ~acc_a).sum().alias(f"miss_a{k}"), (lab & ~acc_b).sum().alias(f"miss_b{k}"),
-                 (lab & ~acc_a & acc_b).sum().alias(f"miss_ao{k}"),
-                 (lab & acc_a & ~acc_b).sum().alias(f"miss_bo{k}"),
-                 (~lab & acc_a).sum().alias(f"fa_a{k}"), (~lab & acc_b).sum().alias(f"fa_b{k}"),
-                 (~lab & acc_a & ~acc_b).sum().alias(f"fa_ao{k}"),
-                 (~lab & ~acc_a & acc_b).sum().alias(f"fa_bo{k}")]
-    tables = []
-    if by:
-        tables.append(aligned.group_by(by).agg(aggs))
-        if pooled:
-            tables.append(aligned.select(aggs).with_columns(
-                [pl.lit(POOLED).alias(c) for c in by]))
-    else:
-        tables.append(aligned.select(aggs))
     rows: list[dict[str, object]] = []
     for table in tables:
         for r in table.iter_rows(named=True):

@@ -22,7 +22,7 @@ import os
 import tempfile
 import warnings
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 import numpy as np
@@ -39,7 +39,13 @@ from scoreframe.errors import (
 )
 from scoreframe.frames.class_scores import trial_type_problem
 from scoreframe.frames.lazy import Data, as_lazy
-from scoreframe.stats import Engine, EngineLike, as_engine
+from scoreframe.results._pairs import (
+    engine_for,
+    id_bucket_parts,
+    id_buckets,
+    row_count,
+)
+from scoreframe.stats import EngineLike, as_engine
 from scoreframe.stats._tandem import (
     AsvspoofEer,
     ClassesBelow,
@@ -280,34 +286,18 @@ def paired_rows(sel: pl.LazyFrame, *, asv: str, cm: str) -> pl.LazyFrame:
     return long.with_columns(label=label)
 
 
-#: Peak bytes per input row (of the two systems) while Polars joins them (the build side's
-#: hash table with its string keys, the probe batches): ~245 B measured at 10^7 paired trials
-#: with string ids (one bucket of 1.8e6 rows: 543 MB peak, ~100 MB of it the interpreter and
-#: libraries), rounded up. Out of core, the rows are joined in buckets of the trial ids small
-#: enough for the memory limit.
-JOIN_BYTES_PER_ROW = 256
-
-
-def _engine_for(eng: Engine, rows: int, per_trial: int) -> Engine:
-    """``auto`` resolved from the two systems' row count (no pass over the join)."""
-    if eng.kind != "auto":
-        return eng
-    return replace(eng, kind="memory" if rows * per_trial <= eng.limit else "streaming")
-
-
 def sink_pairs(sel: pl.LazyFrame, directory: str, *, asv: str, cm: str, rows: int,
                memory_limit: int) -> int:
     """Stream :func:`paired_rows` into Parquet files of ``directory``; the number of buckets.
 
     The trials are split into buckets by a hash of their ids, so that one bucket's join fits
-    ``memory_limit`` (:data:`JOIN_BYTES_PER_ROW`); each bucket is one streaming query (a
-    filtered scan, the join, the unpivot) written by a streaming sink. The two rows of a trial
-    land in the same bucket, so the buckets' pairs are the pairs of the whole table.
+    ``memory_limit`` (:data:`scoreframe.results._pairs.JOIN_BYTES_PER_ROW`); each bucket is
+    one streaming query (a filtered scan, the join, the unpivot) written by a streaming sink.
+    The two rows of a trial land in the same bucket, so the buckets' pairs are the pairs of
+    the whole table.
     """
-    buckets = max(1, -(-rows * JOIN_BYTES_PER_ROW // max(memory_limit, 1)))
-    bucket = pl.struct(IDS).hash(seed=0) % buckets
-    for b in range(buckets):
-        part = sel if buckets == 1 else sel.filter(bucket == b)
+    buckets = id_buckets(rows, memory_limit)
+    for b, part in id_bucket_parts(sel, IDS, buckets):
         paired_rows(part, asv=asv, cm=cm).sink_parquet(
             os.path.join(directory, f"pairs-{b:05d}.parquet"))
     return buckets
@@ -341,9 +331,8 @@ def _reduce(sel: pl.LazyFrame, *, asv: str, cm: str, engine: EngineLike,
     request = Request(statistics=(counts, eer, sweep, *([fixed] if fixed else [])),
                       class_column="trial_type")
     eng = as_engine(engine)
-    rows = int(sel.filter(pl.col("system").is_in([asv, cm])).select(pl.len())
-               .collect(engine="streaming").item())
-    eng = _engine_for(eng, rows, bytes_per_trial(read=True, grouped=True, replicate_columns=0)
+    rows = row_count(sel, [asv, cm])
+    eng = engine_for(eng, rows, bytes_per_trial(read=True, grouped=True, replicate_columns=0)
                       + request.bytes_per_trial)
     kw: dict[str, Any] = {"by": ["role"], "pooled": False, "request": request,
                           "p": np.zeros(0), "q": np.zeros(0), "engine": eng,

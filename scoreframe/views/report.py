@@ -359,7 +359,7 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
 
         extra["comparison"] = compare_statistics(
             source, stats, compare[0], compare[1], by=by, where=where, operating_points=ops,
-            intervals=opts, families=families)
+            intervals=opts, families=families, engine=engine)
     elif compare:  # the replicates of its own pass (2 systems), not of every system's units
         from scoreframe.results.bootstrap import DEFAULT_INTERVALS
         from scoreframe.results.compare import compare as compare_systems
