@@ -345,7 +345,7 @@ def bounded_scores(n: int) -> dict[str, np.ndarray]:
 def test_histogram_and_elub_results_do_not_grow_with_the_trials():
     import pickle
 
-    from scoreframe.stats._families import HISTOGRAM_BITS, ScoreHistogram
+    from scoreframe.stats._families import HISTOGRAM_BUCKETS, ScoreHistogram
 
     h, e = ScoreHistogram(), ElubCounts()
     request = Request(statistics=(h, e))
@@ -359,7 +359,7 @@ def test_histogram_and_elub_results_do_not_grow_with_the_trials():
         a, b = one.get(h), parts.get(h)
         assert (a.scale, a.k0) == (b.scale, b.k0)
         assert np.array_equal(a.tar, b.tar) and np.array_equal(a.non, b.non)
-        assert a.tar.sum() == c["target"].size and a.tar.shape[0] <= 2 << HISTOGRAM_BITS
+        assert a.tar.sum() == c["target"].size and a.tar.shape[0] <= HISTOGRAM_BUCKETS
         ea, eb = one.get(e), parts.get(e)
         assert (ea.k0, ea.n.tolist()) == (eb.k0, eb.n.tolist())
         assert np.array_equal(ea.above, eb.above)
@@ -371,14 +371,14 @@ def test_histogram_and_elub_results_do_not_grow_with_the_trials():
     rng = np.random.default_rng(1)
     big = reduce_sorted(sort_scores(rng.normal(2.0, 3.0, 10**6), rng.normal(0.0, 3.0, 10**6)),
                         request)
-    assert big.get(h).tar.shape[0] <= 2 << HISTOGRAM_BITS
+    assert big.get(h).tar.shape[0] <= HISTOGRAM_BUCKETS
     assert big.get(e).above.shape[1] <= 2 * 900 + 5
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_histogram_bins_show_the_scores_at_the_chart_resolution(seed):
     """Each bin counts the exact histogram's scores but those within one bucket of its edges."""
-    from scoreframe.stats._families import HISTOGRAM_BITS, ScoreHistogram, histogram_bins
+    from scoreframe.stats._families import ScoreHistogram, histogram_bins
 
     rng = np.random.default_rng(seed)
     tar = rng.normal(1.0 + seed, 1.0 + seed, 20000)
@@ -386,7 +386,7 @@ def test_histogram_bins_show_the_scores_at_the_chart_resolution(seed):
     h = ScoreHistogram()
     st = reduce_sorted(sort_scores(tar, non), Request(statistics=(h,))).get(h)
     edges, ct, cn = histogram_bins(st, 50)
-    w = 2.0 ** (st.scale - HISTOGRAM_BITS)
+    w = 2.0 ** st.scale
     assert (edges[1] - edges[0]) > 20 * w  # buckets far finer than the bins
     for x, got in ((tar, ct), (non, cn)):
         exact = np.histogram(np.clip(x, edges[0], edges[-1]), edges)[0]

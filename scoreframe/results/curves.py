@@ -130,9 +130,8 @@ def histogram_points(key: dict[str, object], g: GroupStats, statistic: Any, *,
     ``statistic`` is the request's :class:`~scoreframe.stats.summary.ScoreHistogram`; the
     frame has the columns of :func:`histogram_frame` (``class``, ``lo``, ``hi``,
     ``density``) with the group's key. Each bin counts the scores of the buckets whose lower
-    edge it holds (4,096 buckets over ``[-2**E, 2**E)``, ``2**E`` the power of two above the
-    largest ``|score|``: a bin of 50 over the scores' range spans 20 buckets or more when
-    the scores take both signs), the same on every engine.
+    edge it holds (at most 2,048 buckets of a power-of-two width over the scores: a bin of 50
+    spans 20 buckets or more), the same on every engine.
 
     >>> from scoreframe.kernels import sort_scores
     >>> from scoreframe.metrics.registry import OperatingPoints

@@ -25,8 +25,8 @@ data, so results do not depend on how the trials were split into ranges:
   range evaluates its own sweep points with the global counts below it);
 * :class:`InterpolatedEer`: the located vertices of the SASV-2022 ROC around the EER crossing;
 * :class:`EceSums`: exact sums of the ECE's log terms over a prior grid (the ECE plot);
-* :class:`ScoreHistogram`: counts per bucket of a grid of 4,096 buckets scaled to the largest
-  ``|score|`` (the score histograms).
+* :class:`ScoreHistogram`: counts per bucket of a power-of-two grid, at most 2,048 buckets over
+  the scores (the score histograms).
 """
 
 from __future__ import annotations
@@ -505,12 +505,11 @@ def ece_values(st: tuple[list[int], list[int], int, int], prior_log_odds: F64, n
         return out
 
 
-#: Buckets of :class:`ScoreHistogram` per side of 0: its grid has ``2 * 2**HISTOGRAM_BITS``
-#: buckets of width ``2**(E - HISTOGRAM_BITS)`` over ``[-2**E, 2**E)``, ``2**E`` the power of
-#: two above the largest ``|score|``: as wide as the old float grid's widest bucket
-#: (``2**-10`` of the top binade), and never more than 4,096 buckets per group and range.
-HISTOGRAM_BITS = 11
-#: The exponent of a histogram without non-zero scores (below every float's).
+#: Most buckets a :class:`ScoreHistogram` value holds: its bucket width is the least power of
+#: two that spans the scores with at most this many buckets, so a histogram of 50 bins over
+#: the scores' range has 20 buckets or more per bin.
+HISTOGRAM_BUCKETS = 2048
+#: :func:`histogram_scale` of scores that are all 0 (below every float's).
 NO_SCALE = -1100
 
 
@@ -521,55 +520,69 @@ def histogram_scale(x: F64) -> int:
 
 
 def score_buckets(x: F64, scale: int) -> NDArray[np.int64]:
-    """Bucket of each finite score: ``floor(x / 2**(scale - HISTOGRAM_BITS))`` (exact).
+    """Bucket of each finite score: ``floor(x / 2**scale)`` (exact).
 
     ``ldexp`` scales by a power of two, exact unless the result is subnormal, where the floor
     is 0 or, for a negative score, -1 (a product rounded to -0.0 is set to -1).
     """
-    y = np.floor(np.ldexp(np.asarray(x, dtype=np.float64), HISTOGRAM_BITS - scale))
+    y = np.floor(np.ldexp(np.asarray(x, dtype=np.float64), -scale))
     y[(y == 0) & (np.asarray(x) < 0)] = -1.0
     return y.astype(np.int64)
 
 
 def bucket_edges(b: NDArray[np.int64], scale: int) -> F64:
-    """The lower edge of each bucket: ``b * 2**(scale - HISTOGRAM_BITS)``."""
-    return np.ldexp(np.asarray(b, dtype=np.float64), scale - HISTOGRAM_BITS)
+    """The lower edge of each bucket: ``b * 2**scale``."""
+    return np.ldexp(np.asarray(b, dtype=np.float64), scale)
+
+
+def _compact(c: NDArray[np.integer[Any]]) -> NDArray[np.integer[Any]]:
+    """Counts as 4-byte integers when they fit (what travels), else as they are."""
+    return c.astype(np.uint32) if c.max(initial=0) < 1 << 32 else c
 
 
 @dataclass(frozen=True, eq=False)
 class HistogramState:
-    """Target and non-target counts of consecutive buckets ``k0, k0 + 1, ...`` at ``scale``."""
+    """Target and non-target counts of the buckets ``k0, k0 + 1, ...`` of width ``2**scale``."""
 
     scale: int
     k0: int
-    tar: I64
-    non: I64
+    tar: NDArray[np.integer[Any]]
+    non: NDArray[np.integer[Any]]
 
     def at(self, scale: int) -> HistogramState:
         """The same counts on the coarser grid of ``scale`` (``>= self.scale``): buckets nest."""
         if scale == self.scale:
             return self
-        shift = min(scale - self.scale, 63)  # a shift of 63 sends every bucket to 0 or -1
+        shift = min(scale - self.scale, 63)  # |k| < 2**53: a shift of 63 gives 0 or -1
         keys = (self.k0 + np.arange(self.tar.shape[0], dtype=np.int64)) >> shift
         k0 = int(keys[0]) if keys.shape[0] else 0
         n = int(keys[-1]) - k0 + 1 if keys.shape[0] else 0
         tar, non = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        np.add.at(tar, keys - k0, self.tar)  # integer sums: exact
-        np.add.at(non, keys - k0, self.non)
+        np.add.at(tar, keys - k0, self.tar.astype(np.int64))  # integer sums: exact
+        np.add.at(non, keys - k0, self.non.astype(np.int64))
         return HistogramState(scale, k0, tar, non)
+
+    def capped(self) -> HistogramState:
+        """On the finest grid from ``scale`` up with at most ``HISTOGRAM_BUCKETS`` buckets."""
+        k1, s = self.k0 + self.tar.shape[0] - 1, 0
+        while (k1 >> s) - (self.k0 >> s) >= HISTOGRAM_BUCKETS:
+            s += 1
+        out = self.at(self.scale + s)
+        return HistogramState(out.scale, out.k0, _compact(out.tar), _compact(out.non))
 
 
 @dataclass(frozen=True)
 class ScoreHistogram(Statistic):
-    """Counts of finite target and non-target scores per bucket of a scale-relative grid.
+    """Counts of finite target and non-target scores per bucket of a power-of-two grid.
 
-    The grid has ``2 * 2**HISTOGRAM_BITS`` buckets over ``[-2**E, 2**E)``, ``E`` from the
-    largest ``|score|`` seen; merging two ranges moves the one with the smaller ``E`` to the
-    other's grid (buckets nest: counts add exactly), so the merged value is the one of the
-    union on its own grid, whatever the split, and a histogram on any bins drawn at the end is
-    the same on every engine. The value (:class:`HistogramState`) holds the counts of the
-    buckets between the range's lowest and highest score: at most 4,096 pairs of counts
-    whatever the number of trials.
+    The value (:class:`HistogramState`) is on the grid of width ``2**s``, ``s`` the least
+    integer with ``s >= E - 52`` (``2**E`` the power of two above the largest ``|score|``)
+    such that the scores span at most :data:`HISTOGRAM_BUCKETS` buckets; it holds the counts
+    of the buckets from the lowest score's to the highest's. Grids nest and both conditions
+    only grow with the scores, so merging two values on the coarser grid and coarsening while
+    the span exceeds the cap gives the value of the union, whatever the split: a histogram on
+    any bins drawn at the end is the same on every engine, and a value never holds more than
+    :data:`HISTOGRAM_BUCKETS` pairs of counts whatever the number of trials.
     """
 
     def reduce(self, r: RangeData) -> HistogramState | None:
@@ -577,15 +590,21 @@ class ScoreHistogram(Statistic):
         sides = [x[np.isfinite(x)] for x in (r.s.tar, r.s.non)]
         if not sum(x.shape[0] for x in sides):
             return None
-        scale = histogram_scale(np.concatenate([x[[0, -1]] for x in sides if x.shape[0]]))
+        e = histogram_scale(np.concatenate([x[[0, -1]] for x in sides if x.shape[0]]))
+        scale = e - 52  # every bucket index below 2**53 in magnitude
         keys = [score_buckets(x, scale) for x in sides]
         k0 = min(int(k[0]) for k in keys if k.shape[0])
-        n = max(int(k[-1]) for k in keys if k.shape[0]) - k0 + 1
+        k1 = max(int(k[-1]) for k in keys if k.shape[0])
+        s = 0
+        while (k1 >> s) - (k0 >> s) >= HISTOGRAM_BUCKETS:
+            s += 1
+        keys = [k >> s for k in keys]
+        k0, n = k0 >> s, (k1 >> s) - (k0 >> s) + 1
         tar, non = (np.bincount(k - k0, minlength=n).astype(np.int64) for k in keys)
-        return HistogramState(scale, k0, tar, non)
+        return HistogramState(scale + s, k0, _compact(tar), _compact(non))
 
     def merge(self, a: HistogramState | None, b: HistogramState | None) -> HistogramState | None:
-        """Both on the coarser grid, counts add per bucket."""
+        """Both on the coarser grid, counts add per bucket, coarsened to the cap."""
         if a is None:
             return b
         if b is None:
@@ -598,7 +617,7 @@ class ScoreHistogram(Statistic):
         for part in (a, b):
             tar[part.k0 - k0:part.k0 - k0 + part.tar.shape[0]] += part.tar
             non[part.k0 - k0:part.k0 - k0 + part.non.shape[0]] += part.non
-        return HistogramState(scale, k0, tar, non)
+        return HistogramState(scale, k0, tar, non).capped()
 
 
 def histogram_bins(st: HistogramState, bins: int) -> tuple[F64, I64, I64] | None:
@@ -612,7 +631,7 @@ def histogram_bins(st: HistogramState, bins: int) -> tuple[F64, I64, I64] | None
     if full.shape[0] == 0:
         return None
     low = bucket_edges(st.k0 + full, st.scale)
-    ct, cn = st.tar[full], st.non[full]
+    ct, cn = st.tar[full].astype(np.int64), st.non[full].astype(np.int64)
     lo, hi = float(low[0]), float(low[-1])
     hi = hi if hi > lo else lo + 1.0
     width = (hi - lo) / bins
