@@ -332,3 +332,66 @@ def test_trial_type_and_label_checks_from_the_class_counts(limit):
             evaluate(data, by="condition", metrics=["spoof"], engine=Engine(memory_limit=limit))
     assert evaluate(df, by="condition", metrics=["spoof"],
                     engine=Engine(memory_limit=limit)).height == 4
+
+
+# --- the histogram and ELUB statistics travel a size bounded whatever the trials ------------
+
+
+def bounded_scores(n: int) -> dict[str, np.ndarray]:
+    """One group's scores: ``n`` trials, the same distribution whatever ``n`` (ties, an llr 0)."""
+    rng = np.random.default_rng(n)
+    return {"target": np.round(rng.uniform(-2.0, 4.0, n // 2), 2),
+            "nontarget": np.round(rng.uniform(-4.0, 2.0, n - n // 2), 2),
+            "spoof": np.zeros(0)}
+
+
+def test_histogram_and_elub_results_do_not_grow_with_the_trials():
+    import pickle
+
+    from scoreframe.stats._families import HISTOGRAM_BUCKETS, ScoreHistogram
+
+    h, e = ScoreHistogram(), ElubCounts()
+    request = Request(statistics=(h, e))
+    size = {}
+    for n in (10**4, 10**6):
+        c = bounded_scores(n)
+        one = split_reduce(c, np.zeros(0), request)  # the group as one range
+        size[n] = [len(pickle.dumps(one.get(s), protocol=5)) for s in (h, e)]
+        # ... and in ranges, merged: the same value (a canonical form, whatever the split)
+        parts = split_reduce(c, np.array([-1.5, 0.0, 0.01, 3.0]), request)
+        a, b = one.get(h), parts.get(h)
+        assert (a.scale, a.k0) == (b.scale, b.k0)
+        assert np.array_equal(a.tar, b.tar) and np.array_equal(a.non, b.non)
+        assert a.tar.sum() == c["target"].size and a.tar.shape[0] <= HISTOGRAM_BUCKETS
+        ea, eb = one.get(e), parts.get(e)
+        assert (ea.k0, ea.n.tolist()) == (eb.k0, eb.n.tolist())
+        assert np.array_equal(ea.above, eb.above)
+        assert ea.near_n.sum() == np.count_nonzero(np.concatenate(list(c.values())) == 0)
+        el = forensic.elub(np.sort(c["target"]), np.sort(c["nontarget"]))
+        assert elub_bounds(ea, n // 2, n - n // 2) == (el["lower_log10"], el["upper_log10"])
+    assert size[10**4] == size[10**6]
+    # unbounded scores: more trials reach further, the size stays under the caps
+    rng = np.random.default_rng(1)
+    big = reduce_sorted(sort_scores(rng.normal(2.0, 3.0, 10**6), rng.normal(0.0, 3.0, 10**6)),
+                        request)
+    assert big.get(h).tar.shape[0] <= HISTOGRAM_BUCKETS
+    assert big.get(e).above.shape[1] <= 2 * 900 + 5
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_histogram_bins_show_the_scores_at_the_chart_resolution(seed):
+    """Each bin counts the exact histogram's scores but those within one bucket of its edges."""
+    from scoreframe.stats._families import ScoreHistogram, histogram_bins
+
+    rng = np.random.default_rng(seed)
+    tar = rng.normal(1.0 + seed, 1.0 + seed, 20000)
+    non = rng.normal(-1.0, 0.5, 30000)
+    h = ScoreHistogram()
+    st = reduce_sorted(sort_scores(tar, non), Request(statistics=(h,))).get(h)
+    edges, ct, cn = histogram_bins(st, 50)
+    w = 2.0 ** st.scale
+    assert (edges[1] - edges[0]) > 20 * w  # buckets far finer than the bins
+    for x, got in ((tar, ct), (non, cn)):
+        exact = np.histogram(np.clip(x, edges[0], edges[-1]), edges)[0]
+        near = np.count_nonzero(np.min(np.abs(x[:, None] - edges[None, 1:]), axis=1) < w)
+        assert got.sum() == x.size and np.abs(got - exact).sum() <= 2 * near

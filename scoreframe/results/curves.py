@@ -130,8 +130,9 @@ def histogram_points(key: dict[str, object], g: GroupStats, statistic: Any, *,
 
     ``statistic`` is the request's :class:`~scoreframe.stats.summary.ScoreHistogram`; the
     frame has the columns of :func:`histogram_frame` (``class``, ``lo``, ``hi``,
-    ``density``) with the group's key. Each bin counts the scores of the float-grid buckets
-    whose lower edge it holds (a relative resolution of ``2**-10``), the same on every engine.
+    ``density``) with the group's key. Each bin counts the scores of the buckets whose lower
+    edge it holds (at most 2,048 buckets of a power-of-two width over the scores: a bin of 50
+    spans 20 buckets or more), the same on every engine.
 
     >>> from scoreframe.kernels import sort_scores
     >>> from scoreframe.metrics.registry import OperatingPoints

@@ -17,14 +17,16 @@ data, so results do not depend on how the trials were split into ranges:
   ``2 n_tar(range) n_non(below)`` per range;
 * :class:`Misleading`: misleading llrs (``rmep``, ``rmed``);
 * :class:`ElubCounts`: counts above the ELUB threshold grid (lir 1.3.1's grid depends on the
-  extreme llrs, known only at the end: counts are kept at every candidate grid point, with the
-  few llrs within ``1e-9`` (log10) of a point kept as values so the exact grid threshold can
-  be compared at the end), and the extreme llrs;
+  extreme llrs, known only at the end: counts are kept at every grid point between the range's
+  extreme llrs, at most ``2 * 9 / step + 5`` of them whatever the trials, with the few distinct
+  llrs within ``1e-9`` (log10) of a point kept as values with their counts so the exact grid
+  threshold can be compared at the end), and the extreme llrs;
 * :class:`ADcf`: the a-DCF's minimum over the per-trial sweep and its first argmin (each
   range evaluates its own sweep points with the global counts below it);
 * :class:`InterpolatedEer`: the located vertices of the SASV-2022 ROC around the EER crossing;
 * :class:`EceSums`: exact sums of the ECE's log terms over a prior grid (the ECE plot);
-* :class:`ScoreHistogram`: counts per bucket of a fixed float grid (the score histograms).
+* :class:`ScoreHistogram`: counts per bucket of a power-of-two grid, at most 2,048 buckets over
+  the scores (the score histograms).
 """
 
 from __future__ import annotations
@@ -156,15 +158,46 @@ class Misleading(_TwoSided):
 
 @dataclass(frozen=True, eq=False)
 class ElubState:
-    """ELUB counts of a range: see :class:`ElubCounts`."""
+    """ELUB counts of a range: see :class:`ElubCounts`.
+
+    ``above`` holds the counts of the candidate grid points ``k0, k0 + 1, ...`` between the
+    range's lowest and highest llr; at the points below them every llr of the range is above
+    (``n``), at the points beyond them none is. At most ``2 * 9 / step + 5`` points whatever
+    the number of trials (the llrs are clipped to the extremes).
+    """
 
     lo: float  # lowest clipped log10 llr (NaN: none)
     hi: float
-    k0: int  # first candidate grid index (multiples of the step)
+    k0: int  # first stored grid index (multiples of the step)
+    n: I64  # (2,): positives / negatives of the range
     above: I64  # (2, K): positives / negatives above each point's window
-    near_k: I64  # candidate index of each llr near a point
+    near_k: I64  # grid index of each distinct llr near a point
     near_v: F64  # its 10 ** llr10
     near_pos: NDArray[np.bool_]  # from the positives
+    near_n: I64  # how many llrs of the range have this value
+
+    def counts(self, k: I64) -> I64:
+        """``(2, len(k))``: the counts above the windows of the grid points ``k``."""
+        j = np.asarray(k, dtype=np.int64) - self.k0
+        inside = (j >= 0) & (j < self.above.shape[1])
+        out = np.where(j < 0, self.n[:, None], 0).astype(np.int64)
+        out[:, inside] = self.above[:, j[inside]]
+        return out
+
+
+def _trimmed(lo: float, hi: float, k0: int, n: I64, above: I64, near: tuple[I64, F64,
+             NDArray[np.bool_], I64]) -> ElubState:
+    """The state without its leading and trailing points that :meth:`ElubState.counts` restores.
+
+    Those are the points, with no llr near them, above which are all the range's llrs
+    (leading) or none (trailing).
+    """
+    quiet = ~np.isin(k0 + np.arange(above.shape[1]), near[0])
+    full = quiet & (above == n[:, None]).all(axis=0)
+    lead = int(np.argmin(full)) if not full.all() else full.shape[0]
+    none = quiet[lead:] & (above[:, lead:] == 0).all(axis=0)
+    trail = int(np.argmin(none[::-1])) if not none.all() else none.shape[0]
+    return ElubState(lo, hi, k0 + lead, n, above[:, lead:above.shape[1] - trail], *near)
 
 
 @dataclass(frozen=True)
@@ -176,40 +209,41 @@ class ElubCounts(_TwoSided):
     step: float = 0.01
     extremes: tuple[float, float] = (-9.0, 9.0)
 
-    def _k_range(self, n_pos: int, n_neg: int) -> tuple[int, int]:
-        k_lo = min(0, int(np.floor_divide(-np.log10(n_pos + 1), self.step))) - 2
-        k_hi = max(0, int(np.floor_divide(np.log10(n_neg + 1), self.step) + 1)) + 2
-        return k_lo, k_hi
-
     def reduce(self, r: RangeData) -> ElubState | None:
-        """Counts of this range at every candidate grid point."""
+        """Counts of this range at the grid points between its lowest and highest llr."""
         p, n = self.sides(r)
         if not (p.total and n.total):
             return None
-        k_lo, k_hi = self._k_range(p.total, n.total)
+        ts = [np.clip(side.scores / kf.LN10, *self.extremes) if side.n else np.zeros(0)
+              for side in (p, n)]
+        lo = min((float(t[0]) for t in ts if t.shape[0]), default=np.nan)
+        hi = max((float(t[-1]) for t in ts if t.shape[0]), default=np.nan)
+        # every point below k_lo is far below every llr, every point above k_hi far above
+        k_lo = int(np.floor((lo - 2 * ELUB_WINDOW) / self.step)) - 1 if not np.isnan(lo) else 0
+        k_hi = int(np.floor((hi + 2 * ELUB_WINDOW) / self.step)) + 1 if not np.isnan(hi) else -1
         ks_ = np.arange(k_lo, k_hi + 1)
         centre = ks_ * self.step
         above = np.zeros((2, ks_.shape[0]), np.int64)
-        nk, nv, npos = [], [], []
-        lo, hi = np.nan, np.nan
-        for i, side in enumerate((p, n)):
-            if not side.n:
+        nk, nv, npos, nn = [], [], [], []
+        for i, t in enumerate(ts):
+            if not t.shape[0]:
                 continue
-            t = np.clip(side.scores / kf.LN10, *self.extremes)
-            lo = _lowest(lo, float(t[0]))
-            hi = -_lowest(-hi, -float(t[-1]))
             # far from a grid point, t > point decides 10**t > 10**point: no pow needed
             above[i] = t.shape[0] - np.searchsorted(t, centre + 2 * ELUB_WINDOW, side="right")
             a = np.searchsorted(t, centre - 2 * ELUB_WINDOW, side="left")
             b = np.searchsorted(t, centre + 2 * ELUB_WINDOW, side="right")
-            for j in np.flatnonzero(b > a):  # the few llrs near a grid point
-                nk.append(np.full(b[j] - a[j], j + k_lo, np.int64))
-                nv.append(10 ** t[a[j]:b[j]])
-                npos.append(np.full(b[j] - a[j], i == 0))
-        return ElubState(lo, hi, k_lo, above,
-                         np.concatenate(nk) if nk else np.zeros(0, np.int64),
-                         np.concatenate(nv) if nv else np.zeros(0),
-                         np.concatenate(npos) if npos else np.zeros(0, bool))
+            for j in np.flatnonzero(b > a):  # the few llrs near a grid point, once per value
+                v, c = np.unique(10 ** t[a[j]:b[j]], return_counts=True)
+                nk.append(np.full(v.shape[0], j + k_lo, np.int64))
+                nv.append(v)
+                npos.append(np.full(v.shape[0], i == 0))
+                nn.append(c.astype(np.int64))
+        near = (np.concatenate(nk) if nk else np.zeros(0, np.int64),
+                np.concatenate(nv) if nv else np.zeros(0),
+                np.concatenate(npos) if npos else np.zeros(0, bool),
+                np.concatenate(nn) if nn else np.zeros(0, np.int64))
+        return _trimmed(lo, hi, k_lo, np.array([t.shape[0] for t in ts], np.int64), above,
+                        near)
 
     def merge(self, a: ElubState | None, b: ElubState | None) -> ElubState | None:
         """Counts add, near llrs are kept, extremes are the minimum and maximum."""
@@ -217,10 +251,14 @@ class ElubCounts(_TwoSided):
             return b
         if b is None:
             return a
-        return ElubState(_lowest(a.lo, b.lo), -_lowest(-a.hi, -b.hi), a.k0,
-                         a.above + b.above, np.concatenate((a.near_k, b.near_k)),
+        k0 = min(a.k0, b.k0)
+        ks_ = np.arange(k0, max(a.k0 + a.above.shape[1], b.k0 + b.above.shape[1]))
+        return _trimmed(_lowest(a.lo, b.lo), -_lowest(-a.hi, -b.hi), k0, a.n + b.n,
+                        a.counts(ks_) + b.counts(ks_),
+                        (np.concatenate((a.near_k, b.near_k)),
                          np.concatenate((a.near_v, b.near_v)),
-                         np.concatenate((a.near_pos, b.near_pos)))
+                         np.concatenate((a.near_pos, b.near_pos)),
+                         np.concatenate((a.near_n, b.near_n))))
 
 
 def _lowest(a: float, b: float) -> float:
@@ -239,13 +277,13 @@ def elub_bounds(st: ElubState, n_pos: int, n_neg: int, *, step: float = 0.01,
     """
     grid = kf.elub_grid(st.lo, st.hi, n_pos, n_neg, step)
     thr = 10 ** grid
-    idx = np.rint(grid / step).astype(np.int64) - st.k0
-    acc = st.above[:, idx].copy()
-    for i in np.flatnonzero(np.isin(idx + st.k0, st.near_k)):  # few points
-        here = st.near_k == idx[i] + st.k0
+    k = np.rint(grid / step).astype(np.int64)
+    acc = st.counts(k)
+    for i in np.flatnonzero(np.isin(k, st.near_k)):  # few points
+        here = st.near_k == k[i]
         gt = st.near_v > thr[i]
-        acc[0, i] += int(np.count_nonzero(here & gt & st.near_pos))
-        acc[1, i] += int(np.count_nonzero(here & gt & ~st.near_pos))
+        acc[0, i] += int(st.near_n[here & gt & st.near_pos].sum())
+        acc[1, i] += int(st.near_n[here & gt & ~st.near_pos].sum())
     return kf.elub_from_counts(grid, acc[0], acc[1], n_pos, n_neg,
                                add_misleading=add_misleading, step=step)
 
@@ -537,88 +575,133 @@ def ece_values(st: tuple[list[int], list[int], int, int], prior_log_odds: F64, n
         return out
 
 
-#: Mantissa bits kept by :class:`ScoreHistogram`'s buckets (a relative width of 2**-10).
-HISTOGRAM_BITS = 10
+#: Most buckets a :class:`ScoreHistogram` value holds: its bucket width is the least power of
+#: two that spans the scores with at most this many buckets, so a histogram of 50 bins over
+#: the scores' range has 20 buckets or more per bin.
+HISTOGRAM_BUCKETS = 2048
+#: :func:`histogram_scale` of scores that are all 0 (below every float's).
+NO_SCALE = -1100
 
 
-def score_buckets(x: F64) -> NDArray[np.uint64]:
-    """Monotone bucket of each finite score: the top ``12 + HISTOGRAM_BITS`` bits of its key.
+def histogram_scale(x: F64) -> int:
+    """The least ``E`` with ``|x| < 2**E`` for every finite ``x`` (:data:`NO_SCALE` if all 0)."""
+    top = float(np.max(np.abs(x), initial=0.0))
+    return int(np.frexp(top)[1]) if top > 0 else NO_SCALE
 
-    The key maps float64 order to unsigned integer order (sign flipped for positives, all
-    bits flipped for negatives), so the buckets of sorted scores are non-decreasing.
+
+def score_buckets(x: F64, scale: int) -> NDArray[np.int64]:
+    """Bucket of each finite score: ``floor(x / 2**scale)`` (exact).
+
+    ``ldexp`` scales by a power of two, exact unless the result is subnormal, where the floor
+    is 0 or, for a negative score, -1 (a product rounded to -0.0 is set to -1).
     """
-    u = (np.asarray(x, dtype=np.float64) + 0.0).view(np.uint64)  # -0.0 becomes 0.0
-    sign = np.uint64(1 << 63)
-    key = np.where(u & sign, ~u, u | sign)
-    return key >> np.uint64(64 - 12 - HISTOGRAM_BITS)
+    y = np.floor(np.ldexp(np.asarray(x, dtype=np.float64), -scale))
+    y[(y == 0) & (np.asarray(x) < 0)] = -1.0
+    return y.astype(np.int64)
 
 
-def bucket_edges(b: NDArray[np.uint64]) -> F64:
-    """The lowest float of each bucket (the inverse of :func:`score_buckets` on its first key)."""
-    key = np.asarray(b, dtype=np.uint64) << np.uint64(64 - 12 - HISTOGRAM_BITS)
-    sign = np.uint64(1 << 63)
-    u = np.where(key & sign, key ^ sign, ~key)
-    return u.view(np.float64)
+def bucket_edges(b: NDArray[np.int64], scale: int) -> F64:
+    """The lower edge of each bucket: ``b * 2**scale``."""
+    return np.ldexp(np.asarray(b, dtype=np.float64), scale)
+
+
+def _compact(c: NDArray[np.integer[Any]]) -> NDArray[np.integer[Any]]:
+    """Counts as 4-byte integers when they fit (what travels), else as they are."""
+    return c.astype(np.uint32) if c.max(initial=0) < 1 << 32 else c
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramState:
+    """Target and non-target counts of the buckets ``k0, k0 + 1, ...`` of width ``2**scale``."""
+
+    scale: int
+    k0: int
+    tar: NDArray[np.integer[Any]]
+    non: NDArray[np.integer[Any]]
+
+    def at(self, scale: int) -> HistogramState:
+        """The same counts on the coarser grid of ``scale`` (``>= self.scale``): buckets nest."""
+        if scale == self.scale:
+            return self
+        shift = min(scale - self.scale, 63)  # |k| < 2**53: a shift of 63 gives 0 or -1
+        keys = (self.k0 + np.arange(self.tar.shape[0], dtype=np.int64)) >> shift
+        k0 = int(keys[0]) if keys.shape[0] else 0
+        n = int(keys[-1]) - k0 + 1 if keys.shape[0] else 0
+        tar, non = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        np.add.at(tar, keys - k0, self.tar.astype(np.int64))  # integer sums: exact
+        np.add.at(non, keys - k0, self.non.astype(np.int64))
+        return HistogramState(scale, k0, tar, non)
+
+    def capped(self) -> HistogramState:
+        """On the finest grid from ``scale`` up with at most ``HISTOGRAM_BUCKETS`` buckets."""
+        k1, s = self.k0 + self.tar.shape[0] - 1, 0
+        while (k1 >> s) - (self.k0 >> s) >= HISTOGRAM_BUCKETS:
+            s += 1
+        out = self.at(self.scale + s)
+        return HistogramState(out.scale, out.k0, _compact(out.tar), _compact(out.non))
 
 
 @dataclass(frozen=True)
 class ScoreHistogram(Statistic):
-    """Counts of finite target and non-target scores per bucket of a fixed float grid.
+    """Counts of finite target and non-target scores per bucket of a power-of-two grid.
 
-    The buckets tile the float line (``2**HISTOGRAM_BITS`` per binade), so the counts of
-    disjoint ranges add and a histogram on any bins drawn at the end is the same on every
-    engine (its bin edges snapped to the buckets). The value is the sorted non-empty buckets
-    with their target and non-target counts.
+    The value (:class:`HistogramState`) is on the grid of width ``2**s``, ``s`` the least
+    integer with ``s >= E - 52`` (``2**E`` the power of two above the largest ``|score|``)
+    such that the scores span at most :data:`HISTOGRAM_BUCKETS` buckets; it holds the counts
+    of the buckets from the lowest score's to the highest's. Grids nest and both conditions
+    only grow with the scores, so merging two values on the coarser grid and coarsening while
+    the span exceeds the cap gives the value of the union, whatever the split: a histogram on
+    any bins drawn at the end is the same on every engine, and a value never holds more than
+    :data:`HISTOGRAM_BUCKETS` pairs of counts whatever the number of trials.
     """
 
-    def reduce(self, r: RangeData) -> tuple[NDArray[np.uint64], I64, I64]:
-        """The range's non-empty buckets (its scores are sorted: runs, no sort)."""
-        out = []
-        for x in (r.s.tar, r.s.non):
-            f = x[np.isfinite(x)]
-            b = score_buckets(f)
-            if b.shape[0]:
-                start = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
-                out.append((b[start], np.diff(np.r_[start, b.shape[0]]).astype(np.int64)))
-            else:
-                out.append((np.zeros(0, np.uint64), np.zeros(0, np.int64)))
-        keys = np.union1d(out[0][0], out[1][0])
-        counts = []
-        for k, c in out:
-            full = np.zeros(keys.shape[0], np.int64)
-            full[np.searchsorted(keys, k)] = c
-            counts.append(full)
-        return keys, counts[0], counts[1]
+    def reduce(self, r: RangeData) -> HistogramState | None:
+        """The range's buckets (its scores are sorted: runs, no sort)."""
+        sides = [x[np.isfinite(x)] for x in (r.s.tar, r.s.non)]
+        if not sum(x.shape[0] for x in sides):
+            return None
+        e = histogram_scale(np.concatenate([x[[0, -1]] for x in sides if x.shape[0]]))
+        scale = e - 52  # every bucket index below 2**53 in magnitude
+        keys = [score_buckets(x, scale) for x in sides]
+        k0 = min(int(k[0]) for k in keys if k.shape[0])
+        k1 = max(int(k[-1]) for k in keys if k.shape[0])
+        s = 0
+        while (k1 >> s) - (k0 >> s) >= HISTOGRAM_BUCKETS:
+            s += 1
+        keys = [k >> s for k in keys]
+        k0, n = k0 >> s, (k1 >> s) - (k0 >> s) + 1
+        tar, non = (np.bincount(k - k0, minlength=n).astype(np.int64) for k in keys)
+        return HistogramState(scale + s, k0, _compact(tar), _compact(non))
 
-    def merge(self, a: tuple[NDArray[np.uint64], I64, I64] | None,
-              b: tuple[NDArray[np.uint64], I64, I64] | None
-              ) -> tuple[NDArray[np.uint64], I64, I64] | None:
-        """Counts add per bucket (adjacent ranges share at most one bucket)."""
+    def merge(self, a: HistogramState | None, b: HistogramState | None) -> HistogramState | None:
+        """Both on the coarser grid, counts add per bucket, coarsened to the cap."""
         if a is None:
             return b
         if b is None:
             return a
-        keys = np.union1d(a[0], b[0])
-        out = [np.zeros(keys.shape[0], np.int64) for _ in range(2)]
+        scale = max(a.scale, b.scale)
+        a, b = a.at(scale), b.at(scale)
+        k0 = min(a.k0, b.k0)
+        n = max(a.k0 + a.tar.shape[0], b.k0 + b.tar.shape[0]) - k0
+        tar, non = np.zeros(n, np.int64), np.zeros(n, np.int64)
         for part in (a, b):
-            at = np.searchsorted(keys, part[0])
-            out[0][at] += part[1]
-            out[1][at] += part[2]
-        return keys, out[0], out[1]
+            tar[part.k0 - k0:part.k0 - k0 + part.tar.shape[0]] += part.tar
+            non[part.k0 - k0:part.k0 - k0 + part.non.shape[0]] += part.non
+        return HistogramState(scale, k0, tar, non).capped()
 
 
-def histogram_bins(st: tuple[NDArray[np.uint64], I64, I64], bins: int
-                   ) -> tuple[F64, I64, I64] | None:
+def histogram_bins(st: HistogramState, bins: int) -> tuple[F64, I64, I64] | None:
     """``(edges, targets, non-targets)`` on ``bins`` bins over the scores' range.
 
-    Nominal edges ``linspace(lo, hi, bins + 1)`` between the lowest and the highest bucket's
-    lower edge; each bucket is counted in the bin holding its lower edge. ``None`` without
-    finite scores.
+    Nominal edges ``linspace(lo, hi, bins + 1)`` between the lowest and the highest non-empty
+    bucket's lower edge; each bucket is counted in the bin holding its lower edge. ``None``
+    without finite scores.
     """
-    keys, ct, cn = st
-    if keys.shape[0] == 0:
+    full = np.flatnonzero((st.tar > 0) | (st.non > 0))
+    if full.shape[0] == 0:
         return None
-    low = bucket_edges(keys)
+    low = bucket_edges(st.k0 + full, st.scale)
+    ct, cn = st.tar[full].astype(np.int64), st.non[full].astype(np.int64)
     lo, hi = float(low[0]), float(low[-1])
     hi = hi if hi > lo else lo + 1.0
     width = (hi - lo) / bins

@@ -60,7 +60,7 @@ __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", 
 Progress = Callable[[int, int], None]
 
 NBER_GRID = (-10.0, 0.0, 251)
-#: The score histograms' statistic (counts per bucket of a fixed float grid).
+#: The score histograms' statistic (counts per bucket, at most 2,048 buckets over the scores).
 HISTOGRAM = ScoreHistogram()
 APE_GRID = (-10.0, 10.0, 201)
 
