@@ -32,7 +32,7 @@ def engine_for(eng: Engine, rows: int, per_row: int) -> Engine:
     """``auto`` resolved from the two systems' row count (no pass over the pairing).
 
     >>> from scoreframe.stats import Engine
-    >>> engine_for(Engine(memory_limit=1000), 10, 256).kind
+    >>> engine_for(Engine(memory_limit="1KiB"), 10, 256).kind
     'streaming'
     """
     if eng.kind != "auto":
