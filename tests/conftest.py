@@ -41,3 +41,32 @@ def pytest_addoption(parser):
 @pytest.fixture
 def update_golden(request) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+def id_hashes(values: list[str]) -> dict[str, int]:
+    """Hashes of id strings built independently of polars/arrow: Python bytes and offsets."""
+    from scoreframe.kernels import bootstrap as kb
+
+    raw = [v.encode() for v in values]
+    offsets = np.concatenate(([0], np.cumsum([len(b) for b in raw]))).astype(np.int64)
+    data = np.frombuffer(b"".join(raw), dtype=np.uint8)
+    return dict(zip(values, kb.hash_strings(data, offsets).tolist(), strict=True))
+
+
+def row_weights(df, resample: tuple[str, ...], rows: np.ndarray, seed: int) -> np.ndarray:
+    """Per-row bootstrap multiplicities ``(len(rows), df.height)`` from the documented recipe,
+    computed directly (the twin of the statistics layer's replicate weights)."""
+    from scoreframe.kernels import bootstrap as kb
+
+    if resample == ("trial",):
+        hm, hs = id_hashes(df["model"].to_list()), id_hashes(df["segment"].to_list())
+        h = kb.combine_hashes(np.array([hm[v] for v in df["model"]], dtype=np.uint64),
+                              np.array([hs[v] for v in df["segment"]], dtype=np.uint64))
+        return kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, "trial")).astype(int)
+    w = np.ones((rows.shape[0], df.height), dtype=int)
+    for c in resample:
+        hc = id_hashes(df[c].to_list())
+        h = np.array([hc[v] for v in df[c]], dtype=np.uint64)
+        w *= kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, c)).astype(int)
+    return w
+

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from conftest import row_weights
 
 import scoreframe as sf
 from scoreframe.errors import DegenerateGroupWarning, UnresolvedTargetWarning
@@ -45,27 +46,10 @@ def _trials(n: int = 240, seed: int = 0) -> pl.DataFrame:
     }).unique(["model", "segment"], keep="first", maintain_order=True)
 
 
-def _id_hashes(values: list[str]) -> dict[str, int]:
-    raw = [v.encode() for v in values]
-    offsets = np.concatenate(([0], np.cumsum([len(b) for b in raw]))).astype(np.int64)
-    data = np.frombuffer(b"".join(raw), dtype=np.uint8)
-    return dict(zip(values, kb.hash_strings(data, offsets).tolist(), strict=True))
 
 
 def _row_weights(df: pl.DataFrame, resample: tuple[str, ...], seed: int) -> np.ndarray:
-    """Per-row multiplicities ``(B, rows)`` from the documented recipe."""
-    rows = np.arange(B)
-    if resample == ("trial",):
-        hm, hs = _id_hashes(df["model"].to_list()), _id_hashes(df["segment"].to_list())
-        h = kb.combine_hashes(np.array([hm[v] for v in df["model"]], dtype=np.uint64),
-                              np.array([hs[v] for v in df["segment"]], dtype=np.uint64))
-        return kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, "trial")).astype(int)
-    w = np.ones((B, df.height), dtype=int)
-    for c in resample:
-        hc = _id_hashes(df[c].to_list())
-        h = np.array([hc[v] for v in df[c]], dtype=np.uint64)
-        w *= kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, c)).astype(int)
-    return w
+    return row_weights(df, resample, np.arange(B), seed)
 
 
 def _quiet(fn, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from conftest import row_weights
 from scipy import stats
 
 import scoreframe as sf
@@ -52,28 +53,7 @@ def _trials(n: int = 160, seed: int = 0, *, ties: bool = True, inf: bool = True)
     }).unique(["model", "segment"], keep="first", maintain_order=True)
 
 
-def _id_hashes(values: list[str]) -> dict[str, int]:
-    """Hashes of id strings built independently of polars/arrow: Python bytes and offsets."""
-    raw = [v.encode() for v in values]
-    offsets = np.concatenate(([0], np.cumsum([len(b) for b in raw]))).astype(np.int64)
-    data = np.frombuffer(b"".join(raw), dtype=np.uint8)
-    return dict(zip(values, kb.hash_strings(data, offsets).tolist(), strict=True))
 
-
-def _row_weights(df: pl.DataFrame, resample: tuple[str, ...], rows: np.ndarray,
-                 seed: int) -> np.ndarray:
-    """Per-row multiplicities ``(b, rows)`` from the documented recipe, computed directly."""
-    if resample == ("trial",):
-        hm, hs = _id_hashes(df["model"].to_list()), _id_hashes(df["segment"].to_list())
-        h = kb.combine_hashes(np.array([hm[v] for v in df["model"]], dtype=np.uint64),
-                              np.array([hs[v] for v in df["segment"]], dtype=np.uint64))
-        return kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, "trial")).astype(int)
-    w = np.ones((rows.shape[0], df.height), dtype=int)
-    for c in resample:
-        hc = _id_hashes(df[c].to_list())
-        h = np.array([hc[v] for v in df[c]], dtype=np.uint64)
-        w *= kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, c)).astype(int)
-    return w
 
 
 def _units(stats, key: dict[str, str]):
@@ -89,7 +69,7 @@ def test_weighted_replicates_equal_explicit_resampling(resample: tuple[str, ...]
     assert {"eer", "cllr", "min_cllr", "act_dcf_norm", "min_dcf_norm", "prbep"} <= {
         m.name for m in metrics}
     rows = np.arange(12)
-    weights = _row_weights(df, resample, rows, 7)
+    weights = row_weights(df, resample, rows, 7)
     lab, s, cond = df["label"].to_numpy(), df["score"].to_numpy(), df["cond"].to_numpy()
     got = {c: replicate_values(_units(stats, {"cond": c}), ops, metrics) for c in ("a", "b",
                                                                                    "all")}

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from conftest import row_weights
 from polars.testing import assert_frame_equal
 from test_families_stats import sasv_table
 
@@ -32,28 +33,10 @@ WITH_IV = ["a_dcf", "sasv_eer", "sv_eer", "spf_eer", "auc", "rmep", "rmed",
            "elub_lower_log10", "elub_upper_log10"]
 
 
-def _id_hashes(values: list[str]) -> dict[str, int]:
-    """Hashes of id strings built independently of polars/arrow: Python bytes and offsets."""
-    raw = [v.encode() for v in values]
-    offsets = np.concatenate(([0], np.cumsum([len(b) for b in raw]))).astype(np.int64)
-    data = np.frombuffer(b"".join(raw), dtype=np.uint8)
-    return dict(zip(values, kb.hash_strings(data, offsets).tolist(), strict=True))
 
 
 def _row_weights(df: pl.DataFrame, resample: tuple[str, ...], seed: int) -> np.ndarray:
-    """Per-row multiplicities ``(B, rows)`` from the documented recipe."""
-    rows = np.arange(B)
-    if resample == ("trial",):
-        hm, hs = _id_hashes(df["model"].to_list()), _id_hashes(df["segment"].to_list())
-        h = kb.combine_hashes(np.array([hm[v] for v in df["model"]], dtype=np.uint64),
-                              np.array([hs[v] for v in df["segment"]], dtype=np.uint64))
-        return kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, "trial")).astype(int)
-    w = np.ones((B, df.height), dtype=int)
-    for c in resample:
-        hc = _id_hashes(df[c].to_list())
-        h = np.array([hc[v] for v in df[c]], dtype=np.uint64)
-        w *= kb.poisson_multiplicities(h, rows, key=kb.stream_key(seed, c)).astype(int)
-    return w
+    return row_weights(df, resample, np.arange(B), seed)
 
 
 def _quiet(fn, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
