@@ -7,7 +7,8 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from test_biometrics_intervals import _id_hashes, _quiet
+from conftest import id_hashes
+from test_biometrics_intervals import _quiet
 
 from scoreframe import Engine, Intervals, differentials
 from scoreframe.cli import main
@@ -32,7 +33,7 @@ def trials(n: int = 3000, seed: int = 2) -> pl.DataFrame:
 def _weights(df: pl.DataFrame, seed: int) -> np.ndarray:
     w = np.ones((B, df.height), dtype=int)
     for c in ("model", "segment"):
-        hc = _id_hashes(df[c].to_list())
+        hc = id_hashes(df[c].to_list())
         h = np.array([hc[v] for v in df[c]], dtype=np.uint64)
         w *= kb.poisson_multiplicities(h, np.arange(B), key=kb.stream_key(seed, c)).astype(int)
     return w
