@@ -395,3 +395,41 @@ def test_histogram_bins_show_the_scores_at_the_chart_resolution(seed):
         exact = np.histogram(np.clip(x, edges[0], edges[-1]), edges)[0]
         near = np.count_nonzero(np.min(np.abs(x[:, None] - edges[None, 1:]), axis=1) < w)
         assert got.sum() == x.size and np.abs(got - exact).sum() <= 2 * near
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "tiny", "subnormal", "huge", "one_side"])
+def test_histogram_counts_each_score_in_the_bucket_of_its_exact_floor(kind):
+    """Brute-force twin of the edge search: every finite score counted in ``floor(x / 2**S)``.
+
+    The floor is taken in exact rational arithmetic (``fractions.Fraction``), per score; the
+    statistic's counts come from binary searches of the bucket edges (or, on grids whose edges
+    would be subnormal floats, from per-score buckets).
+    """
+    from fractions import Fraction
+
+    from scoreframe.stats._families import ScoreHistogram
+
+    rng = np.random.default_rng(len(kind))
+    tar = rng.normal(1.0, 2.0, 3000)
+    non = rng.normal(-1.0, 1.0, 4000)
+    if kind == "ties":
+        tar, non = np.round(tar, 1), np.round(non, 1)
+    elif kind == "tiny":
+        tar, non = tar * 1e-300, non * 1e-300
+    elif kind == "subnormal":
+        tar, non = tar * 1e-310, np.concatenate((non * 1e-320, [5e-324, -5e-324, 0.0]))
+    elif kind == "huge":
+        tar, non = tar * 1e300, np.concatenate((non, [1e300, -1e299]))
+    elif kind == "one_side":
+        tar = np.zeros(0)
+    tar = np.concatenate((tar, [np.inf, -np.inf])) if tar.size else tar
+    non = np.concatenate((non, [-np.inf]))
+    h = ScoreHistogram()
+    st = reduce_sorted(sort_scores(tar, non), Request(statistics=(h,))).get(h)
+    width = Fraction(2) ** st.scale
+    for x, got in ((tar, st.tar), (non, st.non)):
+        x = x[np.isfinite(x)]
+        buckets = [int((Fraction(float(v)) / width).__floor__()) - st.k0 for v in x]
+        want = np.bincount(np.array(buckets, dtype=np.int64), minlength=st.tar.shape[0])
+        assert min(buckets, default=0) >= 0 and want.shape[0] == st.tar.shape[0]
+        assert np.array_equal(np.asarray(got, np.int64), want)

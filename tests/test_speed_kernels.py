@@ -150,3 +150,55 @@ def test_cllr_sums_in_a_second_thread_are_the_same_bits(monkeypatch: pytest.Monk
         assert np.array_equal(getattr(one, f), getattr(two, f))
     for f in ("n_tar", "n_non", "start", "lo", "hi", "tar_pos_sum", "tar_pos_sq"):
         assert np.array_equal(getattr(one.blocks, f), getattr(two.blocks, f))
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "skewed", "one_class"])
+def test_classes_sorted_on_two_cores_are_the_sorted_classes(monkeypatch: pytest.MonkeyPatch,
+                                                            kind: str) -> None:
+    """The one-group in-memory route sorts the classes in threads: the same sorted arrays.
+
+    Its pivot split is checked against a plain sort of each class, with ties, infinities,
+    NaN scores (in neither class) and trials in neither class (unknown labels).
+    """
+    monkeypatch.setattr(red, "PARALLEL_MIN", 1000)
+    monkeypatch.setattr(red.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    rng = np.random.default_rng(len(kind))
+    n = 200_000
+    score = rng.standard_normal(n)
+    if kind == "ties":
+        score = np.round(score, 1)
+    elif kind == "skewed":
+        score = np.where(rng.random(n) < 0.99, 5.0, score)  # the pivot is a tie value
+    score[::101], score[::103], score[::107] = np.inf, -np.inf, np.nan
+    lab = rng.random(n) < (0.0 if kind == "one_class" else 0.1)
+    known = rng.random(n) > 0.01
+    is_tar, is_non = lab & known & ~np.isnan(score), ~lab & known & ~np.isnan(score)
+    got = red.sort_classes(score, is_tar, is_non)
+    assert np.array_equal(got.tar, np.sort(score[is_tar]))
+    assert np.array_equal(got.non, np.sort(score[is_non]))
+    assert got.non.shape[0] == np.count_nonzero(is_non)
+
+
+def test_one_group_route_counts_the_checks_and_matches_the_grouped_route() -> None:
+    """Without grouping columns the in-memory route sorts with numpy: same groups, same counts."""
+    import polars as pl
+
+    rng = np.random.default_rng(3)
+    n = 5000
+    df = pl.DataFrame({"score": np.round(rng.standard_normal(n), 1),
+                       "label": rng.choice(["target", "nontarget", "bad", None], n,
+                                           p=[0.2, 0.7, 0.05, 0.05]),
+                       "g": ["x"] * n})
+    df = df.with_columns(pl.when(pl.int_range(n) % 97 == 0).then(None)
+                         .otherwise(pl.col("score")).alias("score"))
+    df = df.with_columns(pl.when(pl.int_range(n) % 89 == 0).then(float("nan"))
+                         .otherwise(pl.col("score")).alias("score"))
+    keys, groups, units, checks = red.sorted_unit_groups(df.lazy(), [], None)
+    gkeys, ggroups, _, gchecks = red.sorted_unit_groups(df.lazy(), ["g"], None)
+    assert keys == [{}] and units is None and gkeys == [{"g": "x"}]
+    assert vars(checks) == vars(gchecks)
+    assert checks.null_score > 0 and checks.nan_score > 0 and checks.bad_label > 0
+    assert np.array_equal(groups[0].tar, ggroups[0].tar)
+    assert np.array_equal(groups[0].non, ggroups[0].non)
+    empty = red.sorted_unit_groups(df.lazy().filter(pl.col("g") == "none"), [], None)
+    assert empty[:2] == ([], []) and empty[3].rows == 0

@@ -589,6 +589,11 @@ def histogram_scale(x: F64) -> int:
     return int(np.frexp(top)[1]) if top > 0 else NO_SCALE
 
 
+#: The least grid exponent at which every bucket edge ``k * 2**scale`` (``|k| < 2**53``) is a
+#: normal float, exact: edges on finer grids would be subnormal.
+EXACT_EDGE_SCALE = -1022
+
+
 def score_buckets(x: F64, scale: int) -> NDArray[np.int64]:
     """Bucket of each finite score: ``floor(x / 2**scale)`` (exact).
 
@@ -656,21 +661,32 @@ class ScoreHistogram(Statistic):
     """
 
     def reduce(self, r: RangeData) -> HistogramState | None:
-        """The range's buckets (its scores are sorted: runs, no sort)."""
-        sides = [x[np.isfinite(x)] for x in (r.s.tar, r.s.non)]
+        """The range's buckets, counted from the sorted scores by the buckets' edges.
+
+        The finite scores of each class are a slice of its sorted array, and a bucket's count
+        is the number of scores between its edges (a binary search per edge): no per-trial
+        array. Where an edge would not be an exact float (subnormal), the buckets of the
+        scores are computed one by one instead (:func:`score_buckets`); both give the counts
+        of ``floor(x / 2**scale)``.
+        """
+        sides = [x[int(np.searchsorted(x, -np.inf, side="right")):
+                   int(np.searchsorted(x, np.inf, side="left"))] for x in (r.s.tar, r.s.non)]
         if not sum(x.shape[0] for x in sides):
             return None
-        e = histogram_scale(np.concatenate([x[[0, -1]] for x in sides if x.shape[0]]))
-        scale = e - 52  # every bucket index below 2**53 in magnitude
-        keys = [score_buckets(x, scale) for x in sides]
-        k0 = min(int(k[0]) for k in keys if k.shape[0])
-        k1 = max(int(k[-1]) for k in keys if k.shape[0])
+        ends = np.concatenate([x[[0, -1]] for x in sides if x.shape[0]])
+        scale = histogram_scale(ends) - 52  # every bucket index below 2**53 in magnitude
+        k0, k1 = (int(k) for k in score_buckets(np.array([ends.min(), ends.max()]), scale))
         s = 0
         while (k1 >> s) - (k0 >> s) >= HISTOGRAM_BUCKETS:
             s += 1
-        keys = [k >> s for k in keys]
         k0, n = k0 >> s, (k1 >> s) - (k0 >> s) + 1
-        tar, non = (np.bincount(k - k0, minlength=n).astype(np.int64) for k in keys)
+        if scale + s >= EXACT_EDGE_SCALE:  # every edge k * 2**(scale + s) is a normal float
+            edges = bucket_edges(np.arange(k0 + 1, k0 + n, dtype=np.int64), scale + s)
+            tar, non = (np.diff(np.searchsorted(x, edges, side="left"), prepend=0,
+                                append=x.shape[0]).astype(np.int64) for x in sides)
+        else:
+            tar, non = (np.bincount((score_buckets(x, scale) >> s) - k0, minlength=n)
+                        .astype(np.int64) for x in sides)
         return HistogramState(scale + s, k0, _compact(tar), _compact(non))
 
     def merge(self, a: HistogramState | None, b: HistogramState | None) -> HistogramState | None:
