@@ -15,6 +15,7 @@ import pytest
 
 from scoreframe.kernels import elementary as el
 from scoreframe.kernels import sort_scores
+from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.stats import reduce as red
 from scoreframe.stats.groups import Unit
 from scoreframe.stats.summary import Request
@@ -140,7 +141,7 @@ def test_cllr_sums_in_a_second_thread_are_the_same_bits(monkeypatch: pytest.Monk
 
     def run(parallel_min: int) -> summary.ScoreStats:
         monkeypatch.setattr(summary, "PARALLEL_MIN", parallel_min)
-        return summary.reduce_sorted(s, request)
+        return summary.reduce_sorted(SortedScores(s.tar, s.non), request)  # nothing cached
 
     one, two = run(1 << 62), run(1)  # the Cllr sums on this thread / in a second one
     assert one.cllr_inf > 0 and one.cllr_tar > 0
@@ -177,6 +178,9 @@ def test_classes_sorted_on_two_cores_are_the_sorted_classes(monkeypatch: pytest.
     assert np.array_equal(got.tar, np.sort(score[is_tar]))
     assert np.array_equal(got.non, np.sort(score[is_non]))
     assert got.non.shape[0] == np.count_nonzero(is_non)
+    # the Cllr sums of the pieces, seeded with the sort, are those of the whole arrays
+    assert "cllr_sums" in vars(got)
+    assert got.cllr_sums == SortedScores(got.tar.copy(), got.non.copy()).cllr_sums
 
 
 def test_one_group_route_counts_the_checks_and_matches_the_grouped_route() -> None:

@@ -17,8 +17,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
-__all__ = ["Blocks", "SortedScores", "concat_blocks", "label_runs", "pav_blocks", "pav_runs",
-           "sort_scores"]
+from scoreframe.kernels.elementary import exact_sum, softplus
+
+__all__ = ["Blocks", "SortedScores", "concat_blocks", "label_runs", "nontarget_cost_sum",
+           "pav_blocks", "pav_runs", "sort_scores", "target_cost_sum"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -51,6 +53,23 @@ class SortedScores:
         return pav_blocks(self)
 
     @cached_property
+    def cllr_sums(self) -> tuple[int, int]:
+        """Exact sums of ``softplus(-tar)`` and ``softplus(non)`` over the finite-cost trials.
+
+        Integers in units of ``2**-1126`` (:func:`~scoreframe.kernels.elementary.exact_sum`):
+        the Cllr of the scores up to its constant factors, mergeable by integer addition.
+        :meth:`seeded` sets it when the sums were computed with the sort.
+        """
+        return target_cost_sum(self.tar), nontarget_cost_sum(self.non)
+
+    @classmethod
+    def seeded(cls, tar: F64, non: F64, cllr_sums: tuple[int, int]) -> SortedScores:
+        """Sorted scores whose :attr:`cllr_sums` are already known (summed piece by piece)."""
+        s = cls(tar, non)
+        s.__dict__["cllr_sums"] = cllr_sums  # the cached_property's own slot
+        return s
+
+    @cached_property
     def tar_positions(self) -> I64:
         """0-based position of every sorted target in the merged order."""
         return np.arange(self.n_tar, dtype=np.int64) + np.searchsorted(
@@ -74,6 +93,30 @@ class SortedScores:
         out[is_tar] = self.tar[k[is_tar]]
         out[~is_tar] = self.non[positions[~is_tar] - k[~is_tar]]
         return out
+
+
+def target_cost_sum(tar: F64) -> int:
+    """Exact sum of ``softplus(-x)`` over sorted target scores, leaving out ``-inf`` (cost inf).
+
+    Sums of pieces of a sorted array add up to the sum of the whole, exactly.
+
+    >>> from scoreframe.kernels.elementary import exact_to_float
+    >>> exact_to_float(target_cost_sum(np.array([-np.inf, 0.0, np.inf])))
+    0.6931471805599453
+    """
+    lo = int(np.searchsorted(tar, -np.inf, side="right"))
+    return exact_sum(softplus(-tar[lo:])[::-1], ascending=True)
+
+
+def nontarget_cost_sum(non: F64) -> int:
+    """Exact sum of ``softplus(x)`` over sorted non-target scores, the ``+inf`` left out.
+
+    >>> from scoreframe.kernels.elementary import exact_to_float
+    >>> exact_to_float(nontarget_cost_sum(np.array([-np.inf, 0.0, np.inf])))
+    0.6931471805599453
+    """
+    hi = int(np.searchsorted(non, np.inf, side="left"))
+    return exact_sum(softplus(non[:hi]), ascending=True)
 
 
 def sort_scores(tar: ArrayLike, non: ArrayLike) -> SortedScores:

@@ -27,7 +27,7 @@ from scoreframe.frames.schema import check_duplicates as schema_check_duplicates
 from scoreframe.frames.schema import normalize_label
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.elementary import PARALLEL_MIN
-from scoreframe.kernels.sorted_scores import SortedScores
+from scoreframe.kernels.sorted_scores import SortedScores, nontarget_cost_sum, target_cost_sum
 from scoreframe.stats._replicate_families import class_units
 from scoreframe.stats._replicates import merge_units, with_replicates
 from scoreframe.stats._resampling import Replicates, SortedUnits
@@ -370,9 +370,12 @@ def sort_classes(score: np.ndarray, is_tar: np.ndarray, is_non: np.ndarray) -> S
     """The sorted target and non-target scores, sorted on every core.
 
     One thread sorts the targets, the non-targets are split at a sampled pivot and their two
-    halves sorted in two threads, each into its own slice of the result (numpy releases the
-    GIL while it sorts). A sort's result does not depend on how it was computed, so this is
-    the same array as ``np.sort(score[is_non])``.
+    parts sorted in two threads (the first thread's part smaller by the targets), each into
+    its own slice of the result (numpy releases the GIL while it sorts). A sort's result does
+    not depend on how it was computed, so this is the same array as
+    ``np.sort(score[is_non])``. Each thread then sums the Cllr costs of its pieces
+    (:attr:`SortedScores.cllr_sums`: exact integers, so the pieces' sums add up to the
+    sum of the whole, bit for bit).
 
     >>> s = sort_classes(np.array([3.0, 1.0, 2.0, 0.5]), np.array([True, False, False, False]),
     ...                  np.array([False, True, True, True]))
@@ -383,29 +386,36 @@ def sort_classes(score: np.ndarray, is_tar: np.ndarray, is_non: np.ndarray) -> S
     if (score.shape[0] < PARALLEL_MIN or (cores or 1) < 2
             or threading.current_thread() is not threading.main_thread()):  # a worker already
         return SortedScores(np.sort(score[is_tar]), np.sort(score[is_non]))
-    sample = score[::max(1, score.shape[0] // 4096)]
+    # the pivot balances the threads: the first also has the targets
+    n_tar, n_non = int(np.count_nonzero(is_tar)), int(np.count_nonzero(is_non))
+    step = max(1, score.shape[0] // 4096)
+    sample = score[::step][is_non[::step]]
     sample = sample[np.isfinite(sample)]
-    pivot = float(np.median(sample)) if sample.shape[0] else 0.0
+    share = max(0.0, (n_non - n_tar) / (2 * max(n_non, 1)))
+    pivot = float(np.quantile(sample, share)) if sample.shape[0] else 0.0
     low = score < pivot
     non_lo, non_hi = is_non & low, is_non & ~low
     n_lo = int(np.count_nonzero(non_lo))
-    tar = np.empty(int(np.count_nonzero(is_tar)))
-    non = np.empty(n_lo + int(np.count_nonzero(non_hi)))
+    tar = np.empty(n_tar)
+    non = np.empty(n_non)
 
-    def first() -> None:
+    def first() -> tuple[int, int]:
         np.compress(is_tar, score, out=tar)
         tar.sort()
         np.compress(non_lo, score, out=non[:n_lo])
         non[:n_lo].sort()
+        return target_cost_sum(tar), nontarget_cost_sum(non[:n_lo])
 
-    def second() -> None:
+    def second() -> int:
         np.compress(non_hi, score, out=non[n_lo:])
         non[n_lo:].sort()
+        return nontarget_cost_sum(non[n_lo:])
 
     with ThreadPoolExecutor(2) as pool:
-        for f in [pool.submit(first), pool.submit(second)]:
-            f.result()
-    return SortedScores(tar, non)
+        one, two = pool.submit(first), pool.submit(second)
+        (cost_tar, cost_lo), cost_hi = one.result(), two.result()
+    # exact integer sums: the pieces' sums are the sum of the whole
+    return SortedScores.seeded(tar, non, (cost_tar, cost_lo + cost_hi))
 
 
 def partitions(members: Sequence[int], partition_of: Sequence[int]) -> list[list[int]]:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from scoreframe.kernels.elementary import PARALLEL_MIN, exact_sum, softplus
+from scoreframe.kernels.elementary import PARALLEL_MIN
 from scoreframe.kernels.sorted_scores import (
     Blocks,
     SortedScores,
@@ -466,8 +466,9 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None,
     # thread, a large range computes them in a second thread meanwhile (both cores busy;
     # the same bits either way). Inside workers the cores are busy already.
     pool = (ThreadPoolExecutor(1) if s.n_tar + s.n_non >= PARALLEL_MIN
+            and "cllr_sums" not in vars(s)  # not summed with the sort already
             and threading.current_thread() is threading.main_thread() else None)
-    cllr = (pool.submit(_cllr_sums, s, inf_t, inf_n) if pool is not None else None)
+    cllr = (pool.submit(lambda: s.cllr_sums) if pool is not None else None)
     try:
         thr = request.thresholds
         n_miss = np.searchsorted(s.tar, thr, side="left").astype(np.int64)
@@ -475,18 +476,12 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None,
         blocks = pav_blocks(s) if s.n_tar + s.n_non else empty_stats(request).blocks
         data = RangeData(s, ctx, blocks, classes or {})
         extra = {st: st.reduce(data) if data.n else st.empty() for st in request.statistics}
-        cllr_tar, cllr_non = cllr.result() if cllr is not None else _cllr_sums(s, inf_t, inf_n)
+        cllr_tar, cllr_non = cllr.result() if cllr is not None else s.cllr_sums
     finally:
         if pool is not None:
             pool.shutdown()
     return ScoreStats(s.n_tar, s.n_non, blocks, cllr_tar, cllr_non, inf_t + inf_n, n_miss,
                       n_fa, extra)
-
-
-def _cllr_sums(s: SortedScores, inf_t: int, inf_n: int) -> tuple[int, int]:
-    """Exact sums of ``softplus(-tar)`` and ``softplus(non)`` over the finite-cost trials."""
-    return (exact_sum(softplus(-s.tar[inf_t:])[::-1], ascending=True),
-            exact_sum(softplus(s.non[:s.n_non - inf_n]), ascending=True))
 
 
 def reduce_range(tar: F64, non: F64, request: Request, ctx: Context | None = None
