@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -527,3 +528,41 @@ def test_spill_root_default_is_the_temp_dir(tmp_path, monkeypatch):
         assert list(d.iterdir()) == []  # nothing left behind
     for g in got:
         assert g.equals(want)
+
+
+HEAP_CHILD = r"""
+import sys, numpy as np
+def anon():
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon"):
+            return int(line.split()[1]) / 1024
+if sys.argv[1] == "bound":
+    from scoreframe.stats.outofcore import bound_heap
+    bound_heap()
+x = np.ones(1 << 20)
+del x  # a freed 8 MiB block raises glibc's dynamic mmap threshold
+before = anon()
+big, small = [], []
+for _ in range(40):
+    big.append(np.ones(3 << 17))  # 3 MiB
+    small.append(np.ones(1000))  # keeps the freed blocks apart
+del big
+print(anon() - before)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists() or platform.libc_ver()[0] != "glibc",
+                    reason="glibc's mmap threshold on Linux")
+@pytest.mark.parametrize("env", [{}, {"MALLOC_MMAP_THRESHOLD_": "65536"}])
+def test_out_of_core_engine_gives_freed_range_arrays_back(env: dict[str, str]) -> None:
+    """120 MB of 3 MiB arrays, freed: still resident under glibc's dynamic threshold, not
+    after :func:`bound_heap` (which leaves a user's own ``MALLOC_MMAP_THRESHOLD_`` alone)."""
+    def kept(mode: str) -> float:
+        out = subprocess.run([sys.executable, "-c", HEAP_CHILD, mode], capture_output=True,
+                             text=True, check=True, env={**os.environ, **env})
+        return float(out.stdout.strip())
+
+    if env:  # the user's setting (a fixed 64 KiB threshold) is kept: nothing stays either way
+        assert kept("bound") < 10 and kept("default") < 10
+    else:
+        assert kept("default") > 100 and kept("bound") < 10
