@@ -93,6 +93,8 @@ __all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task",
 #: Bytes per trial while a range is reduced (records read and concatenated, radix order, sorted
 #: copies, the pooled merge, kernel temporaries): measured peak ~90 at 10^9 trials.
 RANGE_BYTES_PER_TRIAL = 96
+#: Rounds of reduce tasks (``workers`` ranges each) per batch handed to the executor.
+REDUCE_ROUNDS = 4
 #: Bytes spilled per trial: a record, plus a trial-id hash when duplicates are checked.
 SPILL_BYTES_PER_TRIAL = 12
 HASH_BYTES_PER_TRIAL = 8
@@ -788,8 +790,11 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                 rep_below += rep_w[r]
         results: list[RangeResult] = []
         LOG.debug("phase %s", "reduce")
-        for start in range(0, len(specs), executor.workers):
-            results += executor.map(reduce_task, specs[start:start + executor.workers])
+        # a few rounds of tasks per batch: a worker that finishes early takes the next range
+        # (at most `workers` ranges in memory at once); freed heap is trimmed between batches
+        batch = executor.workers * REDUCE_ROUNDS
+        for start in range(0, len(specs), batch):
+            results += executor.map(reduce_task, specs[start:start + batch])
             release_memory()
             if progress is not None:
                 progress(len(results), len(specs))
