@@ -3,7 +3,8 @@
 Frame side of the statistics layer (Polars). :func:`scan_plan` resolves the grouping columns
 and the label/score expressions of a LazyFrame; :func:`sorted_groups` reduces it in memory to
 one sorted :class:`~scoreframe.kernels.sorted_scores.SortedScores` per base group (one sort
-per group, done by Polars on all cores), counting on the way what the checks need: null and
+per group, done by Polars on all cores; without grouping columns, by numpy on two threads,
+:func:`sort_classes`), counting on the way what the checks need: null and
 NaN scores, unknown and unrecognized labels. :func:`check_counts` turns those counts into
 errors naming the data source; :func:`check_duplicates` finds duplicated trials by their id
 columns. :func:`unit_statistics` builds every result unit's statistics by merging its members.
