@@ -788,33 +788,39 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                                     rep_tot, None if rep_below is None else rep_below.copy()))
             if rep_w is not None and rep_below is not None:
                 rep_below += rep_w[r]
-        results: list[RangeResult] = []
         LOG.debug("phase %s", "reduce")
+        # every unit's statistics folded over the ranges in range order as each batch of
+        # ranges returns (the same left fold as merging them all at the end, so the same
+        # bits), so only one batch of range results is held at a time, whatever the ranges
+        acc_st = [empty_stats(request) for _ in units]
+        acc_eq: list[EqStats | None] = [None for _ in units]
+        acc_mem: list[list[ScoreStats]] = [
+            [empty_stats(request) for _ in range(
+                len(u.members) if part_of is None else len(partitions(u.members, part_of)))]
+            if equalize else [] for u in units]
         # a few rounds of tasks per batch: a worker that finishes early takes the next range
         # (at most `workers` ranges in memory at once); freed heap is trimmed between batches
         batch = executor.workers * REDUCE_ROUNDS
+        done = 0
         for start in range(0, len(specs), batch):
-            results += executor.map(reduce_task, specs[start:start + batch])
+            for res in executor.map(reduce_task, specs[start:start + batch]):
+                for i in range(len(units)):
+                    acc_st[i] = merge(acc_st[i], res.stats[i])
+                    part_eq = res.eq[i]
+                    if part_eq is not None:
+                        prev = acc_eq[i]
+                        acc_eq[i] = part_eq if prev is None else merge_equalized(prev, part_eq)
+                    if equalize:
+                        acc_mem[i] = [merge(a, b) for a, b in zip(acc_mem[i], res.members[i],
+                                                                  strict=True)]
+                done += 1
             release_memory()
             if progress is not None:
-                progress(len(results), len(specs))
+                progress(done, len(specs))
         t_reduce = time.perf_counter()
         LOG.debug("phase %s", "merge")
-        out = []
-        for i, u in enumerate(units):
-            st = empty_stats(request)
-            eq: EqStats | None = None
-            n_mem = len(u.members) if part_of is None else len(partitions(u.members, part_of))
-            mem: list[ScoreStats] = [empty_stats(request) for _ in range(n_mem)] if equalize \
-                else []
-            for res in results:
-                st = merge(st, res.stats[i])
-                part_eq = res.eq[i]
-                if part_eq is not None:
-                    eq = part_eq if eq is None else merge_equalized(eq, part_eq)
-                if equalize:
-                    mem = [merge(a, b) for a, b in zip(mem, res.members[i], strict=True)]
-            out.append(UnitStats(u, st, eq, tuple(mem)))
+        out = [UnitStats(u, acc_st[i], acc_eq[i], tuple(acc_mem[i]))
+               for i, u in enumerate(units)]
         LOG.debug("phase %s", "done")
         return Statistics(tuple(row_cols), out, checks, engine if engine == "dask"
                           else "out-of-core", n_ranges=len(specs),
