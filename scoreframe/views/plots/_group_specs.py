@@ -1,4 +1,4 @@
-"""The report's per-group charts as plain Vega-Lite dicts, their data prepared for all groups at once.
+"""The report's per-group charts as plain Vega-Lite dicts, the data of all groups prepared at once.
 
 A report draws a DET (both curves, with its operating points), an NBER (with the components of
 the actual curve) and a score histogram for every group. Building each through Altair costs
