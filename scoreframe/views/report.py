@@ -6,7 +6,10 @@ Views layer. The numbers come from one :func:`scoreframe.results.evaluate.evalua
 The
 charts are :mod:`scoreframe.views.plots`; Vega, Vega-Lite and vega-embed are inlined from
 vl-convert's
-bundle, so the file opens without network access.
+bundle, so the file opens without network access. Every group's DET, NBER and histogram go
+into the page as the Vega-Lite dicts those charts' ``to_dict()`` gives, written directly
+(:mod:`scoreframe.views.plots._group_specs`: no Altair objects, the data of all groups
+prepared at once); :meth:`Report.charts` still builds them as Altair charts.
 """
 
 from __future__ import annotations
@@ -207,16 +210,14 @@ class Report:
                             histograms=self.histograms, keys=keys, gcols=gcols, styles=st,
                             p_target=self.p_target) if fast else None
         for key in keys:
+            label = " / ".join(str(v) for v in key)
+            slug = "_".join(str(v) for v in key)
             if specs is not None:  # the same dicts, without building Altair objects
-                label = " / ".join(str(v) for v in key)
-                slug = "_".join(str(v) for v in key)
                 det, nber, hist = specs[key]
                 out += [(label, f"det_{slug}", det), (label, f"nber_{slug}", nber),
                         (label, f"histogram_{slug}", hist)]
                 continue
             cond = pl.all_horizontal([pl.col(c) == v for c, v in zip(gcols, key, strict=True)])
-            label = " / ".join(str(v) for v in key)
-            slug = "_".join(str(v) for v in key)
             out += [
                 (label, f"det_{slug}", plots.det_plot(self.det.filter(cond),
                                                       points=self.points.filter(cond),
