@@ -33,11 +33,14 @@ def trials(sizes: dict[str, int], *, seed: int) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-@pytest.fixture(scope="module", params=[0, 1])
+@pytest.fixture(scope="module", params=["str", "int"])
 def report(request):
     sizes = {"tiny": 40, "small": 400, "mid": 4_000, "large": 20_000}
-    return build_report(trials(sizes, seed=request.param), by="condition",
-                        operating_points=[0.001, 0.01, 0.1, 0.5])
+    df = trials(sizes, seed=len(request.param))
+    if request.param == "int":  # integer group values: labels cast by Polars, keys by str()
+        df = df.with_columns(pl.col("condition").replace_strict(
+            {c: 10 * i for i, c in enumerate(sizes)}, return_dtype=pl.Int64))
+    return build_report(df, by="condition", operating_points=[0.001, 0.01, 0.1, 0.5])
 
 
 def test_group_dicts_are_altairs_byte_for_byte(report):
@@ -74,6 +77,7 @@ def test_group_specs_fall_back_to_altair(report):
     common = {"det": report.det, "points": report.points, "nber": report.nber,
               "histograms": report.histograms, "gcols": gcols, "p_target": report.p_target}
     assert group_specs(keys=keys, styles=report.styles, **common) is not None
+    missing = -1 if report.summary.schema["condition"] == pl.Int64 else "nowhere"
     assert group_specs(keys=[*keys, ("s1", None)], styles=report.styles, **common) is None
-    assert group_specs(keys=[*keys, ("s1", "nowhere")], styles=report.styles, **common) is None
+    assert group_specs(keys=[*keys, ("s1", missing)], styles=report.styles, **common) is None
     assert group_specs(keys=keys, styles={}, **common) is None  # unknown series styles
