@@ -10,8 +10,8 @@ dict that ``chart.to_dict()`` of :func:`~scoreframe.views.plots.det.det_plot`,
 :func:`~scoreframe.views.plots.maps.histogram_plot` would give for that group: the same keys in
 the same order, the same rows (the tests compare both, byte for byte). When a frame falls
 outside what these dicts reproduce (null or colliding group values, unknown styles, several
-series in one group's histogram, a non-default Altair theme), it returns None and the report
-builds those charts through Altair.
+series in one group's histogram, an Altair theme adding top-level keys), it returns None and the
+report builds those charts through Altair.
 """
 
 from __future__ import annotations
