@@ -6,7 +6,10 @@ Views layer. The numbers come from one :func:`scoreframe.results.evaluate.evalua
 The
 charts are :mod:`scoreframe.views.plots`; Vega, Vega-Lite and vega-embed are inlined from
 vl-convert's
-bundle, so the file opens without network access.
+bundle, so the file opens without network access. Every group's DET, NBER and histogram go
+into the page as the Vega-Lite dicts those charts' ``to_dict()`` gives, written directly
+(:mod:`scoreframe.views.plots._group_specs`: no Altair objects, the data of all groups
+prepared at once); :meth:`Report.charts` still builds them as Altair charts.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.summary import ScoreHistogram
 from scoreframe.views import plots
 from scoreframe.views._report_biometric import section_html as biometric_html
+from scoreframe.views.plots._group_specs import group_specs
 from scoreframe.views.plots.save import javascript_bundle
 from scoreframe.views.plots.style import SeriesStyle, series_labels, series_scale
 
@@ -93,6 +97,8 @@ class Report:
     comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
     biometric: Any = None  # views._report_biometric.BiometricSection (biometric=...)
     _charts: list[tuple[str, str, alt.TopLevelMixin]] | None = field(default=None, repr=False)
+    _items: list[tuple[str, str, alt.TopLevelMixin | dict[str, Any]]] | None = field(
+        default=None, repr=False)
 
     @property
     def guidance(self) -> pl.DataFrame | None:
@@ -131,13 +137,28 @@ class Report:
             # object, about a quarter of building a report's charts); the report's charts are
             # made by the plotting functions, which the tests validate.
             with debug_mode(False):
-                self._charts = self._build_charts()
+                self._charts = [(s, n, c) for s, n, c in self._build_charts(fast=False)
+                                if not isinstance(c, dict)]
         return self._charts
 
-    def _build_charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
+    def _chart_items(self) -> list[tuple[str, str, alt.TopLevelMixin | dict[str, Any]]]:
+        """The charts as :meth:`charts` lists them, the per-group ones as Vega-Lite dicts.
+
+        The dicts are what ``to_dict()`` of those charts gives, built without Altair objects
+        (:func:`scoreframe.views.plots._group_specs.group_specs`); the HTML needs no more.
+        """
+        if self._charts is not None:
+            return list(self._charts)
+        if self._items is None:
+            with debug_mode(False):
+                self._items = self._build_charts(fast=True)
+        return self._items
+
+    def _build_charts(self, *, fast: bool
+                      ) -> list[tuple[str, str, alt.TopLevelMixin | dict[str, Any]]]:
         st = self.styles
         gcols = self.group_cols or None
-        out: list[tuple[str, str, alt.TopLevelMixin]] = [
+        out: list[tuple[str, str, alt.TopLevelMixin | dict[str, Any]]] = [
             ("all groups", "det", plots.det_plot(self.det, points=self.points, series=gcols,
                                                  styles=st, title="DET (all groups)")),
             ("all groups", "nber", plots.nber_plot(self.nber, p_target=self.p_target,
@@ -185,10 +206,18 @@ class Report:
         if len(keys) < 2:
             out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
             return out
+        specs = group_specs(det=self.det, points=self.points, nber=self.nber,
+                            histograms=self.histograms, keys=keys, gcols=gcols, styles=st,
+                            p_target=self.p_target) if fast else None
         for key in keys:
-            cond = pl.all_horizontal([pl.col(c) == v for c, v in zip(gcols, key, strict=True)])
             label = " / ".join(str(v) for v in key)
             slug = "_".join(str(v) for v in key)
+            if specs is not None:  # the same dicts, without building Altair objects
+                det, nber, hist = specs[key]
+                out += [(label, f"det_{slug}", det), (label, f"nber_{slug}", nber),
+                        (label, f"histogram_{slug}", hist)]
+                continue
+            cond = pl.all_horizontal([pl.col(c) == v for c, v in zip(gcols, key, strict=True)])
             out += [
                 (label, f"det_{slug}", plots.det_plot(self.det.filter(cond),
                                                       points=self.points.filter(cond),
@@ -606,10 +635,11 @@ def render_html(report: Report, *, progress: Progress | None = None) -> str:
 
     ``progress(done, total)`` is called as each chart is built and serialized.
     """
-    charts = report.charts()
+    charts = report._chart_items()
     sections: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for i, (section, name, chart) in enumerate(charts):
-        sections.setdefault(section, []).append((name, chart.to_dict(validate=False)))
+        spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+        sections.setdefault(section, []).append((name, spec))
         if progress is not None:
             progress(i + 1, len(charts))
     body: list[str] = []
@@ -683,7 +713,7 @@ def write_report(report: Report, path: str | Path, *, title: str | None = None,
         from dataclasses import replace
 
         report = replace(report, title=title)
-    charts = report.charts()
+    charts = report._chart_items()
     n_export = len(charts) * len(export_formats) if export_dir is not None else 0
     total = len(charts) + n_export
     targets = [Path(path)]
@@ -705,7 +735,7 @@ def write_report(report: Report, path: str | Path, *, title: str | None = None,
         out = Path(export_dir)
         out.mkdir(exist_ok=True)
         done = len(charts)
-        for _, name, chart in charts:
+        for _, name, chart in report.charts():  # Altair charts (vl-convert renders them)
             for fmt in export_formats:
                 plots.save_chart(chart, out / f"{name}.{fmt.lstrip('.')}", overwrite=True)
                 done += 1

@@ -97,6 +97,17 @@ def _prior_label(p: float) -> str:
     return f"{p:g}"
 
 
+def _omitted_note(omitted: Sequence[str], width: int) -> list[str]:
+    """Subtitle lines naming the DCF points outside the box (whole items per line)."""
+    note = ["DCF points outside the box, not drawn:"]
+    for item in omitted:  # about one character per 6 px
+        if len(note[-1]) + len(item) + 2 > max(40, width // 6):
+            note.append(item)
+        else:
+            note[-1] += (" " if note[-1].endswith(":") else "; ") + item
+    return note
+
+
 def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
              points: Any = None, series: Sequence[str] | None = None,
              styles: Mapping[str, SeriesStyle] | None = None,
@@ -222,13 +233,7 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
                                             (xlo, xhi, ylo, yhi))
         layers += layers_pts
     if omitted:
-        note = ["DCF points outside the box, not drawn:"]
-        for item in omitted:  # whole items per line, about one character per 6 px
-            if len(note[-1]) + len(item) + 2 > max(40, width // 6):
-                note.append(item)
-            else:
-                note[-1] += (" " if note[-1].endswith(":") else "; ") + item
-        subtitle += note
+        subtitle += _omitted_note(omitted, width)
     head = alt.Title(title, subtitle=subtitle) if subtitle else alt.Title(title)
     chart: alt.LayerChart = alt.layer(*layers).properties(
         width=width, height=height, title=head,

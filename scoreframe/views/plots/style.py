@@ -28,8 +28,8 @@ from scoreframe.kernels.elementary import probit
 
 __all__ = ["COLORS", "DASHES", "DET_BOX", "DET_TICKS", "HEIGHT", "MEASURE_DASHES",
            "MEASURE_WIDTHS", "OFF_SCALE", "SERIES", "WIDTH", "RowData", "SeriesStyle",
-           "as_polars", "det_axis", "det_ticks", "group_cols", "inline_data", "legend",
-           "long_format", "measure_encodings", "measures_chart", "series_encodings",
+           "as_polars", "det_axis", "det_ticks", "display_rows", "group_cols", "inline_data",
+           "legend", "long_format", "measure_encodings", "measures_chart", "series_encodings",
            "series_labels", "series_order", "series_scale", "styles_for"]
 
 #: Standard DET ticks (probabilities); those inside the plot box are labelled, in percent.
@@ -201,11 +201,13 @@ class RowData(alt.Data):
         return {"values": self._kwds["values"]}
 
 
-def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
-    """Inline data without Altair's row guard (rows are already at display resolution).
+def display_rows(df: pl.DataFrame, *, digits: int = 5) -> list[dict[str, Any]]:
+    """The rows of ``df`` as charts embed them (see :func:`inline_data`).
 
-    Floats are rounded to ``digits`` significant digits (far below a pixel; it keeps notebook
-    outputs and reports small), NaN becomes null and infinities become ``±OFF_SCALE``.
+    Examples
+    --------
+    >>> display_rows(pl.DataFrame({"s": ["a"], "x": [1 / 3], "y": [float("inf")]}))
+    [{'s': 'a', 'x': 0.33333, 'y': 1000.0}]
     """
     exprs = []
     for c, t in df.schema.items():
@@ -214,8 +216,18 @@ def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
             col = pl.when(col.is_infinite()).then(col.sign() * OFF_SCALE).otherwise(col)
             exprs.append(col.round_sig_figs(digits).alias(c))
     clean = df.with_columns(exprs) if exprs else df
+    return clean.to_dicts()
+
+
+def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
+    """Inline data without Altair's row guard (rows are already at display resolution).
+
+    Floats are rounded to ``digits`` significant digits (far below a pixel; it keeps notebook
+    outputs and reports small), NaN becomes null and infinities become ``±OFF_SCALE``.
+    """
+    rows = display_rows(df, digits=digits)
     with debug_mode(False):  # the rows are plain numbers and strings: skip per-row validation
-        return RowData(values=clean.to_dicts())  # type: ignore[no-untyped-call]  # alt.Data.__init__ has no annotations
+        return RowData(values=rows)  # type: ignore[no-untyped-call]  # alt.Data.__init__ has no annotations
 
 
 def series_order(df: pl.DataFrame, by: str | None) -> list[str]:
