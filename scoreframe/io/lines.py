@@ -346,9 +346,10 @@ _SCAN_BLOCK = 1 << 22
 
 def _byte_counts(b: np.ndarray) -> np.ndarray:
     """Counts of tabs, line feeds, bytes below 32, carriage returns and DEL in ``b``."""
-    n_tab = np.count_nonzero(b == 9)
     n_lf = np.count_nonzero(b == 10)
     n_low = np.count_nonzero(b < 32)
+    # no tab either (no pass for them) when the bytes below 32 are the line feeds alone
+    n_tab = 0 if n_low == n_lf else np.count_nonzero(b == 9)
     # no CR (the usual case) when the bytes below 32 are the line feeds and tabs alone
     n_cr = 0 if n_low == n_lf + n_tab else np.count_nonzero(b == 13)
     return np.array([n_tab, n_lf, n_low, n_cr, np.count_nonzero(b == 127)], dtype=np.int64)
