@@ -36,8 +36,8 @@ import polars as pl
 from scoreframe.errors import FormatError, Place, message
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "byte_array", "check_control_bytes", "check_line_lengths",
-           "count_fields", "field_counts", "first_bad_line", "line_limit", "max_line_bytes",
-           "quote", "read_lines", "read_source", "utf8_or_format_error"]
+           "contains_byte", "count_fields", "field_counts", "first_bad_line", "line_limit",
+           "max_line_bytes", "quote", "read_lines", "read_source", "utf8_or_format_error"]
 
 #: The default maximum length of a line of a text input, in bytes (line end excluded): 1 MiB,
 #: thousands of times a trial line's length.
@@ -324,6 +324,23 @@ def _utf8_error(src: bytes | Path, path: Path) -> FormatError:
     return FormatError(message("invalid UTF-8", where=where, expected="UTF-8 text",
                                got="bytes that are not UTF-8",
                                hint="Re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)."))
+
+
+def contains_byte(src: bytes | Path, byte: bytes) -> bool:
+    """Whether the file (or the bytes) holds ``byte``, found with ``memchr`` (no array pass).
+
+    Examples
+    --------
+    >>> contains_byte(b'a,"b"', b'"'), contains_byte(b"a,b", b'"')
+    (True, False)
+    """
+    if isinstance(src, bytes):
+        return src.find(byte) >= 0
+    with src.open("rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return False
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return mm.find(byte) >= 0
 
 
 def byte_array(src: bytes | Path) -> np.ndarray:
