@@ -36,8 +36,8 @@ import polars as pl
 from scoreframe.errors import FormatError, Place, message
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "byte_array", "check_control_bytes", "check_line_lengths",
-           "count_fields", "field_counts", "first_bad_line", "line_limit", "max_line_bytes",
-           "quote", "read_lines", "read_source", "utf8_or_format_error"]
+           "contains_byte", "count_fields", "field_counts", "first_bad_line", "line_limit",
+           "max_line_bytes", "quote", "read_lines", "read_source", "utf8_or_format_error"]
 
 #: The default maximum length of a line of a text input, in bytes (line end excluded): 1 MiB,
 #: thousands of times a trial line's length.
@@ -326,6 +326,23 @@ def _utf8_error(src: bytes | Path, path: Path) -> FormatError:
                                hint="Re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)."))
 
 
+def contains_byte(src: bytes | Path, byte: bytes) -> bool:
+    """Whether the file (or the bytes) holds ``byte``, found with ``memchr`` (no array pass).
+
+    Examples
+    --------
+    >>> contains_byte(b'a,"b"', b'"'), contains_byte(b"a,b", b'"')
+    (True, False)
+    """
+    if isinstance(src, bytes):
+        return src.find(byte) >= 0
+    with src.open("rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return False
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return mm.find(byte) >= 0
+
+
 def byte_array(src: bytes | Path) -> np.ndarray:
     """The file's bytes as a read-only uint8 array (memory-mapped for a file)."""
     if isinstance(src, bytes):
@@ -346,9 +363,10 @@ _SCAN_BLOCK = 1 << 22
 
 def _byte_counts(b: np.ndarray) -> np.ndarray:
     """Counts of tabs, line feeds, bytes below 32, carriage returns and DEL in ``b``."""
-    n_tab = np.count_nonzero(b == 9)
     n_lf = np.count_nonzero(b == 10)
     n_low = np.count_nonzero(b < 32)
+    # no tab either (no pass for them) when the bytes below 32 are the line feeds alone
+    n_tab = 0 if n_low == n_lf else np.count_nonzero(b == 9)
     # no CR (the usual case) when the bytes below 32 are the line feeds and tabs alone
     n_cr = 0 if n_low == n_lf + n_tab else np.count_nonzero(b == 13)
     return np.array([n_tab, n_lf, n_low, n_cr, np.count_nonzero(b == 127)], dtype=np.int64)

@@ -23,6 +23,7 @@ from scoreframe.io.atomic import atomic_output, final_path
 from scoreframe.io.lines import (
     byte_array,
     check_control_bytes,
+    contains_byte,
     count_fields,
     field_counts,
     first_bad_line,
@@ -56,7 +57,7 @@ def _read_delimited(path: Path, separator: str, text_columns: Sequence[str] = ()
     src = read_source(path, what="table", max_line_bytes=max_line_bytes)
     where = Place(path)
     arr = byte_array(src)
-    quoted = bool(np.count_nonzero(arr == ord('"')))
+    quoted = contains_byte(src, b'"')
     header = _header_text(arr, where)
     if not quoted:
         check_control_bytes(arr, path)
@@ -269,6 +270,10 @@ def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
 
 def _require_targettype(df: pl.DataFrame, path: Path) -> None:
     """A NIST key names every trial's ``targettype``: an empty one is an error, not unknown."""
+    col = df.get_column("label")
+    if col.dtype == pl.String and not col.null_count() and (
+            (col == "target") | (col == "nontarget")).all():
+        return  # the usual spellings: two comparisons, no string stripped
     label = pl.col("label")
     empty = label.is_null() | (label.cast(pl.String).str.strip_chars() == "")
     bad = df.filter(empty)

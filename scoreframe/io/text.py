@@ -128,7 +128,7 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     df = _single_spaced(src, path, fields) if not (n_tab or n_cr) else None
     if df is None:
         df = _split_lines(path, src, fields, kind, fmt)
-    if "score" in fields:
+    if "score" in fields and df.schema["score"] == pl.String:
         raw = pl.col("score")
         df = df.with_columns(raw.cast(pl.Float64, strict=False).alias("__score"))
         ln = first_bad_line(df, pl.col("__score").is_null())
@@ -153,18 +153,30 @@ def _single_spaced(src: bytes | Path, path: Path,
     repeated spaces, is blank or is ragged: each of these gives an empty (null) field or a
     parse error, and then None (the line-by-line path handles it and names the line).
     """
+    def read(schema: dict[str, type[pl.DataType]]) -> pl.DataFrame:
+        return pl.read_csv(src, separator=" ", has_header=False, quote_char=None,
+                           schema=schema, comment_prefix=None, raise_if_empty=False,
+                           truncate_ragged_lines=False)
+
+    schema: dict[str, type[pl.DataType]] = dict.fromkeys(fields, pl.String)
     try:
-        df = pl.read_csv(src, separator=" ", has_header=False, quote_char=None,
-                         schema=dict.fromkeys(fields, pl.String), comment_prefix=None,
-                         raise_if_empty=False, truncate_ragged_lines=False)
+        if "score" in fields:  # parsed as read (the parser reads every text the cast of a
+            try:  # string reads, to the same float); a score that is not: as text (checked)
+                df = read(schema | {"score": pl.Float64})
+            except pl.exceptions.ComputeError as exc:
+                if "could not parse" not in str(exc):
+                    raise
+                df = read(schema)
+        else:
+            df = read(schema)
     except (pl.exceptions.ComputeError, pl.exceptions.SchemaError,
             pl.exceptions.ShapeError) as exc:
         if "utf" in str(exc).lower():
             raise utf8_or_format_error(exc, src, path) from None
         return None  # ragged (too many fields somewhere, or too few on the first line)
-    if df.select(pl.any_horizontal(pl.all().is_null().any())).item():
+    if any(s.null_count() for s in df.get_columns()):  # null counts are kept: no pass
         return None  # an empty field (repeated, leading space), a short row or a blank line
-    return df.with_row_index("lineno", offset=1).with_columns(pl.col("lineno").cast(pl.Int64))
+    return df.with_columns(pl.int_range(1, df.height + 1, dtype=pl.Int64).alias("lineno"))
 
 
 def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: Kind,
