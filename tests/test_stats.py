@@ -553,16 +553,33 @@ print(anon() - before)
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists() or platform.libc_ver()[0] != "glibc",
                     reason="glibc's mmap threshold on Linux")
-@pytest.mark.parametrize("env", [{}, {"MALLOC_MMAP_THRESHOLD_": "65536"}])
-def test_out_of_core_engine_gives_freed_range_arrays_back(env: dict[str, str]) -> None:
-    """120 MB of 3 MiB arrays, freed: still resident under glibc's dynamic threshold, not
-    after :func:`bound_heap` (which leaves a user's own ``MALLOC_MMAP_THRESHOLD_`` alone)."""
-    def kept(mode: str) -> float:
-        out = subprocess.run([sys.executable, "-c", HEAP_CHILD, mode], capture_output=True,
-                             text=True, check=True, env={**os.environ, **env})
-        return float(out.stdout.strip())
+def test_out_of_core_engine_gives_freed_range_arrays_back() -> None:
+    """120 MB of 3 MiB arrays, freed between small ones after a freed 8 MiB block: given back
+    after :func:`bound_heap` (each array is mapped on its own). Under glibc's default dynamic
+    threshold they usually stay resident (120 MB measured on this machine), but that depends
+    on the allocator's state, so only the bounded side is asserted here."""
+    out = subprocess.run([sys.executable, "-c", HEAP_CHILD, "bound"], capture_output=True,
+                         text=True, check=True)
+    assert float(out.stdout.strip()) < 10
 
-    if env:  # the user's setting (a fixed 64 KiB threshold) is kept: nothing stays either way
-        assert kept("bound") < 10 and kept("default") < 10
-    else:
-        assert kept("default") > 100 and kept("bound") < 10
+
+def test_bound_heap_sets_the_threshold_unless_the_user_did(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    import ctypes
+
+    from scoreframe.stats import outofcore
+
+    calls: list[tuple[int, int]] = []
+
+    class Libc:
+        def mallopt(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda _name: Libc())
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    outofcore.bound_heap()
+    assert calls == [(-3, 1 << 20)]  # M_MMAP_THRESHOLD, 1 MiB
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    outofcore.bound_heap()
+    assert calls == [(-3, 1 << 20)]  # the user's setting is left alone
