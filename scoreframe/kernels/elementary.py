@@ -24,6 +24,7 @@ __all__ = [
     "probit",
     "sigmoid",
     "softplus",
+    "usable_cores",
 ]
 
 
@@ -108,6 +109,20 @@ def probit(p: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(ndtri(np.asarray(p, dtype=np.float64)))
 
 
+def usable_cores() -> int:
+    """The number of cores this process may run on (its CPU affinity where the OS has one).
+
+    The kernels and the engine split work over this many threads at most (and never over more
+    than eight); the split never changes a result, only how fast it comes.
+
+    >>> usable_cores() >= 1
+    True
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
+
+
 def softplus(x: ArrayLike) -> NDArray[np.float64]:
     """``log(1 + exp(x))`` evaluated stably; ``softplus(-inf) = 0``, ``softplus(inf) = inf``.
 
@@ -119,15 +134,15 @@ def softplus(x: ArrayLike) -> NDArray[np.float64]:
     """
     x = np.asarray(x, dtype=np.float64)
     out = np.empty(x.shape)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if (x.size < PARALLEL_MIN or (cores or 1) < 2
+    cores = usable_cores()
+    if (x.size < PARALLEL_MIN or cores < 2
             or threading.current_thread() is not threading.main_thread()):  # a worker already
         _softplus_into(x, out)
         return out
     # elementwise, so the result does not depend on the split: slices of whole 64-element
     # blocks, one per core, computed in threads (numpy releases the GIL)
     flat_x, flat_out = np.ascontiguousarray(x).ravel(), out.ravel()
-    k = min(int(cores or 1), 8)
+    k = min(cores, 8)
     cut = [(x.size * i // k) // 64 * 64 for i in range(k)] + [x.size]
     with ThreadPoolExecutor(k) as pool:
         list(pool.map(lambda a, b: _softplus_into(flat_x[a:b], flat_out[a:b]), cut[:-1], cut[1:]))

@@ -12,7 +12,6 @@ columns. :func:`unit_statistics` builds every result unit's statistics by mergin
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +26,7 @@ from scoreframe.frames._sql_guard import where_expr
 from scoreframe.frames.schema import check_duplicates as schema_check_duplicates
 from scoreframe.frames.schema import normalize_label
 from scoreframe.kernels import bootstrap as kb
-from scoreframe.kernels.elementary import PARALLEL_MIN
+from scoreframe.kernels.elementary import PARALLEL_MIN, usable_cores
 from scoreframe.kernels.sorted_scores import SortedScores, nontarget_cost_sum, target_cost_sum
 from scoreframe.stats._replicate_families import class_units
 from scoreframe.stats._replicates import merge_units, with_replicates
@@ -383,8 +382,8 @@ def sort_classes(score: np.ndarray, is_tar: np.ndarray, is_non: np.ndarray) -> S
     >>> s.tar.tolist(), s.non.tolist()
     ([3.0], [0.5, 1.0, 2.0])
     """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if (score.shape[0] < PARALLEL_MIN or (cores or 1) < 2
+    cores = usable_cores()
+    if (score.shape[0] < PARALLEL_MIN or cores < 2
             or threading.current_thread() is not threading.main_thread()):  # a worker already
         return SortedScores(np.sort(score[is_tar]), np.sort(score[is_non]))
     # the pivot balances the threads: the first also has the targets
@@ -467,8 +466,8 @@ def _merge_runs(runs: Sequence[np.ndarray]) -> np.ndarray:
     the concatenation, whatever the number of cores.
     """
     n = sum(r.shape[0] for r in runs)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    k = min(int(cores or 1), 8)
+    cores = usable_cores()
+    k = min(cores, 8)
     if n < 1 << 20 or k < 2:
         return np.sort(np.concatenate(runs), kind="stable")
     big = max(runs, key=lambda r: r.shape[0])
@@ -540,9 +539,9 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
     spec = request.replicates if base_units is not None else None
     # the base groups' statistics first, one group per thread (numpy releases the GIL)
     needed = sorted({i for u in units for i in u.members if len(u.members) == 1 or equalize})
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if len(needed) > 1 and (cores or 1) > 1:
-        with ThreadPoolExecutor(min(int(cores or 1), 8)) as pool:
+    cores = usable_cores()
+    if len(needed) > 1 and cores > 1:
+        with ThreadPoolExecutor(min(cores, 8)) as pool:
             cache.update(zip(needed, pool.map(lambda i: reduce_members([i]), needed),
                              strict=True))
 
