@@ -12,6 +12,8 @@ submodules is how re-exports work, so parent edges are not added.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -221,3 +223,16 @@ def test_the_package_top_holds_few_modules() -> None:
     top = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
     assert len(top) <= MAX_TOP_MODULES, top
     assert set(TOP_RULES) <= set(top)
+
+
+def test_importing_the_package_and_its_cli_leaves_heavy_libraries_unloaded() -> None:
+    """scipy.stats, scipy.optimize, pandas (via pyarrow.dataset), jsonschema and altair cost
+    ~1.5 s of start-up together; they are imported where they are used, so ``import
+    scoreframe`` and every CLI command start without them."""
+    heavy = ("scipy.stats", "scipy.optimize", "scipy.linalg", "pandas", "pyarrow.dataset",
+             "jsonschema", "altair", "dask")
+    code = ("import sys, scoreframe, scoreframe.cli; "
+            f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == ""

@@ -19,13 +19,13 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import best_match
+from typing import TYPE_CHECKING, Any
 
 from scoreframe.errors import FormatError, Place, message
 from scoreframe.io.atomic import atomic_output
+
+if TYPE_CHECKING:  # jsonschema is imported where a document is validated
+    import jsonschema
 
 __all__ = ["FORMAT", "VERSION", "check_names", "decode_float", "decode_floats", "encode_float",
            "field", "header", "read_document", "schema_error", "validate_document",
@@ -100,6 +100,9 @@ def schema_error(err: jsonschema.ValidationError, *, where: str) -> FormatError:
 
 def validate_document(doc: Any, schema: Mapping[str, Any], *, where: str) -> None:
     """Validate ``doc`` against ``schema``; raise the most relevant violation as FormatError."""
+    import jsonschema  # ~0.15 s to import: loaded on first use
+    from jsonschema.exceptions import best_match
+
     validator = jsonschema.Draft202012Validator(schema)
     err = best_match(validator.iter_errors(doc))
     if err is not None:

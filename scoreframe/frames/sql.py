@@ -31,19 +31,21 @@ import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import duckdb
 import polars as pl
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from scoreframe.errors import FormatError, Place, ScoreframeError, UsageError, message
 from scoreframe.frames._sql_tables import NamedTable, TableSource, named_tables, relation_frame
 from scoreframe.frames.lazy import parquet_source
 from scoreframe.io.atomic import registered_temp
+
+if TYPE_CHECKING:  # pyarrow.dataset (which loads pandas) is imported where it is used
+    import pyarrow.dataset as ds
 
 __all__ = ["connect", "query", "scan_query"]
 
@@ -160,6 +162,8 @@ def _arrow_dataset(dataset: str | Path) -> ds.Dataset:
     as plain ``string`` (DuckDB scans it faster than ``large_string``); partition columns are
     integers when every value is one, text otherwise.
     """
+    import pyarrow.dataset as ds  # ~0.35 s to import (with pandas): loaded on first use
+
     files, hive = _files(dataset)
     root = Path(os.path.abspath(dataset))
     try:

@@ -35,7 +35,7 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import linalg, optimize, special
+from scipy import special
 from scipy.special import logsumexp
 
 from scoreframe.kernels.multiclass import check_multiclass, prior_entropy
@@ -84,6 +84,8 @@ class Minimum:
 
 def _newton_finish(problem: SmoothProblem, x: F64) -> tuple[F64, int]:
     """Exact Newton steps from ``x`` while they lower the gradient norm."""
+    from scipy import linalg  # ~0.3 s to import: loaded on first use
+
     g = problem.jac(x)
     gnorm = float(np.linalg.norm(g))
     n = 0
@@ -152,6 +154,8 @@ def minimize_newton(problem: SmoothProblem, x0: F64, *, max_iter: int = 100,
     """
     if max_iter < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+    from scipy import optimize  # ~0.5 s to import: loaded on first use
+
     x0 = np.asarray(x0, dtype=np.float64)
     initial = problem.fun(x0)
     radius = max(float(np.linalg.norm(problem.jac(x0))), 1.0)

@@ -15,7 +15,6 @@ from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import isotonic_regression
 
 from scoreframe.kernels.elementary import exact_sum, softplus
 
@@ -306,7 +305,9 @@ def pav_runs(run_len: I64, run_lab: NDArray[np.bool_]) -> tuple[I64, I64]:
     run_len = np.asarray(run_len, dtype=np.int64)
     if run_len.shape[0] == 1:
         starts = np.array([0], dtype=np.int64)
-    else:
+    else:  # scipy.optimize takes ~0.5 s to import: loaded on first use
+        from scipy.optimize import isotonic_regression
+
         fit = isotonic_regression(run_lab.astype(np.float64), weights=run_len.astype(np.float64))
         starts = np.asarray(fit.blocks[:-1], dtype=np.int64)
     run_t = np.where(run_lab, run_len, 0)

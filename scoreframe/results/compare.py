@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
-from scipy.stats import binomtest
 
 from scoreframe.errors import AlignmentError, ScoreframeError, message
 from scoreframe.frames.lazy import Data, by_columns, scan_raw
@@ -93,6 +92,8 @@ def mcnemar_p_value(a_only: int, b_only: int) -> float:
     n = a_only + b_only
     if n == 0:
         return 1.0
+    from scipy.stats import binomtest  # ~0.6 s to import: loaded on first use
+
     return float(binomtest(a_only, n, 0.5).pvalue)
 
 
