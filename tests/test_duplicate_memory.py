@@ -61,20 +61,3 @@ def test_duplicate_task_holds_one_copy_of_its_range(tmp_path: Path) -> None:
     # the range (32 MB) plus the comparison mask (4 MB); a sorted copy would be 68 MB
     assert peak < 1.3 * h.nbytes, peak / 1e6
     assert not (tmp_path / "h00000").exists()
-
-
-def test_repeated_hashes_split_in_two_threads_equals_counting() -> None:
-    """From 2**20 hashes up the two halves (by top bit) are sorted in two threads."""
-    rng = np.random.default_rng(7)
-    n = (1 << 20) + 5
-    h = rng.integers(0, np.iinfo(np.uint64).max, n, dtype=np.uint64, endpoint=True)
-    h[rng.integers(0, n, 300)] = h[rng.integers(0, n, 300)]  # repeats in both halves
-    h[:3] = np.uint64(1 << 63)  # the first value of the high half, thrice
-    h[3:5] = np.uint64((1 << 63) - 1)  # the last value of the low half, twice
-    before = h.copy()
-    got = repeated_hashes(h)
-    want = np.unique(before[np.unique(before, return_counts=True)[1][
-        np.searchsorted(np.unique(before), before)] > 1])
-    assert got.tolist() == want.tolist()
-    assert {1 << 63, (1 << 63) - 1} <= set(got.tolist())
-    assert np.array_equal(h, before)  # the input is left alone

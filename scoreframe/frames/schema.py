@@ -10,9 +10,7 @@ to bool here, at the import boundary, and nowhere else.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -109,26 +107,8 @@ def repeated_hashes(h: np.ndarray, *, overwrite_input: bool = False) -> np.ndarr
     """
     if overwrite_input:  # in place: one copy of the range in memory (the out-of-core task)
         h.sort()
-        return _repeats_of_sorted(h)
-    h = np.asarray(h, dtype=np.uint64)
-    if h.shape[0] < _SPLIT_MIN or threading.current_thread() is not threading.main_thread():
-        return _repeats_of_sorted(np.sort(h))  # numpy's sort: half the CPU of Polars' sort
-    # equal values share their top bit: the two halves are sorted in two threads (numpy
-    # releases the GIL) and their repeats, all of the low half's below the high half's, are
-    # the repeats of the whole, in order
-    high = h >= np.uint64(1 << 63)
-    with ThreadPoolExecutor(2) as pool:
-        low_rep, high_rep = pool.map(lambda part: _repeats_of_sorted(np.sort(part)),
-                                     (h[~high], h[high]))
-    return np.concatenate((low_rep, high_rep))
-
-
-#: Hash arrays from this length up are sorted in two halves, in two threads.
-_SPLIT_MIN = 1 << 20
-
-
-def _repeats_of_sorted(h: np.ndarray) -> np.ndarray:
-    """The distinct values occurring more than once in the sorted array ``h``."""
+    else:  # numpy's sort of a copy: half the CPU time of Polars' parallel sort (which is
+        h = np.sort(np.asarray(h, dtype=np.uint64))  # faster only on an idle machine)
     return np.unique(h[1:][h[1:] == h[:-1]])
 
 
