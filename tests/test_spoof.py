@@ -407,3 +407,21 @@ def test_t_dcf_plot_marks_the_minimum(real, tmp_path):
     assert mark["cm_threshold"] == pytest.approx(r["cm_threshold"], rel=1e-4)
     out = save_chart(chart, tmp_path / "t_dcf.svg")
     assert out.read_text().lstrip().startswith("<svg")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([-np.inf, -1.5, -0.0, 0.0, 0.5, 2.0, np.inf]),
+                         max_size=12), min_size=1, max_size=4))
+def test_per_trial_sweep_is_the_merge_with_ties_in_argument_order(values: list[list[float]]
+                                                                   ) -> None:
+    """Brute-force twin: sort (score, class, position) triples; ties (-0.0 == 0.0 included)
+    go by class, then by position, and each class's rejections count its trials so far."""
+    from scoreframe.kernels.spoof import per_trial_sweep
+
+    classes = [np.sort(np.array(v, dtype=np.float64)) for v in values]
+    sw = per_trial_sweep(*classes)
+    triples = sorted((float(x), i, j) for i, c in enumerate(classes) for j, x in enumerate(c))
+    assert sw.labels.tolist() == [i for _, i, _ in triples]
+    for i in range(len(classes)):
+        want = np.concatenate(([0], np.cumsum([t[1] == i for t in triples]))).astype(np.int64)
+        assert sw.rejected[i].tolist() == want.tolist()
