@@ -433,3 +433,40 @@ def test_histogram_counts_each_score_in_the_bucket_of_its_exact_floor(kind):
         want = np.bincount(np.array(buckets, dtype=np.int64), minlength=st.tar.shape[0])
         assert min(buckets, default=0) >= 0 and want.shape[0] == st.tar.shape[0]
         assert np.array_equal(np.asarray(got, np.int64), want)
+
+
+def _every_point_minimum(a_dcf: ADcf, rej: np.ndarray, totals: list[int]) -> tuple[float, int]:
+    """The a-DCF at every point of the sweep (the formula before the valley search)."""
+    nt, nn, ns = totals
+    cost = ((a_dcf.c_miss * a_dcf.p_target) * (rej[0] / nt)
+            + (a_dcf.c_fa_nontarget * a_dcf.p_nontarget) * ((nn - rej[1]) / nn)
+            + (a_dcf.c_fa_spoof * a_dcf.p_spoof) * ((ns - rej[2]) / ns))
+    norm = min(a_dcf.c_fa_nontarget * a_dcf.p_nontarget + a_dcf.c_fa_spoof * a_dcf.p_spoof,
+               a_dcf.c_miss * a_dcf.p_target)
+    normed = cost / norm
+    k = int(np.argmin(normed))
+    return float(normed[k]), k
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_dcf_valley_search_equals_every_point(seed: int) -> None:
+    """Twin: the minimum and FIRST argmin found at the valleys equal those of every point,
+    for per-trial and weighted sweeps (zero steps), long runs and exact ties of the cost."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(64, 3000))
+    runs = rng.integers(1, [2, 5, 40][seed % 3], n)  # short or long runs of one class
+    labels = np.repeat(rng.integers(0, 3, runs.shape[0]), runs)[:n]
+    steps = rng.integers(0, 3, n) if seed % 2 else np.ones(n, np.int64)  # copies (0: none)
+    rej = np.zeros((3, n + 1), np.int64)
+    for i in range(3):
+        np.cumsum(np.where(labels == i, steps, 0), out=rej[i, 1:])
+    offsets = rng.integers(0, 50, 3)
+    rej += offsets[:, None]
+    totals = [int(rej[i, -1] + rng.integers(1, 50)) for i in range(3)]
+    costs = [dict(), dict(p_target=0.5, p_nontarget=0.25, p_spoof=0.25, c_miss=1.0,
+                          c_fa_nontarget=2.0, c_fa_spoof=2.0),  # integer-friendly: many ties
+             dict(p_target=0.9, p_nontarget=0.1, p_spoof=0.0, c_miss=1.0,
+                  c_fa_nontarget=10.0, c_fa_spoof=20.0)][seed % 3]
+    a_dcf = ADcf(**costs)
+    for sub in (rej, rej[:, 1:]):
+        assert a_dcf._minimum(sub, totals) == _every_point_minimum(a_dcf, sub, totals)

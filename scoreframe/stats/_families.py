@@ -53,6 +53,8 @@ I64 = NDArray[np.int64]
 SPOOF_CLASSES = ("target", "nontarget", "spoof")
 #: Trials per piece of the a-DCF sweep (bounds its temporaries, ~80 bytes per trial).
 SWEEP_PIECE = 1 << 18
+#: From this many sweep points up, the a-DCF is evaluated at the valleys only (ADcf._minimum).
+VALLEY_MIN = 64
 #: Half-width (log10 units) of the window kept around each candidate ELUB grid point.
 ELUB_WINDOW = 1e-9
 
@@ -378,19 +380,47 @@ class ADcf(Statistic):
         return out
 
     def _minimum(self, rej: I64, totals: list[int]) -> tuple[float, int]:
-        """The minimum normalised cost at the points of ``rej`` and its first argmin."""
+        """The minimum normalised cost at the points of ``rej`` and its first argmin.
+
+        Consecutive points differ by one trial (or one trial's copies). A step that rejects
+        a target raises the cost and any other step lowers it or leaves it (each term is a
+        rounded monotone function of one count, and rounding is monotone), so the minimum
+        is at a *valley*: a point whose next step rejects a target and whose previous step
+        does not. The cost is evaluated at the valleys, then along the one falling run that
+        ends at the first lowest valley, whose first point at that value is the first argmin:
+        the same float operations on the same counts as evaluating every point.
+        """
         nt, nn, ns = totals
-        p_miss = rej[0] / nt
-        p_fa_non = (nn - rej[1]) / nn
-        p_fa_spf = (ns - rej[2]) / ns
-        cost = ((self.c_miss * self.p_target) * p_miss
-                + (self.c_fa_nontarget * self.p_nontarget) * p_fa_non
-                + (self.c_fa_spoof * self.p_spoof) * p_fa_spf)
+        a = self.c_miss * self.p_target
+        b = self.c_fa_nontarget * self.p_nontarget
+        c = self.c_fa_spoof * self.p_spoof
         norm = min(self.c_fa_nontarget * self.p_nontarget + self.c_fa_spoof * self.p_spoof,
                    self.c_miss * self.p_target)
-        normed = cost / norm
-        k = int(np.argmin(normed))
-        return float(normed[k]), k
+
+        def normed(at: slice | NDArray[np.int64]) -> F64:
+            p_miss = rej[0, at] / nt
+            p_fa_non = (nn - rej[1, at]) / nn
+            p_fa_spf = (ns - rej[2, at]) / ns
+            out: F64 = (a * p_miss + b * p_fa_non + c * p_fa_spf) / norm
+            return out
+
+        m = rej.shape[1]
+        if m < VALLEY_MIN or min(a, b, c) < 0 or norm <= 0:  # few points, or not monotone
+            every = normed(slice(None))
+            k = int(np.argmin(every))
+            return float(every[k]), k
+        rises = rej[0, 1:] != rej[0, :-1]  # the step into point k + 1 rejects a target
+        valley = np.ones(m, dtype=bool)
+        valley[:-1] = rises
+        valley[1:] &= ~rises
+        at = np.flatnonzero(valley)
+        values = normed(at)
+        j = int(np.argmin(values))
+        end = int(at[j])
+        before = np.flatnonzero(rises[:end])
+        start = int(before[-1]) + 1 if before.shape[0] else 0
+        k = start + int(np.argmin(normed(slice(start, end + 1))))
+        return float(values[j]), k
 
     def _piece(self, arrays: list[F64], offsets: list[int], totals: list[int]
                ) -> tuple[float, float]:
