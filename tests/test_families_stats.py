@@ -470,3 +470,41 @@ def test_a_dcf_valley_search_equals_every_point(seed: int) -> None:
     a_dcf = ADcf(**costs)
     for sub in (rej, rej[:, 1:]):
         assert a_dcf._minimum(sub, totals) == _every_point_minimum(a_dcf, sub, totals)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_dcf_piece_from_target_positions_equals_full_sweep(seed: int) -> None:
+    """Twin: the piece's minimum and threshold from its targets' positions (binary search,
+    one falling run merged) equal those of the full per-trial sweep, for the lowest piece
+    (point 0 included) and later ones, empty classes, ties across classes, tie-rich costs."""
+    rng = np.random.default_rng(seed)
+    grid = [rng.integers(-3, 4, size=rng.integers(0, [5, 60, 400][seed % 3])) / 2
+            for _ in range(3)]
+    if seed % 5 == 0:
+        grid[0] = grid[0][:0]  # no targets in the piece
+    if seed % 7 == 0:
+        grid[int(rng.integers(1, 3))] = grid[0][:0]  # no non-targets or no spoofs
+    arrays = [np.sort(g.astype(np.float64)) for g in grid]
+    if not sum(a.shape[0] for a in arrays):
+        arrays[1] = np.array([0.0])
+    offsets = [0, 0, 0] if seed % 2 else [int(v) for v in rng.integers(0, 30, 3)]
+    totals = [o + a.shape[0] + int(rng.integers(1, 20)) for o, a in
+              zip(offsets, arrays, strict=True)]
+    costs = [dict(), dict(p_target=0.5, p_nontarget=0.25, p_spoof=0.25, c_miss=1.0,
+                          c_fa_nontarget=2.0, c_fa_spoof=2.0),
+             dict(p_target=0.9, p_nontarget=0.1, p_spoof=0.0, c_miss=1.0,
+                  c_fa_nontarget=10.0, c_fa_spoof=20.0)][seed % 3]
+    a_dcf = ADcf(**costs)
+    got = a_dcf._piece(arrays, offsets, totals)
+    want = a_dcf._piece_every_point(arrays, offsets, totals)
+    assert got == want
+
+
+def test_a_dcf_piece_flat_run_from_the_excluded_point_zero() -> None:
+    """A later piece whose lowest run starts at its (excluded) point 0 and is flat (spoofs
+    cost nothing at p_spoof = 0): the first argmin is point 1, the lowest spoof."""
+    a_dcf = ADcf(p_target=0.9, p_nontarget=0.1, p_spoof=0.0, c_fa_spoof=20.0)
+    arrays = [np.array([1.0]), np.zeros(0), np.array([-1.0, -0.5])]
+    got = a_dcf._piece(arrays, [3, 4, 5], [10, 10, 10])
+    assert got == a_dcf._piece_every_point(arrays, [3, 4, 5], [10, 10, 10])
+    assert got[1] == -1.0

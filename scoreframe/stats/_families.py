@@ -422,8 +422,67 @@ class ADcf(Statistic):
         k = start + int(np.argmin(normed(slice(start, end + 1))))
         return float(values[j]), k
 
+    def _normed(self, r0: I64, r1: I64, r2: I64, totals: list[int]) -> F64:
+        """The normalised cost at the points with these rejection counts (ASVspoof's order)."""
+        nt, nn, ns = totals
+        cost = ((self.c_miss * self.p_target) * (r0 / nt)
+                + (self.c_fa_nontarget * self.p_nontarget) * ((nn - r1) / nn)
+                + (self.c_fa_spoof * self.p_spoof) * ((ns - r2) / ns))
+        norm = min(self.c_fa_nontarget * self.p_nontarget + self.c_fa_spoof * self.p_spoof,
+                   self.c_miss * self.p_target)
+        out: F64 = cost / norm
+        return out
+
     def _piece(self, arrays: list[F64], offsets: list[int], totals: list[int]
                ) -> tuple[float, float]:
+        """The piece's minimum and threshold, from its targets' positions (no full merge).
+
+        The lowest points of the sweep are just before a target is rejected, or the last
+        point (:meth:`_minimum`): those are located by binary search of the targets in the
+        other two classes and evaluated; only the non-targets and spoofs of the one falling
+        run that ends at the first lowest of them are merged, to find the first point at that
+        value. Same counts, same float operations, same first argmin as the full sweep
+        (:meth:`_piece_every_point`, kept for costs that are not monotone).
+        """
+        weights = (self.c_miss * self.p_target, self.c_fa_nontarget * self.p_nontarget,
+                   self.c_fa_spoof * self.p_spoof)
+        if min(weights) < 0 or min(weights[1] + weights[2], weights[0]) <= 0:
+            return self._piece_every_point(arrays, offsets, totals)
+        tar, non, spf = arrays
+        o0, o1, o2 = offsets
+        first = not (o0 or o1 or o2)  # else point 0 is the previous piece's last point
+        n_tar = tar.shape[0]
+        # candidates: the point just before each target is rejected, and the last point
+        c1 = np.append(np.searchsorted(non, tar, side="left"), non.shape[0])
+        c2 = np.append(np.searchsorted(spf, tar, side="left"), spf.shape[0])
+        values = self._normed(np.arange(n_tar + 1, dtype=np.int64) + o0, c1 + o1, c2 + o2,
+                              totals)
+        lo = 0 if first or c1[0] or c2[0] or not n_tar else 1
+        j = lo + int(np.argmin(values[lo:]))
+        # the falling run ending there: the non-targets and spoofs after target j - 1
+        s1, s2 = (int(c1[j - 1]), int(c2[j - 1])) if j else (0, 0)
+        e1, e2 = int(c1[j]), int(c2[j])
+        labels = np.repeat(np.array([1, 2], dtype=np.int8), [e1 - s1, e2 - s2])
+        if labels.shape[0] > 1:
+            labels = labels[np.argsort(np.concatenate((non[s1:e1], spf[s2:e2])),
+                                       kind="stable")]
+        r1 = s1 + np.concatenate(([0], np.cumsum(labels == 1)))
+        r2 = s2 + np.concatenate(([0], np.cumsum(labels == 2)))
+        along = self._normed(np.full(r1.shape[0], j + o0, dtype=np.int64), r1 + o1, r2 + o2,
+                             totals)
+        skip = 0 if first or j + s1 + s2 else 1  # the run starts at the excluded point 0
+        r = skip + int(np.argmin(along[skip:]))
+        if r:  # the last rejected trial: the run's r-th
+            threshold = float(non[r1[r] - 1] if labels[r - 1] == 1 else spf[r2[r] - 1])
+        elif j:  # the run's start: just after target j - 1
+            threshold = float(tar[j - 1])
+        else:  # point 0 of the lowest piece: everything accepted
+            threshold = min(float(x[0]) for x in arrays if x.shape[0]) - ks.A_DCF_FIRST_OFFSET
+        return float(along[r]), threshold
+
+    def _piece_every_point(self, arrays: list[F64], offsets: list[int], totals: list[int]
+                           ) -> tuple[float, float]:
+        """:meth:`_piece` by the full per-trial sweep of the piece."""
         sw = ks.per_trial_sweep(*arrays)
         first = all(o == 0 for o in offsets)
         rej = sw.rejected + np.array([[o] for o in offsets], dtype=np.int64)
