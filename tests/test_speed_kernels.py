@@ -111,8 +111,6 @@ def test_unit_statistics_do_not_depend_on_the_number_of_cores(monkeypatch: pytes
     request = Request(np.array([-1.0, 0.0, 2.0]))
 
     def run(cores: int) -> list[red.UnitStats]:
-        monkeypatch.setattr(red.os, "sched_getaffinity", lambda _pid: set(range(cores)),
-                            raising=False)
         monkeypatch.setattr(el.os, "sched_getaffinity", lambda _pid: set(range(cores)),
                             raising=False)
         return red.unit_statistics(units, base, request)
@@ -162,7 +160,7 @@ def test_classes_sorted_on_two_cores_are_the_sorted_classes(monkeypatch: pytest.
     NaN scores (in neither class) and trials in neither class (unknown labels).
     """
     monkeypatch.setattr(red, "PARALLEL_MIN", 1000)
-    monkeypatch.setattr(red.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(red, "usable_cores", lambda: 2)
     rng = np.random.default_rng(len(kind))
     n = 200_000
     score = rng.standard_normal(n)
@@ -181,6 +179,11 @@ def test_classes_sorted_on_two_cores_are_the_sorted_classes(monkeypatch: pytest.
     # the Cllr sums of the pieces, seeded with the sort, are those of the whole arrays
     assert "cllr_sums" in vars(got)
     assert got.cllr_sums == SortedScores(got.tar.copy(), got.non.copy()).cllr_sums
+    # the targets' merged positions, located piece by piece in the threads, are those of a
+    # search of the whole sorted non-targets (targets first at equal scores)
+    assert "tar_positions" in vars(got)
+    fresh = SortedScores(got.tar.copy(), got.non.copy()).tar_positions
+    assert got.tar_positions.dtype == fresh.dtype and np.array_equal(got.tar_positions, fresh)
 
 
 def test_one_group_route_counts_the_checks_and_matches_the_grouped_route() -> None:
@@ -206,3 +209,30 @@ def test_one_group_route_counts_the_checks_and_matches_the_grouped_route() -> No
     assert np.array_equal(groups[0].non, ggroups[0].non)
     empty = red.sorted_unit_groups(df.lazy().filter(pl.col("g") == "none"), [], None)
     assert empty[:2] == ([], []) and empty[3].rows == 0
+
+
+@pytest.mark.parametrize("holes", [False, True])
+def test_one_group_route_with_boolean_labels_matches_the_grouped_route(holes: bool) -> None:
+    """Boolean labels (read by numpy, no bad-label column), with and without null labels,
+    null and NaN scores: the same sorted classes and counts as the grouped route."""
+    import polars as pl
+
+    rng = np.random.default_rng(5)
+    n = 6000
+    score = np.round(rng.standard_normal(n), 1)
+    lab = pl.Series("label", rng.random(n) < 0.2)
+    if holes:
+        score[::89] = np.nan
+        lab = pl.select(pl.when(pl.int_range(n) % 53 == 0).then(None).otherwise(lab)
+                        .alias("label")).to_series()
+    df = pl.DataFrame({"score": score, "g": ["x"] * n}).with_columns(lab)
+    if holes:
+        df = df.with_columns(pl.when(pl.int_range(n) % 97 == 0).then(None)
+                             .otherwise(pl.col("score")).alias("score"))
+    _, groups, _, checks = red.sorted_unit_groups(df.lazy(), [], None)
+    _, ggroups, _, gchecks = red.sorted_unit_groups(df.lazy(), ["g"], None)
+    assert vars(checks) == vars(gchecks)
+    assert (checks.null_score > 0 and checks.nan_score > 0 and checks.unknown_label > 0) == holes
+    assert np.array_equal(groups[0].tar, ggroups[0].tar)
+    assert np.array_equal(groups[0].non, ggroups[0].non)
+    assert groups[0].n_tar + groups[0].n_non < n if holes else groups[0].n_non > 0

@@ -308,7 +308,7 @@ def sorted_unit_groups(lf: pl.LazyFrame, group_cols: Sequence[str],
             pl.col("label").is_null().sum().alias("unknown_label"),
             pl.col("__bad").sum().alias("bad_label")]
     if not group_cols and replicates is None:
-        return _one_group(lf, score, label, bad, valid)
+        return _one_group(lf, score, label, None if schema["label"] == pl.Boolean else bad)
     unit_exprs: list[pl.Expr] = []
     if replicates is not None:
         if replicates.trial and not replicates.ids:
@@ -343,26 +343,35 @@ def sorted_unit_groups(lf: pl.LazyFrame, group_cols: Sequence[str],
     return key_rows, groups, units, checks
 
 
-def _one_group(lf: pl.LazyFrame, score: pl.Expr, label: pl.Expr, bad: pl.Expr, valid: pl.Expr
+def _one_group(lf: pl.LazyFrame, score: pl.Expr, label: pl.Expr, bad: pl.Expr | None
                ) -> tuple[list[dict[str, str | None]], list[SortedScores], None, Checks]:
     """:func:`sorted_unit_groups` without grouping columns or replicates: numpy sorts.
 
-    Polars only selects the columns (no copy for a frame already in memory) and flags each
-    trial's class; numpy's sort (vectorized, faster than Polars' on one core) sorts the classes
-    on both cores (:func:`sort_classes`). The counts of the checks come from the same columns.
+    Polars only selects the columns (no copy of a Float64 score column already in memory: one
+    chunk, read by numpy in place) and numpy flags each trial's class; numpy's sort
+    (vectorized, faster than Polars' on one core) sorts the classes on both cores
+    (:func:`sort_classes`). The counts of the checks come from the same columns. ``bad`` is
+    ``None`` for a Boolean label (no value can be unrecognized).
     """
-    df = lf.select(score.alias("score"), label, bad.alias("__bad"),
-                   (label & valid).fill_null(False).alias("__tar"),
-                   (~label & valid).fill_null(False).alias("__non"),
-                   ).collect(engine="streaming")
-    sc = df["score"]
+    cols = [score.alias("score"), label] + ([] if bad is None else [bad.alias("__bad")])
+    df = lf.select(cols).collect(engine="streaming")
+    sc, lab = df["score"], df["label"]
     checks = Checks(rows=df.height, null_score=sc.null_count(),
-                    nan_score=int(sc.is_nan().sum() or 0),
-                    unknown_label=df["label"].null_count(), bad_label=int(df["__bad"].sum() or 0))
+                    nan_score=int(sc.is_nan().sum() or 0), unknown_label=lab.null_count(),
+                    bad_label=0 if bad is None else int(df["__bad"].sum() or 0))
     if checks.rows == 0:
         return [], [], None, checks
     values = sc.to_numpy()  # no copy without nulls; nulls become NaN (flagged by neither class)
-    groups = [sort_classes(values, df["__tar"].to_numpy(), df["__non"].to_numpy())]
+    if checks.unknown_label:
+        is_tar = lab.fill_null(False).to_numpy()
+        is_non = lab.not_().fill_null(False).to_numpy()
+    else:
+        is_tar = lab.to_numpy()
+        is_non = ~is_tar
+    if checks.null_score or checks.nan_score:
+        valid_np = ~np.isnan(values)
+        is_tar, is_non = is_tar & valid_np, is_non & valid_np
+    groups = [sort_classes(values, is_tar, is_non)]
     return [{}], groups, None, checks
 
 
@@ -375,7 +384,10 @@ def sort_classes(score: np.ndarray, is_tar: np.ndarray, is_non: np.ndarray) -> S
     not depend on how it was computed, so this is the same array as
     ``np.sort(score[is_non])``. Each thread then sums the Cllr costs of its pieces
     (:attr:`SortedScores.cllr_sums`: exact integers, so the pieces' sums add up to the
-    sum of the whole, bit for bit).
+    sum of the whole, bit for bit) and locates half of the targets in the merged order
+    (:attr:`SortedScores.tar_positions`: a target below the pivot has only the lower part's
+    non-targets below it, one at or above it all of the lower part; exact integers). The
+    masks of the two parts are formed in the threads too, so the main thread only waits.
 
     >>> s = sort_classes(np.array([3.0, 1.0, 2.0, 0.5]), np.array([True, False, False, False]),
     ...                  np.array([False, True, True, True]))
@@ -393,29 +405,63 @@ def sort_classes(score: np.ndarray, is_tar: np.ndarray, is_non: np.ndarray) -> S
     sample = sample[np.isfinite(sample)]
     share = max(0.0, (n_non - n_tar) / (2 * max(n_non, 1)))
     pivot = float(np.quantile(sample, share)) if sample.shape[0] else 0.0
-    low = score < pivot
-    non_lo, non_hi = is_non & low, is_non & ~low
-    n_lo = int(np.count_nonzero(non_lo))
     tar = np.empty(n_tar)
     non = np.empty(n_non)
+    pos = np.empty(n_tar, dtype=np.int64)
+    n_lo = [0]
+    split = threading.Barrier(2)  # n_lo known (both threads write into ``non``)
+    sorted_ = threading.Barrier(2)  # every piece sorted (positions read both)
+
+    def positions(lo: int, hi: int) -> None:
+        """Merged positions of ``tar[lo:hi]``: its non-targets below, in the piece they fall in."""
+        k = min(max(int(np.searchsorted(tar, pivot, side="left")), lo), hi)
+        pos[lo:k] = np.searchsorted(non[:n_lo[0]], tar[lo:k], side="left")
+        pos[k:hi] = np.searchsorted(non[n_lo[0]:], tar[k:hi], side="left")
+        pos[k:hi] += n_lo[0]
+        pos[lo:hi] += np.arange(lo, hi, dtype=np.int64)
 
     def first() -> tuple[int, int]:
+        non_lo = np.less(score, pivot)
+        non_lo &= is_non
+        n_lo[0] = int(np.count_nonzero(non_lo))
+        split.wait()
         np.compress(is_tar, score, out=tar)
         tar.sort()
-        np.compress(non_lo, score, out=non[:n_lo])
-        non[:n_lo].sort()
-        return target_cost_sum(tar), nontarget_cost_sum(non[:n_lo])
+        np.compress(non_lo, score, out=non[:n_lo[0]])
+        del non_lo
+        non[:n_lo[0]].sort()
+        sorted_.wait()
+        positions(0, n_tar // 2)
+        return target_cost_sum(tar), nontarget_cost_sum(non[:n_lo[0]])
 
     def second() -> int:
-        np.compress(non_hi, score, out=non[n_lo:])
-        non[n_lo:].sort()
-        return nontarget_cost_sum(non[n_lo:])
+        non_hi = np.greater_equal(score, pivot)
+        non_hi &= is_non
+        split.wait()
+        np.compress(non_hi, score, out=non[n_lo[0]:])
+        del non_hi
+        non[n_lo[0]:].sort()
+        sorted_.wait()
+        positions(n_tar // 2, n_tar)
+        return nontarget_cost_sum(non[n_lo[0]:])
+
+    def breaking(fn: Callable[[], Any]) -> Callable[[], Any]:
+        def run() -> Any:
+            try:
+                return fn()
+            except BaseException:  # the other thread must not wait at a barrier forever
+                split.abort()
+                sorted_.abort()
+                raise
+        return run
 
     with ThreadPoolExecutor(2) as pool:
-        one, two = pool.submit(first), pool.submit(second)
+        one, two = pool.submit(breaking(first)), pool.submit(breaking(second))
         (cost_tar, cost_lo), cost_hi = one.result(), two.result()
     # exact integer sums: the pieces' sums are the sum of the whole
-    return SortedScores.seeded(tar, non, (cost_tar, cost_lo + cost_hi))
+    out = SortedScores.seeded(tar, non, (cost_tar, cost_lo + cost_hi))
+    out.__dict__["tar_positions"] = pos  # the cached_property's own slot (exact integers)
+    return out
 
 
 def partitions(members: Sequence[int], partition_of: Sequence[int]) -> list[list[int]]:
