@@ -433,23 +433,3 @@ def test_histogram_counts_each_score_in_the_bucket_of_its_exact_floor(kind):
         want = np.bincount(np.array(buckets, dtype=np.int64), minlength=st.tar.shape[0])
         assert min(buckets, default=0) >= 0 and want.shape[0] == st.tar.shape[0]
         assert np.array_equal(np.asarray(got, np.int64), want)
-
-
-@pytest.mark.parametrize("costs", [{}, {"p_target": 0.9405, "p_nontarget": 0.0095,
-                                         "c_fa_spoof": 10.0}, {"c_fa_spoof": 0.0}])
-def test_adcf_candidate_points_match_the_sweep_over_every_trial(costs: dict[str, float]
-                                                                ) -> None:
-    """The a-DCF at the candidate points (just before each target) is the full sweep's."""
-    a = ADcf(**costs)
-    rng = np.random.default_rng(5)
-    for t in range(600):
-        q = int(rng.integers(1, 6))  # few distinct scores: ties within and across classes
-        arrays = [np.sort(rng.integers(0, 5 * q, int(n)) / q + (0.3 * c if t % 2 else 0.0))
-                  for c, n in enumerate(rng.integers(0, 25, 3))]
-        if t % 7 == 0:
-            arrays[0] = np.sort(np.concatenate([arrays[0], [-np.inf, np.inf]]))
-        if not sum(x.shape[0] for x in arrays):
-            continue
-        offsets = [0, 0, 0] if t % 4 == 0 else [int(v) for v in rng.integers(0, 3, 3)]
-        totals = [x.shape[0] + o + 1 for x, o in zip(arrays, offsets, strict=True)]
-        assert a._piece(arrays, offsets, totals) == a._piece_sweep(arrays, offsets, totals)

@@ -394,59 +394,6 @@ class ADcf(Statistic):
 
     def _piece(self, arrays: list[F64], offsets: list[int], totals: list[int]
                ) -> tuple[float, float]:
-        """The piece's minimum and threshold: :meth:`_piece_sweep` at the candidate points.
-
-        The cost is a correctly rounded function of the counts, non-decreasing in the
-        rejected targets and non-increasing in the rejected non-targets and spoofs (the
-        coefficients are non-negative). So along a run of targets of the merged order it
-        does not fall and along a run of non-targets and spoofs it does not rise: the
-        minimum is at a point just before a target, at the end, or at the all-accepted point
-        (the candidates, one per target), and the first argmin lies in the run of
-        non-targets and spoofs that ends at the first candidate reaching the minimum. Only
-        that run is swept per trial (same counts, same float operations, same first argmin
-        as the sweep over every trial, with a pass over the targets instead of all trials).
-        """
-        coef = (self.c_miss * self.p_target, self.c_fa_nontarget * self.p_nontarget,
-                self.c_fa_spoof * self.p_spoof)
-        if len(arrays) != 3 or min(coef) < 0 or not min(coef[1] + coef[2], coef[0]) > 0:
-            return self._piece_sweep(arrays, offsets, totals)
-        tar, non, spf = arrays
-        first = all(o == 0 for o in offsets)
-        nt = tar.shape[0]
-        # counts at the point just before each target (targets first at equal scores), then
-        # at the end: (targets, non-targets, spoofs) rejected within the piece
-        r1 = np.append(np.searchsorted(non, tar, side="left"), non.shape[0])
-        r2 = np.append(np.searchsorted(spf, tar, side="left"), spf.shape[0])
-        ti = np.arange(nt + 1, dtype=np.int64)
-        if not first and r1[0] + r2[0] == 0:  # point 0 belongs to the piece below
-            r1, r2, ti = r1[1:], r2[1:], ti[1:]
-        off = np.array([[o] for o in offsets], dtype=np.int64)
-        cand = np.stack([ti, r1, r2]) + off
-        if first:  # the all-accepted point comes first
-            cand = np.concatenate([off, cand], axis=1)
-        value, j = self._minimum(cand, totals)
-        if first:
-            if j == 0:
-                return value, min(float(x[0]) for x in arrays if x.shape[0]) \
-                    - ks.A_DCF_FIRST_OFFSET
-            j -= 1
-        i = int(ti[j])  # the minimum's candidate is just before target i (i = nt: the end)
-        lo1 = int(np.searchsorted(non, tar[i - 1], side="left")) if i else 0
-        lo2 = int(np.searchsorted(spf, tar[i - 1], side="left")) if i else 0
-        hi1, hi2 = int(r1[j]), int(r2[j])
-        sw = ks.per_trial_sweep(non[lo1:hi1], spf[lo2:hi2])
-        run = np.stack([np.full(sw.rejected.shape[1], i, dtype=np.int64),
-                        lo1 + sw.rejected[0], lo2 + sw.rejected[1]]) + off
-        # the point after target i - 1 opens the run; before the first target, point 0
-        # (excluded, or the all-accepted candidate above) does
-        got, k = self._minimum(run if i else run[:, 1:], totals)
-        k = k if i else k + 1
-        assert got == value, "the a-DCF's candidate points missed the minimum"
-        return value, float(tar[i - 1]) if k == 0 else sw.threshold(k, offset=0.0)
-
-    def _piece_sweep(self, arrays: list[F64], offsets: list[int], totals: list[int]
-                     ) -> tuple[float, float]:
-        """The piece's minimum and threshold from the sweep over every trial."""
         sw = ks.per_trial_sweep(*arrays)
         first = all(o == 0 for o in offsets)
         rej = sw.rejected + np.array([[o] for o in offsets], dtype=np.int64)
