@@ -127,7 +127,12 @@ class PairCount(_TwoSided):
     def reduce(self, r: RangeData) -> int:
         """The pairs of this range's positives."""
         p, n = self.sides(r)
-        return int(kf.auc_pair_count(p.scores, n.scores)) + 2 * int(p.n) * int(n.offset)
+        if self.pos is None and self.neg is None:  # label classes: the merge's positions
+            below = r.s.tar_positions - np.arange(r.s.n_tar, dtype=np.int64)
+            pairs = kf.auc_pair_count_below(p.scores, n.scores, below)
+        else:
+            pairs = kf.auc_pair_count(p.scores, n.scores)
+        return int(pairs) + 2 * int(p.n) * int(n.offset)
 
     def merge(self, a: int, b: int) -> int:
         """Pair counts add."""
