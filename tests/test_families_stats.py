@@ -24,7 +24,6 @@ from scoreframe.stats._families import (
     InterpolatedEer,
     elub_bounds,
     interpolated_eer_value,
-    search_mapped,
 )
 from scoreframe.stats._statistics import ClassData, Context, RangeData
 from scoreframe.stats.summary import Request, empty_stats, merge, reduce_sorted
@@ -434,21 +433,3 @@ def test_histogram_counts_each_score_in_the_bucket_of_its_exact_floor(kind):
         want = np.bincount(np.array(buckets, dtype=np.int64), minlength=st.tar.shape[0])
         assert min(buckets, default=0) >= 0 and want.shape[0] == st.tar.shape[0]
         assert np.array_equal(np.asarray(got, np.int64), want)
-
-
-def test_search_mapped_is_searchsorted_of_the_mapped_array() -> None:
-    """The bisection through ``f`` finds the positions of ``searchsorted(f(x), v)``."""
-    rng = np.random.default_rng(3)
-
-    def f(y: np.ndarray) -> np.ndarray:
-        return np.clip(y / np.log(10), -9.0, 9.0)
-
-    for n in (0, 1, 2, 7, 100, 1000):
-        x = np.sort(np.concatenate([np.round(rng.normal(0, 20, n), 1)[: max(n - 2, 0)],
-                                    [-np.inf, np.inf][: min(n, 2)]]))
-        fx = f(x)
-        v = np.concatenate([fx, np.nextafter(fx, np.inf), np.nextafter(fx, -np.inf),
-                            np.linspace(-10, 10, 41)])
-        for side in ("left", "right"):
-            assert np.array_equal(search_mapped(x, v, f, side=side),
-                                  np.searchsorted(fx, v, side=side))
