@@ -333,3 +333,17 @@ def test_mergeable_forms(t, n, am):
     assert kf.elub_from_counts(grid, acc_t, acc_n, len(t), len(n), add_misleading=am,
                                step=0.01) == kf.elub(t10, n10, add_misleading=am, step=0.01,
                                                      extremes=(-9.0, 9.0))
+
+
+def test_auc_pair_count_below_is_the_pair_count_with_ties() -> None:
+    """From the left positions, the count equals the two-search count (ties, infinities)."""
+    from scoreframe.kernels.forensic import auc_pair_count, auc_pair_count_below
+
+    rng = np.random.default_rng(11)
+    for n_tar, n_non in ((0, 3), (3, 0), (1, 1), (50, 80), (400, 300)):
+        tar = np.sort(np.concatenate([rng.integers(-5, 6, n_tar) / 2.0,
+                                      [-np.inf, np.inf][: min(n_tar, 2)]]))
+        non = np.sort(np.concatenate([rng.integers(-5, 6, n_non) / 2.0,
+                                      [-np.inf, np.inf][: min(n_non, 2)]]))
+        below = np.searchsorted(non, tar, side="left")
+        assert auc_pair_count_below(tar, non, below) == auc_pair_count(tar, non)

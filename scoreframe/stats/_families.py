@@ -31,9 +31,9 @@ data, so results do not depend on how the trials were split into ranges:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,7 +45,7 @@ from scoreframe.stats._statistics import RangeData, Statistic
 
 __all__ = ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "InterpolatedEer",
            "Misleading", "PairCount", "ScoreHistogram", "ece_values", "elub_bounds",
-           "histogram_bins", "interpolated_eer_value"]
+           "histogram_bins", "interpolated_eer_value", "search_mapped"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -129,7 +129,12 @@ class PairCount(_TwoSided):
     def reduce(self, r: RangeData) -> int:
         """The pairs of this range's positives."""
         p, n = self.sides(r)
-        return int(kf.auc_pair_count(p.scores, n.scores)) + 2 * int(p.n) * int(n.offset)
+        if self.pos is None and self.neg is None:  # label classes: the merge's positions
+            below = r.s.tar_positions - np.arange(r.s.n_tar, dtype=np.int64)
+            pairs = kf.auc_pair_count_below(p.scores, n.scores, below)
+        else:
+            pairs = kf.auc_pair_count(p.scores, n.scores)
+        return int(pairs) + 2 * int(p.n) * int(n.offset)
 
     def merge(self, a: int, b: int) -> int:
         """Pair counts add."""
@@ -202,6 +207,35 @@ def _trimmed(lo: float, hi: float, k0: int, n: I64, above: I64, near: tuple[I64,
     return ElubState(lo, hi, k0 + lead, n, above[:, lead:above.shape[1] - trail], *near)
 
 
+def search_mapped(x: F64, v: F64, f: Callable[[F64], F64], *, side: Literal["left", "right"]
+                  ) -> I64:
+    """``np.searchsorted(f(x), v, side=side)`` for sorted ``x`` and a non-decreasing ``f``.
+
+    ``f`` is evaluated elementwise at ``len(v) * log2(len(x))`` points (a bisection per value,
+    vectorized over ``v``) instead of at every element of ``x``.
+
+    Examples
+    --------
+    >>> x = np.array([-3.0, -1.0, 0.0, 2.0, 5.0])
+    >>> f = lambda y: np.clip(y / 2, -1.0, 1.0)
+    >>> v = np.array([-1.0, 0.0, 0.5, 1.0])
+    >>> search_mapped(x, v, f, side="left").tolist(), np.searchsorted(f(x), v).tolist()
+    ([0, 2, 3, 3], [0, 2, 3, 3])
+    """
+    n = x.shape[0]
+    lo = np.zeros(v.shape[0], np.int64)
+    hi = np.full(v.shape[0], n, np.int64)
+    active = lo < hi
+    while active.any():
+        mid = (lo + hi) // 2
+        fm = f(x[np.minimum(mid, max(n - 1, 0))])
+        right = active & ((fm < v) if side == "left" else (fm <= v))
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(active & ~right, mid, hi)
+        active = lo < hi
+    return lo
+
+
 @dataclass(frozen=True)
 class ElubCounts(_TwoSided):
     """What lir 1.3.1's ELUB needs, mergeable (see the module docstring)."""
@@ -216,26 +250,28 @@ class ElubCounts(_TwoSided):
         p, n = self.sides(r)
         if not (p.total and n.total):
             return None
-        ts = [np.clip(side.scores / kf.LN10, *self.extremes) if side.n else np.zeros(0)
-              for side in (p, n)]
-        lo = min((float(t[0]) for t in ts if t.shape[0]), default=np.nan)
-        hi = max((float(t[-1]) for t in ts if t.shape[0]), default=np.nan)
+        def llr10(x: F64) -> F64:  # the clipped log10 llrs, computed where they are read
+            return np.clip(x / kf.LN10, *self.extremes)
+
+        ts = [side.scores if side.n else np.zeros(0) for side in (p, n)]
+        lo = min((float(llr10(t[:1])[0]) for t in ts if t.shape[0]), default=np.nan)
+        hi = max((float(llr10(t[-1:])[0]) for t in ts if t.shape[0]), default=np.nan)
         # every point below k_lo is far below every llr, every point above k_hi far above
         k_lo = int(np.floor((lo - 2 * ELUB_WINDOW) / self.step)) - 1 if not np.isnan(lo) else 0
         k_hi = int(np.floor((hi + 2 * ELUB_WINDOW) / self.step)) + 1 if not np.isnan(hi) else -1
         ks_ = np.arange(k_lo, k_hi + 1)
-        centre = ks_ * self.step
+        centre: F64 = (ks_ * self.step).astype(np.float64)
         above = np.zeros((2, ks_.shape[0]), np.int64)
         nk, nv, npos, nn = [], [], [], []
         for i, t in enumerate(ts):
             if not t.shape[0]:
                 continue
             # far from a grid point, t > point decides 10**t > 10**point: no pow needed
-            above[i] = t.shape[0] - np.searchsorted(t, centre + 2 * ELUB_WINDOW, side="right")
-            a = np.searchsorted(t, centre - 2 * ELUB_WINDOW, side="left")
-            b = np.searchsorted(t, centre + 2 * ELUB_WINDOW, side="right")
+            b = search_mapped(t, centre + 2 * ELUB_WINDOW, llr10, side="right")
+            above[i] = t.shape[0] - b
+            a = search_mapped(t, centre - 2 * ELUB_WINDOW, llr10, side="left")
             for j in np.flatnonzero(b > a):  # the few llrs near a grid point, once per value
-                v, c = np.unique(10 ** t[a[j]:b[j]], return_counts=True)
+                v, c = np.unique(10 ** llr10(t[a[j]:b[j]]), return_counts=True)
                 nk.append(np.full(v.shape[0], j + k_lo, np.int64))
                 nv.append(v)
                 npos.append(np.full(v.shape[0], i == 0))
