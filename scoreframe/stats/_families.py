@@ -426,7 +426,6 @@ class ADcf(Statistic):
         ends at the first lowest valley, whose first point at that value is the first argmin:
         the same float operations on the same counts as evaluating every point.
         """
-        nt, nn, ns = totals
         a = self.c_miss * self.p_target
         b = self.c_fa_nontarget * self.p_nontarget
         c = self.c_fa_spoof * self.p_spoof
@@ -434,11 +433,7 @@ class ADcf(Statistic):
                    self.c_miss * self.p_target)
 
         def normed(at: slice | NDArray[np.int64]) -> F64:
-            p_miss = rej[0, at] / nt
-            p_fa_non = (nn - rej[1, at]) / nn
-            p_fa_spf = (ns - rej[2, at]) / ns
-            out: F64 = (a * p_miss + b * p_fa_non + c * p_fa_spf) / norm
-            return out
+            return self._normed(rej[0, at], rej[1, at], rej[2, at], totals)
 
         m = rej.shape[1]
         if m < VALLEY_MIN or min(a, b, c) < 0 or norm <= 0:  # few points, or not monotone
