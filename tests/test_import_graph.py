@@ -230,7 +230,7 @@ def test_importing_the_package_and_its_cli_leaves_heavy_libraries_unloaded() -> 
     ~1.5 s of start-up together; they are imported where they are used, so ``import
     scoreframe`` and every CLI command start without them."""
     heavy = ("scipy.stats", "scipy.optimize", "scipy.linalg", "pandas", "pyarrow.dataset",
-             "jsonschema", "altair", "dask")
+             "jsonschema", "altair", "dask", "numba")
     code = ("import sys, scoreframe, scoreframe.cli; "
             f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,10 +1,11 @@
 """Numerical kernels: pure functions on numpy arrays.
 
-This package may import only numpy and scipy (never polars, duckdb or altair). Every binary metric
+This package may import only numpy, scipy and numba (never polars, duckdb or altair; numba
+only inside :mod:`scoreframe.kernels.replicates`' kernels, when first called). Every binary metric
 starts from one :class:`~scoreframe.kernels.sorted_scores.SortedScores` (the scores of one group,
 targets and non-targets each sorted once) and its PAV blocks; see DESIGN.md section 3.
 
-May import: errors, checks (and numpy, scipy; never a dataframe library).
+May import: errors, checks (and numpy, scipy, numba; never a dataframe library).
 """
 
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_blocks, sort_scores

@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
+from scoreframe.kernels.replicates import class_sums, replicate_blocks
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs
 from scoreframe.stats._replicate_biometric import ReplicateContext, replicate_verification
 from scoreframe.stats._replicate_families import ClassUnits, prepare_extras, replicate_extras
@@ -160,11 +161,34 @@ def _sums(c: _Class, w: NDArray[np.integer]) -> tuple[I64, list[int], I64]:
         wf = w[:, c.fin]
         lo = np.add.reduceat(np.multiply(wf, c.low), c.piece_starts, axis=1).astype(np.int64)
         hi = np.add.reduceat(np.multiply(wf, c.high), c.piece_starts, axis=1).astype(np.int64)
-        exact = (hi.astype(object) << _LOW) + lo.astype(object)  # (b, pieces), exact ints
-        shifted = exact << np.array(c.shifts, dtype=object)[None, :]
-        total = [int(t) for t in shifted.sum(axis=1)]
+        total = _totals(c, lo, hi)
     inf = w[:, c.inf].sum(axis=1, dtype=np.int64) if c.inf.stop > c.inf.start \
         else np.zeros(b, np.int64)
+    return seg, total, inf
+
+
+def _totals(c: _Class, lo: I64, hi: I64) -> list[int]:
+    """Exact cost sums per replicate from the pieces' sums of the mantissa pieces."""
+    exact = (hi.astype(object) << _LOW) + lo.astype(object)  # (b, pieces), exact ints
+    shifted = exact << np.array(c.shifts, dtype=object)[None, :]
+    return [int(t) for t in shifted.sum(axis=1)]
+
+
+def _fused_sums(c: _Class, spec: Replicates, rows: I64) -> tuple[I64, list[int], I64]:
+    """:func:`_sums` of :func:`_weights` without the ``(rows, n)`` weights: one compiled pass.
+
+    The multiplicities of each unit column are gathered, multiplied and summed per segment
+    and per piece trial by trial (:func:`~scoreframe.kernels.replicates.class_sums`);
+    the integers are the same.
+    """
+    mults = [spec.multiplicities(k, h, rows).T.astype(np.float64)
+             for k, h in enumerate(c.hashes)]
+    codes: list[NDArray[np.integer]] = [
+        np.arange(c.n, dtype=np.int32 if c.n < 2**31 else np.int64) if k is None else k
+        for k in c.codes]
+    seg, lo, hi, inf = class_sums(mults, codes, c.starts, c.fin, c.piece_starts, c.low,
+                                  c.high)
+    total = _totals(c, lo, hi) if c.piece_starts.shape[0] else [0] * rows.shape[0]
     return seg, total, inf
 
 
@@ -238,20 +262,28 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
                           np.zeros(cn.starts.shape[0], bool)))[order]
     lo = np.concatenate((ct.lo, cn.lo))[order]
     hi = np.concatenate((ct.hi, cn.hi))[order]
-    n = max(ct.n + cn.n, 1)
+    # the trial weights themselves are needed only by the verification and typed statistics;
+    # otherwise one compiled pass sums them per segment and piece (chunks sized by segments)
+    fused = verification is None and not statistics
+    n = max(ct.starts.shape[0] + cn.starts.shape[0] if fused else ct.n + cn.n, 1)
     chunk = max(1, CHUNK_BYTES // (8 * n))
     out: list[ScoreStats] = []
     prepared = prepare_extras(statistics, s, classes or {}) if statistics else {}
     for a in range(0, rows.shape[0], chunk):
         rb = rows[a:a + chunk]
-        w_t = _weights(ct, spec, rb) if ct.n else np.zeros((rb.shape[0], 0), np.uint16)
-        w_n = _weights(cn, spec, rb) if cn.n else np.zeros((rb.shape[0], 0), np.uint16)
-        seg_t, sum_t, inf_t = _sums(ct, w_t) if ct.n else \
-            (np.zeros((rb.shape[0], 0), np.int64), [0] * rb.shape[0],
-             np.zeros(rb.shape[0], np.int64))
-        seg_n, sum_n, inf_n = _sums(cn, w_n) if cn.n else \
-            (np.zeros((rb.shape[0], 0), np.int64), [0] * rb.shape[0],
-             np.zeros(rb.shape[0], np.int64))
+        none = (np.zeros((rb.shape[0], 0), np.int64), [0] * rb.shape[0],
+                np.zeros(rb.shape[0], np.int64))
+        w_t: NDArray[np.integer]
+        w_n: NDArray[np.integer]
+        if fused:
+            w_t = w_n = np.zeros((rb.shape[0], 0), np.uint16)  # not read
+            seg_t, sum_t, inf_t = _fused_sums(ct, spec, rb) if ct.n else none
+            seg_n, sum_n, inf_n = _fused_sums(cn, spec, rb) if cn.n else none
+        else:
+            w_t = _weights(ct, spec, rb) if ct.n else np.zeros((rb.shape[0], 0), np.uint16)
+            w_n = _weights(cn, spec, rb) if cn.n else np.zeros((rb.shape[0], 0), np.uint16)
+            seg_t, sum_t, inf_t = _sums(ct, w_t) if ct.n else none
+            seg_n, sum_n, inf_n = _sums(cn, w_n) if cn.n else none
         ctx_rb = None if context is None else context.rows(rb)
         ver = replicate_verification(s, w_t, w_n, verification.request, ctx_rb) \
             if verification is not None else [None] * rb.shape[0]
@@ -262,8 +294,13 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         n_tar, n_non = cum_t[:, -1], cum_n[:, -1]
         miss = cum_t[:, ct.cut_seg]
         fa = n_non[:, None] - cum_n[:, cn.cut_seg]
-        merged = np.concatenate((seg_t, seg_n), axis=1)[:, order]
-        blocks = [_blocks(merged[r], lab, lo, hi) for r in range(rb.shape[0])]
+        # the compiled PAV compares cross-products of weighted counts in int64: below 2**62
+        if int((n_tar + n_non).max(initial=0)) < 2**31:
+            blocks = [Blocks(*replicate_blocks(seg_t[r], seg_n[r], order, lab, lo, hi))
+                      for r in range(rb.shape[0])]
+        else:  # weighted counts whose cross-products could overflow int64
+            merged = np.concatenate((seg_t, seg_n), axis=1)[:, order]
+            blocks = [_blocks(merged[r], lab, lo, hi) for r in range(rb.shape[0])]
         fam: list[dict[Statistic, Any]] = [{}] * rb.shape[0]
         if statistics:
             cls = classes or {}

@@ -45,6 +45,7 @@ from scoreframe.errors import Place, ScoreframeError, message
 from scoreframe.frames._sql_guard import where_expr
 from scoreframe.frames.schema import id_hash, repeated_hashes
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
+from scoreframe.kernels.bootstrap import splitmix64
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.stats._replicate_biometric import ReplicateContext, weighted_counts
 from scoreframe.stats._replicate_families import class_units
@@ -112,6 +113,10 @@ def record_dtype(n_units: int) -> np.dtype:
     return np.dtype([("score", "<f8"), ("key", "<u4")]
                     + [(f"u{i}", "<u8") for i in range(n_units)])
 SAMPLE_SIZE = 200_000
+#: Seed of the hash that picks the planning sample's rows (a pseudo-random ``1/step`` of the
+#: rows: every ``step``-th row would alias with any period in the row order, e.g. trials
+#: written condition by condition, and plan ranges 20x larger than the memory limit allows).
+SAMPLE_SEED = 0x5EED
 BATCH_ROWS = 1_000_000
 
 
@@ -606,9 +611,10 @@ class PlanSpec:
 
 
 def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray, int]:
-    """Phase 1 on one piece: its distinct group keys, every ``step``-th finite score, its rows.
+    """Phase 1 on one piece: its group keys, a sample of its finite scores, its rows.
 
-    One file at a time, so memory is bounded by a file's columns, not by the dataset.
+    The sample is a ``1/step`` of the rows, picked by a hash of their position. One file at
+    a time, so memory is bounded by a file's columns, not by the dataset.
     """
     piece, spec = args
     lf = _scan_piece(piece, PartitionSpec("", spec.group_cols, {}, np.empty(0), spec.schema,
@@ -617,7 +623,9 @@ def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray, i
         if spec.group_cols else pl.LazyFrame()
     score = pl.col("score").cast(pl.Float64)
     if piece.frame is None:  # one file: the three answers from one read
-        sample = lf.select(score).filter(score.is_finite()).gather_every(spec.step)
+        picked = (pl.col("__row").hash(SAMPLE_SEED) % spec.step) == 0
+        sample = lf.select(score).with_row_index("__row").filter(
+            score.is_finite() & picked).select("score")
         frames = pl.collect_all([keys, sample, lf.select(pl.len())], engine="streaming")
         return frames[0], frames[1]["score"].to_numpy(), int(frames[2].item())
     # A query (joins, filters): collected together, the plans would share the query's whole
@@ -627,9 +635,10 @@ def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray, i
     for batch in lf.select(score).collect_batches(chunk_size=BATCH_ROWS, engine="streaming"):
         rows += batch.height
         finite = batch["score"].to_numpy()
-        finite = finite[np.isfinite(finite)]
-        parts.append(finite[(-seen) % spec.step::spec.step])
+        row = np.arange(seen, seen + finite.shape[0], dtype=np.uint64)
         seen += finite.shape[0]
+        picked = splitmix64(row ^ np.uint64(SAMPLE_SEED)) % np.uint64(spec.step) == 0
+        parts.append(finite[picked & np.isfinite(finite)])
     return key_frame, np.concatenate(parts) if parts else np.empty(0), rows
 
 

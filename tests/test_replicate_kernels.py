@@ -1,0 +1,113 @@
+"""The compiled replicate kernels (kernels.replicates) against numpy twins, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scoreframe.kernels.replicates import class_sums, replicate_blocks
+from scoreframe.stats._replicates import _blocks
+
+
+def sums_twin(mults: list[np.ndarray], codes: list[np.ndarray], starts: np.ndarray,
+              fin: slice, piece_starts: np.ndarray, low: np.ndarray, high: np.ndarray
+              ) -> tuple[np.ndarray, ...]:
+    """The numpy formulation: every trial's weights, then ``np.add.reduceat``."""
+    n_rows, n = mults[0].shape[1], codes[0].shape[0]
+    w = np.ones((n_rows, n))
+    for m, c in zip(mults, codes, strict=True):
+        w *= np.take(m, c, axis=0).T
+    seg = np.add.reduceat(w, starts, axis=1) if n else np.zeros((n_rows, 0))
+    wf = w[:, fin]
+    if piece_starts.shape[0]:
+        lo = np.add.reduceat(wf * low, piece_starts, axis=1)
+        hi = np.add.reduceat(wf * high, piece_starts, axis=1)
+    else:
+        lo = hi = np.zeros((n_rows, 0))
+    inf = w.sum(axis=1) - wf.sum(axis=1)
+    return tuple(a.astype(np.int64) for a in (seg, lo, hi, inf))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 300), st.integers(1, 9), st.integers(1, 3),
+       st.booleans())
+def test_class_sums_equal_the_numpy_formulation(seed: int, n: int, n_rows: int, k: int,
+                                                wide: bool) -> None:
+    """Segments, pieces, finite and infinite trials anywhere; int32 or int64 codes."""
+    rng = np.random.default_rng(seed)
+    mults = [rng.integers(0, 8, (int(rng.integers(1, 20)), n_rows)).astype(float)
+             for _ in range(k)]
+    dtype = np.int64 if wide else np.int32
+    codes = [rng.integers(0, m.shape[0], n).astype(dtype) for m in mults]
+    starts = np.flatnonzero(np.r_[True, rng.random(n - 1) < 0.3]) if n else \
+        np.zeros(0, np.int64)
+    a = int(rng.integers(0, n + 1))
+    b = int(rng.integers(a, n + 1))
+    nf = b - a
+    pieces = np.flatnonzero(np.r_[True, rng.random(nf - 1) < 0.2]) if nf else \
+        np.zeros(0, np.int64)
+    low = rng.integers(0, 2**26, nf).astype(float)
+    high = rng.integers(0, 2**27, nf).astype(float)
+    got = class_sums(mults, codes, starts, slice(a, b), pieces, low, high)
+    want = sums_twin(mults, codes, starts, slice(a, b), pieces, low, high)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.int64 and g.shape == w.shape
+        assert np.array_equal(g, w)
+
+
+def test_class_sums_are_exact_at_the_largest_products() -> None:
+    """Weights up to 2**16 times 27-bit pieces, summed over 2**10 terms: beyond float32,
+    within 2**53, so every sum is the exact integer."""
+    rng = np.random.default_rng(5)
+    n = 1024
+    mults = [np.full((1, 3), 255.0), np.full((1, 3), 257.0)]
+    codes = [np.zeros(n, np.int32), np.zeros(n, np.int32)]
+    high = rng.integers(2**26, 2**27, n).astype(float)
+    _, _, hi, _ = class_sums(mults, codes, np.array([0]), slice(0, n), np.array([0]),
+                             np.zeros(n), high)
+    exact = 255 * 257 * sum(int(x) for x in high)
+    assert hi.tolist() == [[exact]] * 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.integers(1, 60),
+       st.integers(0, 4))
+def test_replicate_blocks_equal_scipy_pav_and_the_position_sums(seed: int, n_t: int, n_n: int,
+                                                                 zeros: int) -> None:
+    """The compiled stack PAV gives the blocks of ``_blocks`` (SciPy's isotonic regression,
+    then exact pooling), bit for bit, with zero-weight segments, ties of fractions and runs
+    of one label."""
+    rng = np.random.default_rng(seed)
+    w_t = rng.integers(0, zeros + 2, n_t).astype(np.int64)
+    w_n = rng.integers(0, zeros + 2, n_n).astype(np.int64)
+    if w_t.sum() + w_n.sum() == 0:
+        w_t[0] = 1
+    order = rng.permutation(n_t + n_n).astype(np.int64)
+    lab = order < n_t
+    lo = np.sort(rng.normal(size=n_t + n_n))
+    hi = lo + rng.random(n_t + n_n) * 1e-3
+    merged = np.concatenate((w_t, w_n))[order]
+    want = _blocks(merged, lab, lo, hi)
+    got = replicate_blocks(w_t, w_n, order, lab, lo, hi)
+    for g, w in zip(got, (want.n_tar, want.n_non, want.start, want.lo, want.hi,
+                          want.tar_pos_sum, want.tar_pos_sq), strict=True):
+        assert g.shape == w.shape
+        assert np.array_equal(g, w), (g, w)
+        assert g.tobytes() == np.asarray(w, dtype=g.dtype).tobytes()
+
+
+def test_replicate_blocks_of_large_weights_keep_the_position_sums_bits() -> None:
+    """Weights in the thousands: position sums well above 2**53 / n are rounded, and the
+    compiled kernel rounds them in the same order as the numpy formulation."""
+    rng = np.random.default_rng(11)
+    n_t, n_n = 500, 3000
+    w_t = rng.integers(0, 5000, n_t).astype(np.int64)
+    w_n = rng.integers(0, 5000, n_n).astype(np.int64)
+    order = rng.permutation(n_t + n_n).astype(np.int64)
+    lab = order < n_t
+    lo = np.arange(n_t + n_n, dtype=float)
+    want = _blocks(np.concatenate((w_t, w_n))[order], lab, lo, lo)
+    got = replicate_blocks(w_t, w_n, order, lab, lo, lo)
+    assert got[5].tobytes() == want.tar_pos_sum.tobytes()
+    assert got[6].tobytes() == want.tar_pos_sq.tobytes()
