@@ -111,3 +111,30 @@ def test_replicate_blocks_of_large_weights_keep_the_position_sums_bits() -> None
     got = replicate_blocks(w_t, w_n, order, lab, lo, lo)
     assert got[5].tobytes() == want.tar_pos_sum.tobytes()
     assert got[6].tobytes() == want.tar_pos_sq.tobytes()
+
+
+def test_replicates_without_numba_are_the_same_bits(monkeypatch) -> None:
+    """Without numba the replicates take the numpy passes (trial weights, ``reduceat``,
+    SciPy's PAV): every interval is identical, for one-way and two-way resampling."""
+    import polars as pl
+
+    import scoreframe as sf
+    from scoreframe.kernels import replicates
+    from scoreframe.stats import _replicates
+
+    rng = np.random.default_rng(4)
+    n = 4000
+    label = rng.random(n) < 0.3
+    df = pl.DataFrame({"model": [f"m{i % 37}" for i in range(n)],
+                       "segment": [f"s{i // 37}" for i in range(n)],
+                       "score": np.round(rng.normal(size=n) + 1.5 * label, 2),
+                       "label": label, "condition": [f"c{i % 3}" for i in range(n)]})
+    for resample in (["model"], ["model", "segment"]):
+        iv = sf.Intervals(bootstrap=30, resample=resample)
+        fast = sf.evaluate(df, by="condition", intervals=iv)
+        monkeypatch.setattr(_replicates, "compiled_available", lambda: False)
+        slow = sf.evaluate(df, by="condition", intervals=iv)
+        monkeypatch.undo()
+        assert replicates.compiled_available()
+        assert fast["eer_lo"].is_not_null().all() and fast["cllr_hi"].is_not_null().all()
+        assert fast.equals(slow)

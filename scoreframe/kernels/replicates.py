@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["class_sums", "replicate_blocks"]
+__all__ = ["class_sums", "compiled_available", "replicate_blocks"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -153,6 +153,22 @@ def _blocks_body(w_t: Any, w_n: Any, order: Any, lab: Any, lo: Any, hi: Any
                 psq[b] += wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6
             pos += w
     return t_out, n_out - t_out, start, lo_out, hi_out, psum, psq
+
+
+@cache
+def compiled_available() -> bool:
+    """True when numba imports.
+
+    numba is a dependency; without it the replicates take numpy passes, with the same results.
+
+    >>> isinstance(compiled_available(), bool)
+    True
+    """
+    try:
+        import numba  # noqa: F401, PLC0415 - imported when replicates first run
+    except ImportError:
+        return False
+    return True
 
 
 @cache

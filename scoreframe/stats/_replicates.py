@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
-from scoreframe.kernels.replicates import class_sums, replicate_blocks
+from scoreframe.kernels.replicates import class_sums, compiled_available, replicate_blocks
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs
 from scoreframe.stats._replicate_biometric import ReplicateContext, replicate_verification
 from scoreframe.stats._replicate_families import ClassUnits, prepare_extras, replicate_extras
@@ -264,7 +264,8 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     hi = np.concatenate((ct.hi, cn.hi))[order]
     # the trial weights themselves are needed only by the verification and typed statistics;
     # otherwise one compiled pass sums them per segment and piece (chunks sized by segments)
-    fused = verification is None and not statistics
+    compiled = compiled_available()  # else the numpy passes, with the same results
+    fused = verification is None and not statistics and compiled
     n = max(ct.starts.shape[0] + cn.starts.shape[0] if fused else ct.n + cn.n, 1)
     chunk = max(1, CHUNK_BYTES // (8 * n))
     out: list[ScoreStats] = []
@@ -295,10 +296,10 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         miss = cum_t[:, ct.cut_seg]
         fa = n_non[:, None] - cum_n[:, cn.cut_seg]
         # the compiled PAV compares cross-products of weighted counts in int64: below 2**62
-        if int((n_tar + n_non).max(initial=0)) < 2**31:
+        if compiled and int((n_tar + n_non).max(initial=0)) < 2**31:
             blocks = [Blocks(*replicate_blocks(seg_t[r], seg_n[r], order, lab, lo, hi))
                       for r in range(rb.shape[0])]
-        else:  # weighted counts whose cross-products could overflow int64
+        else:  # without numba, or weighted counts whose cross-products could overflow int64
             merged = np.concatenate((seg_t, seg_n), axis=1)[:, order]
             blocks = [_blocks(merged[r], lab, lo, hi) for r in range(rb.shape[0])]
         fam: list[dict[Statistic, Any]] = [{}] * rb.shape[0]
