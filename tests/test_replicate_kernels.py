@@ -17,7 +17,7 @@ def sums_twin(mults: list[np.ndarray], codes: list[np.ndarray], starts: np.ndarr
     n_rows, n = mults[0].shape[1], codes[0].shape[0]
     w = np.ones((n_rows, n))
     for m, c in zip(mults, codes, strict=True):
-        w *= np.take(m, c, axis=0).T
+        w *= np.take(m, c, axis=0).T.astype(float)
     seg = np.add.reduceat(w, starts, axis=1) if n else np.zeros((n_rows, 0))
     wf = w[:, fin]
     if piece_starts.shape[0]:
@@ -36,7 +36,7 @@ def test_class_sums_equal_the_numpy_formulation(seed: int, n: int, n_rows: int, 
                                                 wide: bool) -> None:
     """Segments, pieces, finite and infinite trials anywhere; int32 or int64 codes."""
     rng = np.random.default_rng(seed)
-    mults = [rng.integers(0, 8, (int(rng.integers(1, 20)), n_rows)).astype(float)
+    mults = [rng.integers(0, 8, (int(rng.integers(1, 20)), n_rows)).astype(np.uint8)
              for _ in range(k)]
     dtype = np.int64 if wide else np.int32
     codes = [rng.integers(0, m.shape[0], n).astype(dtype) for m in mults]
@@ -57,16 +57,16 @@ def test_class_sums_equal_the_numpy_formulation(seed: int, n: int, n_rows: int, 
 
 
 def test_class_sums_are_exact_at_the_largest_products() -> None:
-    """Weights up to 2**16 times 27-bit pieces, summed over 2**10 terms: beyond float32,
+    """Weights near 2**16 times 27-bit pieces, summed over 2**10 terms: beyond float32,
     within 2**53, so every sum is the exact integer."""
     rng = np.random.default_rng(5)
     n = 1024
-    mults = [np.full((1, 3), 255.0), np.full((1, 3), 257.0)]
+    mults = [np.full((1, 3), 251, np.uint8), np.full((1, 3), 255, np.uint8)]
     codes = [np.zeros(n, np.int32), np.zeros(n, np.int32)]
     high = rng.integers(2**26, 2**27, n).astype(float)
     _, _, hi, _ = class_sums(mults, codes, np.array([0]), slice(0, n), np.array([0]),
                              np.zeros(n), high)
-    exact = 255 * 257 * sum(int(x) for x in high)
+    exact = 251 * 255 * sum(int(x) for x in high)
     assert hi.tolist() == [[exact]] * 3
 
 
@@ -138,3 +138,31 @@ def test_replicates_without_numba_are_the_same_bits(monkeypatch) -> None:
         assert replicates.compiled_available()
         assert fast["eer_lo"].is_not_null().all() and fast["cllr_hi"].is_not_null().all()
         assert fast.equals(slow)
+
+
+def test_trial_level_multiplicities_count_in_the_chunk_of_replicates(monkeypatch) -> None:
+    """With trial-level resampling the multiplicities are a byte per trial and replicate:
+    the chunk of replicates is sized for them too, not only for the segments (few when the
+    classes are well separated). Sized by segments alone, 10^7 trials x 100 replicates took
+    6.2 GB in memory (727 MB now)."""
+    import polars as pl
+
+    import scoreframe as sf
+    from scoreframe.stats import _replicates
+
+    seen: list[int] = []
+    inner = _replicates.class_sums
+
+    def spy(mults, *args):  # type: ignore[no-untyped-def]
+        seen.append(sum(m.nbytes for m in mults))
+        return inner(mults, *args)
+
+    monkeypatch.setattr(_replicates, "CHUNK_BYTES", 64 * 1024)
+    monkeypatch.setattr(_replicates, "class_sums", spy)
+    n = 20_000
+    rng = np.random.default_rng(2)
+    label = rng.random(n) < 0.5
+    df = pl.DataFrame({"score": rng.normal(size=n) + 40.0 * label, "label": label})
+    res = sf.evaluate(df, intervals=sf.Intervals(bootstrap=50))
+    assert res["eer_lo"].is_not_null().all()
+    assert seen and max(seen) <= 64 * 1024

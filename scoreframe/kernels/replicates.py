@@ -179,7 +179,8 @@ def _compiled(name: str) -> Callable[..., Any]:
     return numba.njit(nogil=True, cache=True, error_model="numpy")(body)
 
 
-def class_sums(mults: Sequence[F64], codes: Sequence[NDArray[np.integer]], starts: I64, fin: slice,
+def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.integer]],
+               starts: I64, fin: slice,
                piece_starts: I64, low: F64, high: F64
                ) -> tuple[I64, I64, I64, I64]:
     """Segment weights, piece sums of ``low`` and ``high``, and the infinite weight.
@@ -187,8 +188,9 @@ def class_sums(mults: Sequence[F64], codes: Sequence[NDArray[np.integer]], start
     Parameters
     ----------
     mults
-        Per unit column, the multiplicities ``(units, replicates)`` as float64 (small
-        integers), one row per unit.
+        Per unit column, the multiplicities ``(units, replicates)`` as uint8, one row per
+        unit (with trial-level resampling the units are the trials: one byte per trial and
+        replicate).
     codes
         Per unit column, the unit (row of ``mults``) of every trial, ``(n,)`` integers.
     starts
@@ -212,7 +214,7 @@ def class_sums(mults: Sequence[F64], codes: Sequence[NDArray[np.integer]], start
 
     Examples
     --------
-    >>> m = [np.array([[1.0, 2.0], [0.0, 3.0]])]  # 2 units, 2 replicates
+    >>> m = [np.array([[1, 2], [0, 3]], dtype=np.uint8)]  # 2 units, 2 replicates
     >>> codes = [np.array([0, 1, 1])]
     >>> seg, lo, hi, inf = class_sums(m, codes, np.array([0, 2]), slice(0, 3),
     ...                               np.array([0]), np.ones(3), np.zeros(3))
@@ -226,7 +228,7 @@ def class_sums(mults: Sequence[F64], codes: Sequence[NDArray[np.integer]], start
     inf = np.zeros(n_rows)
     if codes[0].shape[0]:
         small = all(c.dtype == np.int32 for c in codes)  # one tuple type: int32 or int64
-        _compiled("sums")(tuple(np.ascontiguousarray(m, dtype=np.float64) for m in mults),
+        _compiled("sums")(tuple(np.ascontiguousarray(m, dtype=np.uint8) for m in mults),
                     tuple(np.ascontiguousarray(c, dtype=np.int32 if small else np.int64)
                           for c in codes),
                     starts.astype(np.int64), int(fin.start), int(fin.stop),

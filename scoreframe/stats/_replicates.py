@@ -181,7 +181,7 @@ def _fused_sums(c: _Class, spec: Replicates, rows: I64) -> tuple[I64, list[int],
     and per piece trial by trial (:func:`~scoreframe.kernels.replicates.class_sums`);
     the integers are the same.
     """
-    mults = [spec.multiplicities(k, h, rows).T.astype(np.float64)
+    mults = [np.ascontiguousarray(spec.multiplicities(k, h, rows).T)  # (units, rows) uint8
              for k, h in enumerate(c.hashes)]
     codes: list[NDArray[np.integer]] = [
         np.arange(c.n, dtype=np.int32 if c.n < 2**31 else np.int64) if k is None else k
@@ -263,11 +263,13 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
     lo = np.concatenate((ct.lo, cn.lo))[order]
     hi = np.concatenate((ct.hi, cn.hi))[order]
     # the trial weights themselves are needed only by the verification and typed statistics;
-    # otherwise one compiled pass sums them per segment and piece (chunks sized by segments)
+    # otherwise one compiled pass sums them per segment and piece: chunks sized by segments
+    # (int64 sums), plus the multiplicities of trial-level units (a byte per trial, twice)
     compiled = compiled_available()  # else the numpy passes, with the same results
     fused = verification is None and not statistics and compiled
-    n = max(ct.starts.shape[0] + cn.starts.shape[0] if fused else ct.n + cn.n, 1)
-    chunk = max(1, CHUNK_BYTES // (8 * n))
+    per_row = 8 * (ct.starts.shape[0] + cn.starts.shape[0]) + \
+        (2 * (ct.n + cn.n) if spec.trial else 0) if fused else 8 * (ct.n + cn.n)
+    chunk = max(1, CHUNK_BYTES // max(per_row, 1))
     out: list[ScoreStats] = []
     prepared = prepare_extras(statistics, s, classes or {}) if statistics else {}
     for a in range(0, rows.shape[0], chunk):
