@@ -7,10 +7,14 @@ repeated as often as its weight, computed without repeating anything:
 
 * the sorted order is fixed, so the PAV inputs of a replicate are the weighted counts of the
   range's *segments* (runs of equal labels in the merged order, also cut at the request's
-  thresholds): one ``np.add.reduceat`` of the weights per replicate. PAV then runs on the
-  weighted runs with the same kernel as the point statistics
-  (:func:`~scoreframe.kernels.sorted_scores.pav_runs`), and the blocks merge across ranges
-  with the same :func:`~scoreframe.stats.summary.merge`;
+  thresholds), summed with the Cllr pieces below in one compiled pass over the trials
+  (:func:`~scoreframe.kernels.replicates.class_sums`; numpy's ``np.add.reduceat`` of the
+  trial weights when a typed statistic reads those weights, or without numba). PAV then runs
+  on the weighted segments: a compiled exact-integer stack PAV
+  (:func:`~scoreframe.kernels.replicates.replicate_blocks`), whose blocks are those of the
+  point statistics' kernel (:func:`~scoreframe.kernels.sorted_scores.pav_runs`, the path
+  without numba), and the blocks merge across ranges with the same
+  :func:`~scoreframe.stats.summary.merge`;
 * the Cllr sums are exact, in the fixed point of
   :func:`~scoreframe.kernels.elementary.exact_sum`: the finite cost terms of a class are
   monotone in the sorted order, so runs of one binary exponent are contiguous; each term's
