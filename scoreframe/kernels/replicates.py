@@ -270,9 +270,8 @@ def replicate_blocks(w_t: I64, w_n: I64, order: I64, lab: NDArray[np.bool_], lo:
     >>> [a.tolist() for a in out[:3]]
     [[0, 1, 2], [2, 1, 0], [0, 2, 4]]
     """
-    return _compiled("blocks")(np.ascontiguousarray(w_t, np.int64),  # type: ignore[no-any-return]
-                               np.ascontiguousarray(w_n, np.int64),
-                               np.ascontiguousarray(order, np.int64),
-                               np.ascontiguousarray(lab, np.bool_),
-                               np.ascontiguousarray(lo, np.float64),
-                               np.ascontiguousarray(hi, np.float64))
+    out: tuple[I64, I64, I64, F64, F64, F64, F64] = _compiled("blocks")(
+        np.ascontiguousarray(w_t, np.int64), np.ascontiguousarray(w_n, np.int64),
+        np.ascontiguousarray(order, np.int64), np.ascontiguousarray(lab, np.bool_),
+        np.ascontiguousarray(lo, np.float64), np.ascontiguousarray(hi, np.float64))
+    return out
