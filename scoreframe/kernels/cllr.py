@@ -12,9 +12,15 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from scoreframe.kernels.elementary import softplus
-from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_blocks, sort_scores
+from scoreframe.kernels.sorted_scores import (
+    Blocks,
+    BlockStack,
+    SortedScores,
+    pav_blocks,
+    sort_scores,
+)
 
-__all__ = ["cllr", "cross_entropy", "min_cllr", "pav_llrs"]
+__all__ = ["cllr", "cross_entropy", "min_cllr", "min_cllr_stack", "pav_llrs"]
 
 F64 = NDArray[np.float64]
 LOG2 = math.log(2.0)
@@ -57,31 +63,64 @@ def min_cllr(b: Blocks, *, ramp: bool = False) -> float:
     >>> min_cllr(b), round(min_cllr(b, ramp=True), 8)
     (1.0, 1.00000018)
     """
+    stack = BlockStack.of([b])
+    if not ramp:
+        return float(min_cllr_stack(stack)[0])
     big_t, big_n = b.total_tar, b.total_non
-    w_t = b.n_tar / big_t  # share of the targets (non-targets) in each block
-    w_n = b.n_non / big_n
+    tm, nm = _block_means(stack)
+    tar_mean, non_mean = float(tm[0]), float(nm[0])
     llr = b.llr()
     has_t = b.n_tar > 0
     has_n = b.n_non > 0
-    tar_mean = float(np.sum(w_t[has_t] * softplus(-llr[has_t])))
-    non_mean = float(np.sum(w_n[has_n] * softplus(llr[has_n])))
-    if ramp:
-        delta = RAMP / (big_t + big_n)
-        size = b.size.astype(np.float64)
-        first = b.start.astype(np.float64) + 1.0
-        last = first + size - 1.0
-        all_sum = (first + last) * size / 2.0
-        all_sq = (last * (last + 1) * (2 * last + 1) - (first - 1) * first * (2 * first - 1)) / 6.0
-        non_pos_sum = all_sum - b.tar_pos_sum
-        non_pos_sq = all_sq - b.tar_pos_sq
-        sp = expit(llr)
-        sn = expit(-llr)
-        curv = sp * sn
-        tar_mean += float(np.sum((-sn * delta * b.tar_pos_sum
-                                  + 0.5 * curv * delta**2 * b.tar_pos_sq)[has_t])) / big_t
-        non_mean += float(np.sum((sp * delta * non_pos_sum
-                                  + 0.5 * curv * delta**2 * non_pos_sq)[has_n])) / big_n
+    delta = RAMP / (big_t + big_n)
+    size = b.size.astype(np.float64)
+    first = b.start.astype(np.float64) + 1.0
+    last = first + size - 1.0
+    all_sum = (first + last) * size / 2.0
+    all_sq = (last * (last + 1) * (2 * last + 1) - (first - 1) * first * (2 * first - 1)) / 6.0
+    non_pos_sum = all_sum - b.tar_pos_sum
+    non_pos_sq = all_sq - b.tar_pos_sq
+    sp = expit(llr)
+    sn = expit(-llr)
+    curv = sp * sn
+    tar_mean += float(np.sum((-sn * delta * b.tar_pos_sum
+                              + 0.5 * curv * delta**2 * b.tar_pos_sq)[has_t])) / big_t
+    non_mean += float(np.sum((sp * delta * non_pos_sum
+                              + 0.5 * curv * delta**2 * non_pos_sq)[has_n])) / big_n
     return (tar_mean + non_mean) / (2.0 * LOG2)
+
+
+def min_cllr_stack(b: BlockStack) -> F64:
+    """:func:`min_cllr` (without the ramp) of every member of a stack, ``(R,)``.
+
+    Members need targets and non-targets. Each member's weighted means are summed as numpy
+    sums them for one group (its own slice), so the values are those of :func:`min_cllr`.
+    """
+    tar_mean, non_mean = _block_means(b)
+    out: F64 = (tar_mean + non_mean) / (2.0 * LOG2)
+    return out
+
+
+def _block_means(b: BlockStack) -> tuple[F64, F64]:
+    """Per member, the target and non-target means of the PAV cost terms (weights ``n_b/N``)."""
+    own = b.owner
+    w_t = b.n_tar / b.total_tar[own]  # share of the targets (non-targets) in each block
+    w_n = b.n_non / b.total_non[own]
+    llr = b.llr()
+    has_t = b.n_tar > 0
+    has_n = b.n_non > 0
+    terms_t = w_t[has_t] * softplus(-llr[has_t])
+    terms_n = w_n[has_n] * softplus(llr[has_n])
+    return _member_sums(terms_t, has_t, b.offsets), _member_sums(terms_n, has_n, b.offsets)
+
+
+def _member_sums(terms: F64, kept: NDArray[np.bool_], offsets: NDArray[np.int64]) -> F64:
+    """``np.sum`` of each member's kept terms: one sum per member (the same rounding as alone)."""
+    at = np.zeros(kept.shape[0] + 1, dtype=np.int64)
+    np.cumsum(kept, out=at[1:])
+    cut = at[offsets].tolist()
+    return np.array([np.sum(terms[a:e]) for a, e in zip(cut[:-1], cut[1:], strict=True)],
+                    dtype=np.float64)
 
 
 def pav_llrs(tar: F64, non: F64, *, laplace: bool = False,

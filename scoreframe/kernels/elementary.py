@@ -165,6 +165,7 @@ def _softplus_into(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:
 
 #: Exact sums are integers in units of ``2**-EXACT_SCALE`` (below the smallest subnormal).
 EXACT_SCALE = 1126
+_EXACT_ONE = 1 << EXACT_SCALE
 
 
 def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
@@ -254,9 +255,7 @@ def _ascending_sum(x: NDArray[np.float64]) -> int | None:
 
 def exact_to_float(total: int) -> float:
     """The float nearest to an :func:`exact_sum` (correct rounding)."""
-    from fractions import Fraction
-
-    return float(Fraction(total, 1 << EXACT_SCALE))
+    return total / _EXACT_ONE  # int / int: correctly rounded in Python
 
 
 def neglogsigmoid(x: ArrayLike) -> NDArray[np.float64]:

@@ -1,6 +1,9 @@
 """ROCCH vertices and the statistics read from them (docs/math.md section 5).
 
 numpy only: ROCCH, minDCF at any operating points, ROCCH-EER, UER, PRBEP, area under the ROCCH.
+The ``*_stack`` kernels take the blocks of many replicates at once (a
+:class:`~scoreframe.kernels.sorted_scores.BlockStack`); the one-group kernels are the stack of
+one, so a replicate and a point value come from the same operations.
 """
 
 from __future__ import annotations
@@ -8,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from scoreframe.kernels.sorted_scores import Blocks
+from scoreframe.kernels.sorted_scores import Blocks, BlockStack
 
-__all__ = ["area_under_rocch", "crossing", "min_dcf", "prbep", "rocch", "rocch_eer", "uer"]
+__all__ = ["area_under_rocch", "crossing", "crossing_stack", "min_dcf", "min_dcf_stack", "prbep",
+           "prbep_stack", "rocch", "rocch_counts_stack", "rocch_eer", "rocch_eer_stack", "uer"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -18,9 +22,33 @@ I64 = NDArray[np.int64]
 
 def rocch_counts(b: Blocks) -> tuple[I64, I64]:
     """Cumulative miss and false-alarm counts at the ROCCH vertices (B + 1 of them)."""
-    n_miss = np.concatenate(([0], np.cumsum(b.n_tar)))
-    n_fa = b.total_non - np.concatenate(([0], np.cumsum(b.n_non)))
+    n_miss, n_fa, _ = rocch_counts_stack(BlockStack.of([b]))
     return n_miss, n_fa
+
+
+def rocch_counts_stack(b: BlockStack) -> tuple[I64, I64, I64]:
+    """:func:`rocch_counts` of every member of a stack, and the vertex offsets.
+
+    Member ``r`` has vertices ``offsets[r]:offsets[r + 1]`` (its blocks plus one).
+    """
+    count = b.count
+    vert = b.offsets + np.arange(count + 1, dtype=np.int64)
+    first = vert[:-1]
+    n_miss = np.zeros(vert[-1], dtype=np.int64)
+    n_fa = np.zeros(vert[-1], dtype=np.int64)
+    if b.n_tar.shape[0]:
+        inner = np.ones(vert[-1], dtype=bool)
+        inner[first] = False  # the vertex before the first block of each member: 0, 0
+        cm = np.cumsum(b.n_tar)
+        cf = np.cumsum(b.n_non)
+        base_m = np.concatenate(([0], cm))[b.offsets[:-1]]
+        base_f = np.concatenate(([0], cf))[b.offsets[:-1]]
+        own = b.owner
+        n_miss[inner] = cm - base_m[own]
+        n_fa[inner] = cf - base_f[own]
+    vown = np.repeat(np.arange(count, dtype=np.int64), np.diff(vert))
+    n_fa = b.total_non[vown] - n_fa
+    return n_miss, n_fa, vert
 
 
 def rocch(b: Blocks) -> tuple[F64, F64]:
@@ -34,20 +62,42 @@ def crossing(x: F64, y: F64) -> float:
 
     ``x - y`` must be non-increasing, from ``>= 0`` to ``<= 0`` (docs/math.md §5.4).
     """
+    x = np.asarray(x, dtype=np.float64)
+    return float(crossing_stack(x, np.asarray(y, dtype=np.float64),
+                                np.array([0, x.shape[0]], dtype=np.int64))[0])
+
+
+def crossing_stack(x: F64, y: F64, offsets: I64) -> F64:
+    """:func:`crossing` of every polyline ``offsets[r]:offsets[r + 1]`` of ``x``, ``y``.
+
+    Each polyline has at least one vertex. The same operations as one crossing at a time,
+    element by element, so the same bits.
+    """
     d = x - y
-    b = int(np.count_nonzero(d >= 0)) - 1
-    if b < 0:
-        return float(y[0])
-    if d[b] == 0 or b == d.shape[0] - 1:
-        return float(y[b])
-    u = d[b] / (d[b] - d[b + 1])
-    return float(y[b] + u * (y[b + 1] - y[b]))
+    first, last = offsets[:-1], offsets[1:] - 1
+    nonneg = np.zeros(d.shape[0] + 1, dtype=np.int64)
+    np.cumsum(d >= 0, out=nonneg[1:])
+    k = nonneg[offsets[1:]] - nonneg[first] - 1  # last vertex with d >= 0, per polyline
+    at = first + np.maximum(k, 0)
+    nxt = np.minimum(at + 1, last)
+    with np.errstate(all="ignore"):
+        u = d[at] / (d[at] - d[nxt])
+        out: F64 = y[at] + u * (y[nxt] - y[at])
+    exact = (k < 0) | (d[at] == 0) | (at == last)
+    out[exact] = y[at][exact]
+    return out
 
 
 def rocch_eer(b: Blocks) -> float:
     """ROCCH-EER: where the ROCCH crosses ``pmiss = pfa`` ([BdV11] eq 26)."""
-    pmiss, pfa = rocch(b)
-    return crossing(pfa, pmiss)
+    return float(rocch_eer_stack(BlockStack.of([b]))[0])
+
+
+def rocch_eer_stack(b: BlockStack) -> F64:
+    """:func:`rocch_eer` of every member of a stack (members with targets and non-targets)."""
+    n_miss, n_fa, vert = rocch_counts_stack(b)
+    vown = np.repeat(np.arange(b.count, dtype=np.int64), np.diff(vert))
+    return crossing_stack(n_fa / b.total_non[vown], n_miss / b.total_tar[vown], vert)
 
 
 def uer(b: Blocks, r: float) -> float:
@@ -58,8 +108,13 @@ def uer(b: Blocks, r: float) -> float:
 
 def prbep(b: Blocks) -> float:
     """Precision-recall break-even point as an error count (``#miss = #fa`` on the ROCCH)."""
-    n_miss, n_fa = rocch_counts(b)
-    return crossing(n_fa.astype(np.float64), n_miss.astype(np.float64))
+    return float(prbep_stack(BlockStack.of([b]))[0])
+
+
+def prbep_stack(b: BlockStack) -> F64:
+    """:func:`prbep` of every member of a stack."""
+    n_miss, n_fa, vert = rocch_counts_stack(b)
+    return crossing_stack(n_fa.astype(np.float64), n_miss.astype(np.float64), vert)
 
 
 def area_under_rocch(b: Blocks) -> float:
@@ -76,17 +131,28 @@ def min_dcf(b: Blocks, p: F64, q: F64) -> tuple[F64, I64, I64]:
     costs are equal. Vertices whose exact costs tie may round differently; the vertex then
     follows the rounding, as in BOSARIS (the minimum itself is the same).
     """
-    n_miss, n_fa = rocch_counts(b)
-    pmiss = n_miss / b.total_tar
-    pfa = n_fa / b.total_non
+    cost, miss, fa = min_dcf_stack(BlockStack.of([b]), p, q)
+    return cost[0], miss[0], fa[0]
+
+
+def min_dcf_stack(b: BlockStack, p: F64, q: F64) -> tuple[F64, I64, I64]:
+    """:func:`min_dcf` of every member of a stack (with targets and non-targets): ``(R, K)``."""
+    n_miss, n_fa, vert = rocch_counts_stack(b)
+    vown = np.repeat(np.arange(b.count, dtype=np.int64), np.diff(vert))
+    pmiss = n_miss / b.total_tar[vown]
+    pfa = n_fa / b.total_non[vown]
     p = np.atleast_1d(p)
     q = np.atleast_1d(q)
-    out = np.empty(p.shape[0])
-    idx = np.empty(p.shape[0], dtype=np.int64)
-    step = max(1, 4_000_000 // pmiss.shape[0])
+    first = vert[:-1]
+    out = np.empty((p.shape[0], b.count))
+    idx = np.empty((p.shape[0], b.count), dtype=np.int64)
+    where = np.arange(pmiss.shape[0], dtype=np.int64)
+    step = max(1, 4_000_000 // max(pmiss.shape[0], 1))
     for i in range(0, p.shape[0], step):  # chunks of operating points, not trials
         cost = p[i:i + step, None] * pmiss[None, :] + q[i:i + step, None] * pfa[None, :]
-        j = np.argmin(cost, axis=1)
-        idx[i:i + step] = j
-        out[i:i + step] = cost[np.arange(j.shape[0]), j]
-    return out, n_miss[idx], n_fa[idx]
+        low = np.minimum.reduceat(cost, first, axis=1) if b.count else cost[:, :0]
+        # the first vertex at the minimum, or the first NaN (np.argmin's choice)
+        at = np.where((cost == low[:, vown]) | np.isnan(cost), where[None, :], pmiss.shape[0])
+        idx[i:i + step] = np.minimum.reduceat(at, first, axis=1) if b.count else at[:, :0]
+        out[i:i + step] = low
+    return out.T, n_miss[idx].T, n_fa[idx].T

@@ -10,6 +10,7 @@ pessimistic order of BOSARIS' stable sort of ``[tar non]``). A tie group is neve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -18,8 +19,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from scoreframe.kernels.elementary import exact_sum, softplus
 
-__all__ = ["Blocks", "SortedScores", "concat_blocks", "label_runs", "nontarget_cost_sum",
-           "pav_blocks", "pav_runs", "sort_scores", "target_cost_sum"]
+__all__ = ["BlockStack", "Blocks", "SortedScores", "concat_blocks", "label_runs",
+           "nontarget_cost_sum", "pav_blocks", "pav_runs", "sort_scores", "target_cost_sum"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -182,10 +183,84 @@ class Blocks:
 
     def llr(self) -> F64:
         """PAV llr of each block: ``logit(p_b) - log(T/N)`` (docs/math.md §4.3); may be +-inf."""
+        return BlockStack.of([self]).llr()
+
+
+@dataclass(frozen=True, eq=False)
+class BlockStack:
+    """The PAV blocks of several replicates (or groups), one after the other.
+
+    What the kernels vectorized over replicates read (:func:`~scoreframe.kernels.rocch.min_dcf`
+    and the other ``*_stack`` kernels): the point value of one group is the stack of its one
+    :class:`Blocks` (:meth:`of`), so both come from the same code, bit for bit.
+
+    Attributes
+    ----------
+    n_tar, n_non
+        Targets and non-targets in each block, the blocks of every member concatenated.
+    offsets
+        ``R + 1`` indices: member ``r`` holds blocks ``offsets[r]:offsets[r + 1]``.
+
+    Examples
+    --------
+    >>> a = pav_blocks(sort_scores([1.0, 2.0], [0.0]))
+    >>> b = pav_blocks(sort_scores([0.0], [1.0, 2.0]))
+    >>> st = BlockStack.of([a, b])
+    >>> st.offsets.tolist(), st.total_tar.tolist(), st.total_non.tolist()
+    ([0, 2, 3], [2, 1], [1, 2])
+    """
+
+    n_tar: I64
+    n_non: I64
+    offsets: I64
+
+    @classmethod
+    def of(cls, blocks: Sequence[Blocks]) -> BlockStack:
+        """The stack of ``blocks``, in order."""
+        sizes = [b.n_tar.shape[0] for b in blocks]
+        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        if len(blocks) == 1:
+            return cls(blocks[0].n_tar, blocks[0].n_non, offsets)
+        z = np.zeros(0, dtype=np.int64)
+        return cls(np.concatenate([b.n_tar for b in blocks] or [z]),
+                   np.concatenate([b.n_non for b in blocks] or [z]), offsets)
+
+    @property
+    def count(self) -> int:
+        """Members ``R``."""
+        return int(self.offsets.shape[0]) - 1
+
+    @cached_property
+    def owner(self) -> I64:
+        """The member of each block."""
+        return np.repeat(np.arange(self.count, dtype=np.int64), np.diff(self.offsets))
+
+    def member_sums(self, x: NDArray[np.integer]) -> I64:
+        """Per member, the integer sum of ``x`` (one value per block): exact."""
+        c = np.zeros(x.shape[0] + 1, dtype=np.int64)
+        np.cumsum(x, out=c[1:])
+        return c[self.offsets[1:]] - c[self.offsets[:-1]]
+
+    @cached_property
+    def total_tar(self) -> I64:
+        """All targets of each member."""
+        return self.member_sums(self.n_tar)
+
+    @cached_property
+    def total_non(self) -> I64:
+        """All non-targets of each member."""
+        return self.member_sums(self.n_non)
+
+    def llr(self) -> F64:
+        """PAV llr of each block, ``logit(p_b) - log(T/N)`` with its member's ``T``, ``N``."""
         t = self.n_tar.astype(np.float64)
         m = self.n_non.astype(np.float64)
+        own = self.owner
         with np.errstate(divide="ignore"):
-            out: F64 = (np.log(t) - np.log(m)) - (np.log(self.total_tar) - np.log(self.total_non))
+            prior = np.log(self.total_tar.astype(np.float64)) - \
+                np.log(self.total_non.astype(np.float64))
+            out: F64 = (np.log(t) - np.log(m)) - prior[own]
         return out
 
 

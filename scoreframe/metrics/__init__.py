@@ -44,6 +44,7 @@ from scoreframe.metrics._options import Biometric as Biometric  # public at the 
 from scoreframe.metrics._options import Tandem as Tandem  # public at the top level
 from scoreframe.metrics.forensic import auc
 from scoreframe.metrics.registry import (
+    GroupStack,
     GroupStats,
     Metric,
     declare,
@@ -71,6 +72,7 @@ from scoreframe.metrics.scalar import (
 
 __all__ = [
     "RatesAt",
+    "GroupStack",
     "GroupStats",
     "Metric",
     "act_dcf",

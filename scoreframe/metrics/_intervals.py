@@ -3,7 +3,9 @@
 A metric declared with intervals (:attr:`~scoreframe.metrics.registry.Metric.has_intervals`)
 gets ``_lo``/``_hi`` from its own ``compute`` applied to the statistics of each replicate
 (:attr:`~scoreframe.stats.summary.ScoreStats.replicates`, built by the one reduction pass on
-any engine); there is no second implementation of any metric. Percentile intervals, or BCa
+any engine), or from its ``compute_stack`` on stacks of replicates (the same kernels in their
+``*_stack`` form, of which the one-group kernels are the stack of one: the same bits, without
+Python work per replicate); there is no second implementation of any metric. Percentile intervals, or BCa
 (Efron 1987) with the acceleration from the delete-a-block jackknife rows of the same pass.
 """
 
@@ -19,7 +21,7 @@ from numpy.typing import NDArray
 from scoreframe.checks import check_choice, check_positive_int, check_probability
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.kernels import bootstrap as kb
-from scoreframe.metrics.registry import GroupStats, Metric, OperatingPoints
+from scoreframe.metrics.registry import GroupStack, GroupStats, Metric, OperatingPoints
 from scoreframe.stats._resampling import MAX_BOOTSTRAP, TRIAL, Replicates
 from scoreframe.stats.summary import ScoreStats
 
@@ -117,19 +119,49 @@ def replicate_values(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[
                      ) -> dict[Key, F64]:
     """Every metric on every replicate of ``stats``: ``(R,)``, or ``(R, K)`` per operating point.
 
-    NaN where a replicate has no target or no non-target weight.
+    NaN where a replicate has no target or no non-target weight. A metric with a
+    ``compute_stack`` is computed for stacks of replicates at once (of at most
+    :data:`STACK_BLOCKS` PAV blocks each), the others one replicate at a time.
     """
     reps = stats.replicates
     k = len(ops.p_target)
     out = {(m.name, m.per_operating_point): np.full((len(reps), k) if m.per_operating_point
                                                     else len(reps), np.nan) for m in metrics}
+    defined = [r for r, st in enumerate(reps) if st.n_tar and st.n_non]
+    stacked = [m for m in metrics if m.compute_stack is not None]
+    single = [m for m in metrics if m.compute_stack is None]
     with np.errstate(all="ignore"):
-        for r, st in enumerate(reps):
-            if st.n_tar == 0 or st.n_non == 0:
-                continue
-            g = GroupStats(st, ops, "rocch")
-            for m in metrics:
-                out[(m.name, m.per_operating_point)][r] = m.compute(g)
+        if stacked:
+            for rows in _stacks(reps, defined):
+                g = GroupStack(tuple(reps[r] for r in rows), ops)
+                for m in stacked:
+                    assert m.compute_stack is not None
+                    out[(m.name, m.per_operating_point)][rows] = m.compute_stack(g)
+        for r in defined if single else ():
+            gs = GroupStats(reps[r], ops, "rocch")
+            for m in single:
+                out[(m.name, m.per_operating_point)][r] = m.compute(gs)
+    return out
+
+
+#: PAV blocks per stack of replicates (bounds the stacked kernels' temporaries).
+STACK_BLOCKS = 1 << 19
+
+
+def _stacks(reps: Sequence[ScoreStats], rows: Sequence[int]) -> list[list[int]]:
+    """``rows`` cut into runs whose replicates hold at most :data:`STACK_BLOCKS` blocks."""
+    out: list[list[int]] = []
+    cur: list[int] = []
+    size = 0
+    for r in rows:
+        nb = reps[r].blocks.n_tar.shape[0]
+        if cur and size + nb > STACK_BLOCKS:
+            out.append(cur)
+            cur, size = [], 0
+        cur.append(r)
+        size += nb
+    if cur:
+        out.append(cur)
     return out
 
 

@@ -7,18 +7,22 @@ nothing here sorts or touches trials. Order of declaration = order of columns.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from scoreframe.kernels import rocch as kr
 from scoreframe.kernels.elementary import exact_to_float
-from scoreframe.metrics.registry import EER_STATISTICS, GroupStats, Metric, declare
+from scoreframe.metrics.registry import EER_STATISTICS, GroupStack, GroupStats, Metric, declare
+from scoreframe.stats.summary import ScoreStats
 
 __all__ = ["DR30"]
 
 #: Doddington's rule of 30: errors needed at an operating point for a reliable rate.
 DR30 = 30
 LOG2 = math.log(2.0)
+F64 = NDArray[np.float64]
 
 
 def _eer(g: GroupStats) -> float:
@@ -37,17 +41,41 @@ def _eer(g: GroupStats) -> float:
     return kr.rocch_eer(s.blocks)
 
 
-def _cllr(g: GroupStats) -> float:
-    s = g.stats
+def _cllr_of(s: ScoreStats) -> float:
     if s.cllr_inf:
         return math.inf
     tar, non = exact_to_float(s.cllr_tar), exact_to_float(s.cllr_non)
     return (tar / s.n_tar + non / s.n_non) / (2.0 * LOG2)
 
 
+def _cllr(g: GroupStats) -> float:
+    return _cllr_of(g.stats)
+
+
+def _cllr_stack(g: GroupStack) -> F64:
+    return np.array([_cllr_of(s) for s in g.stats], dtype=np.float64)
+
+
 def _act_dcf(g: GroupStats) -> np.ndarray:
     miss, fa = g.act_counts()
     return g.ops.p * (miss / g.n_tar) + g.ops.q * (fa / g.n_non)
+
+
+def _act_dcf_stack(g: GroupStack) -> F64:
+    miss, fa = g.act_counts()
+    out: F64 = g.ops.p * (miss / g.n_tar[:, None]) + g.ops.q * (fa / g.n_non[:, None])
+    return out
+
+
+def _mean_over_points(x: F64) -> Any:
+    """The mean over the last axis (operating points), summed in order.
+
+    The same bits for one group (a vector) and for a stack of replicates (one row each).
+    """
+    total = x[..., 0]
+    for k in range(1, x.shape[-1]):
+        total = total + x[..., k]
+    return total / x.shape[-1]
 
 
 def _dr30(g: GroupStats) -> np.ndarray:
@@ -56,24 +84,32 @@ def _dr30(g: GroupStats) -> np.ndarray:
 
 
 declare(Metric("eer", "EER", "%", _eer, scale=100.0,
-               description="equal error rate (ROCCH by default; see eer_method)"))
-declare(Metric("cllr", "Cllr", "bits", _cllr,
+               description="equal error rate (ROCCH by default; see eer_method)",
+               compute_stack=lambda g: kr.rocch_eer_stack(g.blocks)))  # intervals: ROCCH
+declare(Metric("cllr", "Cllr", "bits", _cllr, compute_stack=_cllr_stack,
                description="log-likelihood-ratio cost (calibration + discrimination)"))
 declare(Metric("min_cllr", "minCllr", "bits", lambda g: g.min_cllr,
+               compute_stack=lambda g: g.min_cllr,
                description="Cllr after optimal (PAV) recalibration"))
 declare(Metric("cal_loss", "cal. loss", "bits",
                lambda g: _cllr(g) - g.min_cllr,
+               compute_stack=lambda g: _cllr_stack(g) - g.min_cllr,
                description="Cllr - minCllr: the cost of miscalibration"))
 declare(Metric("prbep", "PRBEP", "trials", lambda g: kr.prbep(g.stats.blocks),
+               compute_stack=lambda g: kr.prbep_stack(g.blocks),
                description="precision-recall break-even point, as a count of errors"))
 # per operating point (the `dcf` structs)
 declare(Metric("act_dcf", "actDCF (raw)", "", _act_dcf, per_operating_point=True, table=False,
+               compute_stack=_act_dcf_stack,
                description="actual DCF at the Bayes threshold, unnormalized"))
 declare(Metric("act_dcf_norm", "actDCF", "", lambda g: _act_dcf(g) / g.ops.default_dcf,
+               compute_stack=lambda g: _act_dcf_stack(g) / g.ops.default_dcf,
                per_operating_point=True, description="actual DCF / default system's DCF"))
 declare(Metric("min_dcf", "minDCF (raw)", "", lambda g: g.min_dcf[0], per_operating_point=True,
-               table=False, description="minimum DCF over thresholds (ROCCH), unnormalized"))
+               compute_stack=lambda g: g.min_dcf[0], table=False,
+               description="minimum DCF over thresholds (ROCCH), unnormalized"))
 declare(Metric("min_dcf_norm", "minDCF", "", lambda g: g.min_dcf[0] / g.ops.default_dcf,
+               compute_stack=lambda g: g.min_dcf[0] / g.ops.default_dcf,
                per_operating_point=True, description="minimum DCF / default system's DCF"))
 declare(Metric("n_miss_min", "misses at min", "trials", lambda g: g.min_dcf[1], dtype="int",
                per_operating_point=True, table=False))
@@ -87,10 +123,14 @@ declare(Metric("dr30_ok", "DR30", "", _dr30, dtype="bool", per_operating_point=T
                table=False, description="at least 30 misses and 30 false alarms at the min"))
 # summaries over the operating points (group level)
 declare(Metric("c_primary", "Cprimary", "",
-               lambda g: float(np.mean(_act_dcf(g) / g.ops.default_dcf)), table=False,
+               lambda g: float(_mean_over_points(_act_dcf(g) / g.ops.default_dcf)),
+               compute_stack=lambda g: _mean_over_points(_act_dcf_stack(g) / g.ops.default_dcf),
+               table=False,
                description="mean normalized actual DCF over the operating points"))
 declare(Metric("min_c_primary", "min Cprimary", "",
-               lambda g: float(np.mean(g.min_dcf[0] / g.ops.default_dcf)), table=False,
+               lambda g: float(_mean_over_points(g.min_dcf[0] / g.ops.default_dcf)),
+               compute_stack=lambda g: _mean_over_points(g.min_dcf[0] / g.ops.default_dcf),
+               table=False,
                description="mean normalized minimum DCF over the operating points"))
 declare(Metric("dr30_ok", "DR30", "", lambda g: bool(np.all(_dr30(g))), dtype="bool",
                table=False, description="rule of 30 holds at every operating point"))

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from scoreframe.checks import check_choice, check_p_targets, check_positive
 from scoreframe.kernels.elementary import effective_prior, operating_points
+from scoreframe.kernels.sorted_scores import BlockStack
 from scoreframe.stats.summary import (
     AsvspoofEer,
     KaldiEer,
@@ -32,8 +33,8 @@ from scoreframe.stats.summary import (
     VerificationRequest,
 )
 
-__all__ = ["EER_METHODS", "GroupStats", "Metric", "OperatingPoints", "declare", "declared",
-           "display_columns", "lookup", "request_for", "table_metrics"]
+__all__ = ["EER_METHODS", "GroupStack", "GroupStats", "Metric", "OperatingPoints", "declare",
+           "declared", "display_columns", "lookup", "request_for", "table_metrics"]
 
 F64 = NDArray[np.float64]
 
@@ -171,6 +172,76 @@ class GroupStats:
         return min_dcf(self.stats.blocks, self.ops.p, self.ops.q)
 
 
+@dataclass(frozen=True, eq=False)
+class GroupStack:
+    """The final statistics of several replicates of one group, stacked.
+
+    What a declaration's :attr:`Metric.compute_stack` reads: the values of :class:`GroupStats`
+    with a leading replicate axis, computed for every replicate at once by the kernels'
+    ``*_stack`` forms (the one-group kernels are their stack of one, so each replicate gets
+    the bits its own :class:`GroupStats` would give). Every member has targets and
+    non-targets.
+
+    See Also
+    --------
+    GroupStats : One group (or replicate).
+    Metric : ``compute_stack`` reads this.
+
+    Examples
+    --------
+    >>> from scoreframe.kernels import sort_scores
+    >>> from scoreframe.stats import Request, reduce_sorted
+    >>> ops = OperatingPoints((0.01,))
+    >>> req = Request(thresholds=ops.threshold)
+    >>> a = reduce_sorted(sort_scores([1.0, 2.0, 3.0], [0.0, 1.5, -1.0]), req)
+    >>> b = reduce_sorted(sort_scores([0.5, 2.5], [0.0, 1.0, 3.0]), req)
+    >>> st = GroupStack((a, b), ops)
+    >>> st.n_tar.tolist(), st.min_cllr.tolist() == [GroupStats(a, ops).min_cllr,
+    ...                                             GroupStats(b, ops).min_cllr]
+    ([3, 2], True)
+    """
+
+    stats: tuple[ScoreStats, ...]
+    ops: OperatingPoints
+
+    @cached_property
+    def n_tar(self) -> NDArray[np.int64]:
+        """Targets of each replicate."""
+        return np.array([s.n_tar for s in self.stats], dtype=np.int64)
+
+    @cached_property
+    def n_non(self) -> NDArray[np.int64]:
+        """Non-targets of each replicate."""
+        return np.array([s.n_non for s in self.stats], dtype=np.int64)
+
+    @cached_property
+    def blocks(self) -> BlockStack:
+        """The replicates' PAV blocks, stacked."""
+        return BlockStack.of([s.blocks for s in self.stats])
+
+    def act_counts(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Misses and false alarms at the operating points' Bayes thresholds, ``(R, K)``."""
+        k = len(self.ops.p_target)
+        shape = (len(self.stats), k)
+        miss = np.array([s.n_miss[:k] for s in self.stats], dtype=np.int64).reshape(shape)
+        fa = np.array([s.n_fa[:k] for s in self.stats], dtype=np.int64).reshape(shape)
+        return miss, fa
+
+    @cached_property
+    def min_cllr(self) -> F64:
+        """The minCllr of each replicate."""
+        from scoreframe.kernels.cllr import min_cllr_stack
+
+        return min_cllr_stack(self.blocks)
+
+    @cached_property
+    def min_dcf(self) -> tuple[F64, NDArray[np.int64], NDArray[np.int64]]:
+        """:attr:`GroupStats.min_dcf` of each replicate, ``(R, K)`` each."""
+        from scoreframe.kernels.rocch import min_dcf_stack
+
+        return min_dcf_stack(self.blocks, self.ops.p, self.ops.q)
+
+
 @dataclass(frozen=True)
 class Metric:
     """One declared metric.
@@ -211,6 +282,13 @@ class Metric:
     class_column
         The column whose values split each group into classes for the statistics in
         ``needs`` that read classes (``trial_type`` for the anti-spoofing metrics).
+    compute_stack
+        Optional: ``compute_stack(group_stack) -> values`` for every replicate of a group at
+        once (a :class:`GroupStack`; the values gain a leading replicate axis). Intervals
+        then call it instead of ``compute`` once per replicate. It must give ``compute``'s
+        values bit for bit: build it from the kernels' ``*_stack`` forms, of which the
+        one-group kernels are the stack of one (``tests/test_replicate_metrics.py`` checks
+        the declarations of scoreframe).
 
     See Also
     --------
@@ -238,6 +316,7 @@ class Metric:
     description: str = ""
     intervals: bool | None = None
     class_column: str | None = None
+    compute_stack: Callable[[GroupStack], Any] | None = None
 
     @property
     def has_intervals(self) -> bool:
