@@ -44,7 +44,7 @@ F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 
 
-def _kernel_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
+def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
                  piece_starts: Any, low: Any, high: Any, seg: Any, lo: Any, hi: Any,
                  inf: Any) -> None:  # pragma: no cover - compiled; its twin is tested
     n_rows = seg.shape[1]
@@ -175,7 +175,7 @@ def compiled_available() -> bool:
 def _compiled(name: str) -> Callable[..., Any]:
     import numba  # noqa: PLC0415 - a second of JIT set-up, paid only when replicates run
 
-    body: Any = {"sums": _kernel_body, "blocks": _blocks_body}[name]
+    body: Any = {"sums": _sums_body, "blocks": _blocks_body}[name]
     return numba.njit(nogil=True, cache=True, error_model="numpy")(body)
 
 

@@ -5,8 +5,9 @@ gets ``_lo``/``_hi`` from its own ``compute`` applied to the statistics of each 
 (:attr:`~scoreframe.stats.summary.ScoreStats.replicates`, built by the one reduction pass on
 any engine), or from its ``compute_stack`` on stacks of replicates (the same kernels in their
 ``*_stack`` form, of which the one-group kernels are the stack of one: the same bits, without
-Python work per replicate); there is no second implementation of any metric. Percentile intervals, or BCa
-(Efron 1987) with the acceleration from the delete-a-block jackknife rows of the same pass.
+Python work per replicate); there is no second implementation of any metric. Percentile
+intervals, or BCa (Efron 1987) with the acceleration from the delete-a-block jackknife rows of
+the same pass.
 """
 
 from __future__ import annotations

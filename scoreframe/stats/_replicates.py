@@ -39,6 +39,7 @@ import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,12 @@ class _Class:
     shifts: list[int]  # per piece: the binary shift of its exponent (units of 2**-1126)
     low: F64  # low mantissa piece of every finite term
     high: F64  # high mantissa piece
+
+    @cached_property
+    def trial_codes(self) -> list[NDArray[np.integer]]:
+        """Per unit column, the row of its multiplicities each trial reads (trial level: itself)."""
+        return [np.arange(self.n, dtype=np.int32 if self.n < 2**31 else np.int64)
+                if k is None else k for k in self.codes]
 
 
 def _class(x: F64, other: F64, hashes: Sequence[U64], thr: F64, *, target: bool,
@@ -187,11 +194,8 @@ def _fused_sums(c: _Class, spec: Replicates, rows: I64) -> tuple[I64, list[int],
     """
     mults = [np.ascontiguousarray(spec.multiplicities(k, h, rows).T)  # (units, rows) uint8
              for k, h in enumerate(c.hashes)]
-    codes: list[NDArray[np.integer]] = [
-        np.arange(c.n, dtype=np.int32 if c.n < 2**31 else np.int64) if k is None else k
-        for k in c.codes]
-    seg, lo, hi, inf = class_sums(mults, codes, c.starts, c.fin, c.piece_starts, c.low,
-                                  c.high)
+    seg, lo, hi, inf = class_sums(mults, c.trial_codes, c.starts, c.fin, c.piece_starts,
+                                  c.low, c.high)
     total = _totals(c, lo, hi) if c.piece_starts.shape[0] else [0] * rows.shape[0]
     return seg, total, inf
 
