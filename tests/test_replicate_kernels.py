@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoreframe.kernels.replicates import class_sums, replicate_blocks
+from scoreframe.kernels import bootstrap as kb
+from scoreframe.kernels.replicates import class_sums, poisson_draws, replicate_blocks
 from scoreframe.stats._replicates import _blocks
 
 
@@ -166,3 +167,46 @@ def test_trial_level_multiplicities_count_in_the_chunk_of_replicates(monkeypatch
     res = sf.evaluate(df, intervals=sf.Intervals(bootstrap=50))
     assert res["eer_lo"].is_not_null().all()
     assert seen and max(seen) <= 64 * 1024
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.integers(0, 200), st.integers(1, 40), st.text(max_size=5))
+def test_compiled_poisson_draws_equal_the_numpy_passes(seed: int, n: int, rows: int,
+                                                       column: str) -> None:
+    """Any unit hashes and replicate rows; draws in straddling cells resolved the same way."""
+    rng = np.random.default_rng(seed % 2**32)
+    h = rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(seed % 2)
+    r = np.sort(rng.choice(10**5, rows, replace=False))
+    key = kb.stream_key(seed % 1000, column)
+    want = kb.poisson_multiplicities(h, r, key=key)
+    got = kb.poisson_multiplicities(h, r, key=key, compiled=True)
+    assert got.dtype == np.uint8 and np.array_equal(got, want)
+
+
+def test_compiled_poisson_draws_cover_every_cell_and_straddling_draw() -> None:
+    """Draws at and beside every CDF threshold (the cells marked 255) and in every cell."""
+    thr = kb._THRESHOLDS
+    near = np.concatenate([thr - np.uint64(1), thr, thr + np.uint64(1)])
+    cells = np.arange(2**16, dtype=np.uint64) << np.uint64(48)
+    z = np.concatenate([near, cells, cells + np.uint64(2**47)])
+    pre = _splitmix64_inverse(z)  # hashes whose draw (with a zero row key) is z
+    assert np.array_equal(kb.splitmix64(pre), z)
+    got = poisson_draws(pre, np.zeros(1, dtype=np.uint64), kb._TABLE, kb._THRESHOLDS)[0]
+    assert np.array_equal(got, kb.poisson_from_uniform(z))
+
+
+def _splitmix64_inverse(z: np.ndarray) -> np.ndarray:
+    """The pre-image under splitmix64 (the xor-shifts and odd multiplications invert)."""
+    def unshift(x: np.ndarray, k: int) -> np.ndarray:
+        out = x.copy()
+        for _ in range(64 // k + 1):
+            out = x ^ (out >> np.uint64(k))
+        return out
+
+    inv2 = np.uint64(pow(0x94D049BB133111EB, -1, 2**64))
+    inv1 = np.uint64(pow(0xBF58476D1CE4E5B9, -1, 2**64))
+    with np.errstate(over="ignore"):
+        x = unshift(z.astype(np.uint64), 31) * inv2
+        x = unshift(x, 27) * inv1
+        x = unshift(x, 30)
+        return x - np.uint64(0x9E3779B97F4A7C15)

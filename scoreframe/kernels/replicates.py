@@ -7,7 +7,8 @@ for every replicate; its two loops are here.
 :func:`class_sums` is the one per-trial loop: for every trial, the replicate weights are the
 product of its units' multiplicities, and three sums take them in the same pass:
 
-* the weight of each *segment* (a run of trials, in sorted order, that PAV treats as one);
+* the weight of each *segment* (a run of trials, in sorted order, that PAV treats as one),
+  written as an int64 per replicate and segment when the segment ends;
 * the weighted low and high mantissa pieces of the finite Cllr terms, per *piece* (a run of
   terms with one binary exponent, at most ``max_len`` long, so that every partial sum is an
   integer below ``2**53``);
@@ -24,9 +25,10 @@ inner loop runs over small contiguous rows (SIMD).
 order: a stack of blocks pooled while a block's target fraction is not below its right
 neighbour's, compared as exact integer cross-products. The isotonic solution is unique, so
 these are the blocks of :func:`~scoreframe.kernels.sorted_scores.pav_runs` (SciPy's isotonic
-regression, then exact pooling of equal fractions); the position sums are then added segment
-by segment in order, the same float additions as before. Only O(segments) per replicate,
-and no Python per segment.
+regression, then exact pooling of equal fractions). The first pass keeps the segments of
+non-zero weight (weight, position, label) in order; the position sums are then added segment
+by segment in order from that list, the same float additions as before. Only O(segments)
+per replicate, and no Python per segment.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["class_sums", "compiled_available", "replicate_blocks"]
+__all__ = ["class_sums", "compiled_available", "poisson_draws", "replicate_blocks"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -47,7 +49,7 @@ I64 = NDArray[np.int64]
 def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
                  piece_starts: Any, low: Any, high: Any, seg: Any, lo: Any, hi: Any,
                  inf: Any) -> None:  # pragma: no cover - compiled; its twin is tested
-    n_rows = seg.shape[1]
+    n_rows = seg.shape[0]  # seg is (rows, segments): int64, written once per segment
     n = codes[0].shape[0]
     n_seg = starts.shape[0]
     n_piece = piece_starts.shape[0]
@@ -63,7 +65,7 @@ def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
     for t in range(n):
         if t == next_seg:
             for r in range(n_rows):
-                seg[s, r] = acc[r]
+                seg[r, s] = np.int64(acc[r])
                 acc[r] = 0.0
             s += 1
             next_seg = starts[s + 1] if s + 1 < n_seg else n
@@ -98,7 +100,7 @@ def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
                 acc_inf[r] += w[r]
     if n_seg > 0:
         for r in range(n_rows):
-            seg[s, r] = acc[r]
+            seg[r, s] = np.int64(acc[r])
     if p >= 0:
         for r in range(n_rows):
             lo[p, r] = acc_lo[r]
@@ -113,18 +115,30 @@ def _blocks_body(w_t: Any, w_n: Any, order: Any, lab: Any, lo: Any, hi: Any
     n_seg = order.shape[0]
     b_t = np.empty(n_seg, np.int64)  # the stack of blocks: targets, trials, first/last segment
     b_n = np.empty(n_seg, np.int64)
-    b_first = np.empty(n_seg, np.int64)
+    b_first = np.empty(n_seg, np.int64)  # (indices into the segments of non-zero weight)
     b_last = np.empty(n_seg, np.int64)
+    c_w = np.empty(n_seg, np.int64)  # the segments of non-zero weight, in merged order:
+    c_pos = np.empty(n_seg, np.int64)  # weight, position of the first trial, label, index
+    c_lab = np.empty(n_seg, np.bool_)
+    c_j = np.empty(n_seg, np.int64)
     k = 0
+    m = 0
+    pos = 0
     for j in range(n_seg):
         i = order[j]
         w = w_t[i] if i < n_t else w_n[i - n_t]
         if w == 0:
             continue
+        c_w[m] = w
+        c_pos[m] = pos
+        c_lab[m] = lab[j]
+        c_j[m] = j
+        pos += w
         b_t[k] = w if lab[j] else 0
         b_n[k] = w
-        b_first[k] = j
-        b_last[k] = j
+        b_first[k] = m
+        b_last[k] = m
+        m += 1
         k += 1
         while k > 1 and b_t[k - 2] * b_n[k - 1] >= b_t[k - 1] * b_n[k - 2]:
             b_t[k - 2] += b_t[k - 1]
@@ -138,21 +152,38 @@ def _blocks_body(w_t: Any, w_n: Any, order: Any, lab: Any, lo: Any, hi: Any
     hi_out = np.empty(k)
     psum = np.zeros(k)
     psq = np.zeros(k)
-    pos = 0
     for b in range(k):
-        start[b] = pos
-        lo_out[b] = lo[b_first[b]]
-        hi_out[b] = hi[b_last[b]]
-        for j in range(b_first[b], b_last[b] + 1):
-            i = order[j]
-            w = w_t[i] if i < n_t else w_n[i - n_t]
-            if w != 0 and lab[j]:
-                wf = float(w)
-                s = float(pos)
+        start[b] = c_pos[b_first[b]]
+        lo_out[b] = lo[c_j[b_first[b]]]
+        hi_out[b] = hi[c_j[b_last[b]]]
+        for q in range(b_first[b], b_last[b] + 1):
+            if c_lab[q]:  # the target positions s + 1 .. s + w, summed in closed form
+                wf = float(c_w[q])
+                s = float(c_pos[q])
                 psum[b] += wf * s + wf * (wf + 1) / 2
                 psq[b] += wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6
-            pos += w
     return t_out, n_out - t_out, start, lo_out, hi_out, psum, psq
+
+
+def _draws_body(h: Any, rk: Any, table: Any, thresholds: Any, out: Any
+                ) -> None:  # pragma: no cover - compiled; its twin is tested
+    golden = np.uint64(0x9E3779B97F4A7C15)
+    m1 = np.uint64(0xBF58476D1CE4E5B9)
+    m2 = np.uint64(0x94D049BB133111EB)
+    s30, s27, s31, cell = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(48)
+    for r in range(rk.shape[0]):
+        key = rk[r]
+        for u in range(h.shape[0]):
+            z = (h[u] ^ key) + golden  # splitmix64, wrapping
+            z = (z ^ (z >> s30)) * m1
+            z = (z ^ (z >> s27)) * m2
+            z = z ^ (z >> s31)
+            k = table[z >> cell]
+            if k == 255:  # a cell that straddles a threshold: count the thresholds below
+                k = 0
+                while k < thresholds.shape[0] and thresholds[k] <= z:
+                    k += 1
+            out[r, u] = k
 
 
 @cache
@@ -175,7 +206,7 @@ def compiled_available() -> bool:
 def _compiled(name: str) -> Callable[..., Any]:
     import numba  # noqa: PLC0415 - a second of JIT set-up, paid only when replicates run
 
-    body: Any = {"sums": _sums_body, "blocks": _blocks_body}[name]
+    body: Any = {"sums": _sums_body, "blocks": _blocks_body, "draws": _draws_body}[name]
     return numba.njit(nogil=True, cache=True, error_model="numpy")(body)
 
 
@@ -222,7 +253,7 @@ def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.in
     ([[1, 0], [5, 3]], [[1], [8]], [0, 0])
     """
     n_rows = mults[0].shape[1]
-    seg = np.zeros((starts.shape[0], n_rows))
+    seg = np.zeros((n_rows, starts.shape[0]), np.int64)
     lo = np.zeros((piece_starts.shape[0], n_rows))
     hi = np.zeros((piece_starts.shape[0], n_rows))
     inf = np.zeros(n_rows)
@@ -234,8 +265,37 @@ def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.in
                     starts.astype(np.int64), int(fin.start), int(fin.stop),
                     piece_starts.astype(np.int64), np.ascontiguousarray(low, np.float64),
                     np.ascontiguousarray(high, np.float64), seg, lo, hi, inf)
-    return (seg.T.astype(np.int64, order="C"), lo.T.astype(np.int64, order="C"),
-            hi.T.astype(np.int64, order="C"), inf.astype(np.int64))
+    return (seg, lo.T.astype(np.int64, order="C"), hi.T.astype(np.int64, order="C"),
+            inf.astype(np.int64))
+
+
+def poisson_draws(unit_hashes: NDArray[np.uint64], row_keys: NDArray[np.uint64],
+                  table: NDArray[np.uint8], thresholds: NDArray[np.uint64]
+                  ) -> NDArray[np.uint8]:
+    """Poisson(1) multiplicities ``(rows, units)`` from the units' hashes and the rows' keys.
+
+    The compiled form of :func:`scoreframe.kernels.bootstrap.poisson_multiplicities`: for
+    every row key and unit, ``splitmix64(hash ^ key)`` (wrapping uint64 arithmetic) looked up
+    in ``table`` (indexed by the top 16 bits; 255 marks a cell that straddles a threshold,
+    resolved by counting the ``thresholds`` at or below the draw). The same integers as the
+    numpy passes, in one loop.
+
+    See Also
+    --------
+    scoreframe.kernels.bootstrap.poisson_multiplicities : The definition; calls this.
+
+    Examples
+    --------
+    >>> from scoreframe.kernels import bootstrap as kb
+    >>> h = np.arange(4, dtype=np.uint64)
+    >>> keys = kb.splitmix64(np.arange(3, dtype=np.uint64))
+    >>> poisson_draws(h, keys, kb._TABLE, kb._THRESHOLDS).shape
+    (3, 4)
+    """
+    out = np.empty((row_keys.shape[0], unit_hashes.shape[0]), dtype=np.uint8)
+    _compiled("draws")(np.ascontiguousarray(unit_hashes, np.uint64),
+                       np.ascontiguousarray(row_keys, np.uint64), table, thresholds, out)
+    return out
 
 
 def replicate_blocks(w_t: I64, w_n: I64, order: I64, lab: NDArray[np.bool_], lo: F64,

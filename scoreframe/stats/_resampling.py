@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.kernels import bootstrap as kb
+from scoreframe.kernels.replicates import compiled_available
 
 __all__ = ["JACKKNIFE_BLOCKS", "MAX_BOOTSTRAP", "TRIAL", "Replicates", "SortedUnits"]
 
@@ -116,7 +117,8 @@ class Replicates:
         boot = rows < self.bootstrap
         if boot.any():
             out[boot] = kb.poisson_multiplicities(
-                hashes, rows[boot], key=kb.stream_key(self.seed, self.columns[column]))
+                hashes, rows[boot], key=kb.stream_key(self.seed, self.columns[column]),
+                compiled=compiled_available())
         local = rows - self.bootstrap - column * JACKKNIFE_BLOCKS
         jack = ~boot & (local >= 0) & (local < JACKKNIFE_BLOCKS)
         if jack.any():

@@ -596,18 +596,41 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             cache[i] = reduce_members([i])
         return cache[i]
 
+    def replicated(u: Unit, threads: int) -> ScoreStats:
+        assert spec is not None and base_units is not None
+        s, su = merge_units([(base[i], base_units[i]) for i in u.members])
+        st = base_stats(u.members[0]) if len(u.members) == 1 else \
+            reduce_sorted(s, request, classes=classes(u.members))
+        fam = None if classes_of is None or not request.replicated else \
+            class_units(u.members, classes_of, base, base_units, spec)
+        return with_replicates(st, s, su, spec, request.thresholds, workers=threads,
+                               verification=verification_of(request),
+                               statistics=request.replicated, classes=fam)
+
+    # replicates of several units: one unit per thread, the largest first (each unit's
+    # per-trial set-up is then done once, and the threads share no chunk); one unit: its
+    # chunks of replicates on the threads
+    ready: dict[int, ScoreStats] = {}
+    if spec is not None and workers > 1 and len(units) > 1:
+        size = [sum(base[i].n_tar + base[i].n_non for i in u.members) for u in units]
+        first = sorted(range(len(units)), key=lambda k: -size[k])
+        lock = threading.Lock()
+
+        def one(k: int) -> ScoreStats:
+            st = replicated(units[k], 1)
+            with lock:  # progress counts units as they finish
+                ready[k] = st
+                if progress is not None:
+                    progress(len(ready), len(units))
+            return st
+
+        with ThreadPoolExecutor(min(workers, len(units))) as pool:
+            list(pool.map(one, first))
+
     out: list[UnitStats] = []
     for done, u in enumerate(units, 1):
         if spec is not None:
-            assert base_units is not None
-            s, su = merge_units([(base[i], base_units[i]) for i in u.members])
-            st = base_stats(u.members[0]) if len(u.members) == 1 else \
-                reduce_sorted(s, request, classes=classes(u.members))
-            fam = None if classes_of is None or not request.replicated else \
-                class_units(u.members, classes_of, base, base_units, spec)
-            st = with_replicates(st, s, su, spec, request.thresholds, workers=workers,
-                                 verification=verification_of(request),
-                                 statistics=request.replicated, classes=fam)
+            st = ready[done - 1] if done - 1 in ready else replicated(u, workers)
         elif len(u.members) == 1:
             st = base_stats(u.members[0])
         else:
@@ -632,7 +655,7 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
                 eq = reduce_equalized(parts, EqContext(tt, nn, z, z), p, q)  # type: ignore[arg-type]  # the zero offsets are int arrays, typed as ints  # p and q are given when equalize is on
             members = tuple(base_stats(i) for i in u.members)
         out.append(UnitStats(u, st, eq, members))
-        if progress is not None:
+        if progress is not None and not ready:
             progress(done, len(units))
     return out
 
