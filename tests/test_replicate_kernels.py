@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.replicates import class_sums, poisson_draws, replicate_blocks
-from scoreframe.stats._replicates import _blocks
+from scoreframe.stats._replicates import _blocks, _prefix_sums
 
 
 def sums_twin(mults: list[np.ndarray], codes: list[np.ndarray], starts: np.ndarray,
@@ -210,3 +210,16 @@ def _splitmix64_inverse(z: np.ndarray) -> np.ndarray:
         x = unshift(x, 27) * inv1
         x = unshift(x, 30)
         return x - np.uint64(0x9E3779B97F4A7C15)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(0, 40), st.integers(0, 8))
+def test_prefix_sums_equal_the_cumulative_sums(seed: int, rows: int, n: int, k: int) -> None:
+    """Threshold counts of the replicates: the segment weights below each cut, and totals."""
+    rng = np.random.default_rng(seed)
+    seg = rng.integers(0, 2**40, (rows, n)).astype(np.int64)
+    cuts = rng.integers(0, n + 1, k).astype(np.int64)
+    below, total = _prefix_sums(seg, cuts)
+    cum = np.concatenate((np.zeros((rows, 1), np.int64), np.cumsum(seg, axis=1)), axis=1)
+    assert below.dtype == total.dtype == np.int64
+    assert np.array_equal(below, cum[:, cuts]) and np.array_equal(total, cum[:, -1])

@@ -200,6 +200,24 @@ def _fused_sums(c: _Class, spec: Replicates, rows: I64) -> tuple[I64, list[int],
     return seg, total, inf
 
 
+def _prefix_sums(seg: I64, cuts: I64) -> tuple[I64, I64]:
+    """``seg[:, :c].sum(axis=1)`` for every ``c`` of ``cuts``, and the row totals.
+
+    One pass: the sums between consecutive distinct cuts (``np.add.reduceat``), then their
+    cumulative sums (integers: exact).
+    """
+    rows, n = seg.shape
+    inner = np.unique(cuts)
+    inner = inner[(inner > 0) & (inner < n)]
+    if n == 0:
+        return np.zeros((rows, cuts.shape[0]), np.int64), np.zeros(rows, np.int64)
+    parts = np.add.reduceat(seg, np.concatenate(([0], inner)), axis=1)
+    csum = np.zeros((rows, parts.shape[1] + 1), np.int64)
+    np.cumsum(parts, axis=1, out=csum[:, 1:])
+    at = np.searchsorted(np.concatenate(([0], inner, [n])), cuts)
+    return csum[:, at], csum[:, -1]
+
+
 def _blocks(w: I64, lab: NDArray[np.bool_], lo: F64, hi: F64) -> Blocks:
     """PAV blocks of weighted segments in merged order (zero-weight segments vanish).
 
@@ -298,13 +316,10 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         ctx_rb = None if context is None else context.rows(rb)
         ver = replicate_verification(s, w_t, w_n, verification.request, ctx_rb) \
             if verification is not None else [None] * rb.shape[0]
-        cum_t = np.concatenate((np.zeros((rb.shape[0], 1), np.int64),
-                                np.cumsum(seg_t, axis=1)), axis=1)
-        cum_n = np.concatenate((np.zeros((rb.shape[0], 1), np.int64),
-                                np.cumsum(seg_n, axis=1)), axis=1)
-        n_tar, n_non = cum_t[:, -1], cum_n[:, -1]
-        miss = cum_t[:, ct.cut_seg]
-        fa = n_non[:, None] - cum_n[:, cn.cut_seg]
+        below_t, n_tar = _prefix_sums(seg_t, ct.cut_seg)
+        below_n, n_non = _prefix_sums(seg_n, cn.cut_seg)
+        miss = below_t
+        fa = n_non[:, None] - below_n
         # the compiled PAV compares cross-products of weighted counts in int64: below 2**62
         if compiled and int((n_tar + n_non).max(initial=0)) < 2**31:
             blocks = [Blocks(*replicate_blocks(seg_t[r], seg_n[r], order, lab, lo, hi))
