@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scoreframe.kernels import bootstrap as kb
 from scoreframe.kernels.replicates import class_sums, poisson_draws, replicate_blocks
 from scoreframe.stats._replicates import _blocks, _prefix_sums
+from scoreframe.stats._resampling import Replicates
 
 
 def sums_twin(mults: list[np.ndarray], codes: list[np.ndarray], starts: np.ndarray,
@@ -223,3 +224,22 @@ def test_prefix_sums_equal_the_cumulative_sums(seed: int, rows: int, n: int, k: 
     cum = np.concatenate((np.zeros((rows, 1), np.int64), np.cumsum(seg, axis=1)), axis=1)
     assert below.dtype == total.dtype == np.int64
     assert np.array_equal(below, cum[:, cuts]) and np.array_equal(total, cum[:, -1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 120), st.booleans(), st.booleans())
+def test_unit_multiplicities_are_the_transposed_draws(seed: int, n: int, jackknife: bool,
+                                                      tail: bool) -> None:
+    """(units, rows) for the per-trial loop: the same integers as (rows, units).
+
+    With or without jackknife rows among the rows asked for.
+    """
+    rng = np.random.default_rng(seed)
+    spec = Replicates(("model", "segment"), seed, 7, jackknife, ())
+    h = rng.integers(0, 2**63, n, dtype=np.uint64)
+    rows = np.arange(spec.n_rows, dtype=np.int64)
+    rows = rows[int(rng.integers(0, spec.n_rows)):] if tail else rows[:7]
+    for column in (0, 1):
+        by_row = spec.multiplicities(column, h, rows)
+        got = spec.unit_multiplicities(column, h, rows)
+        assert got.flags.c_contiguous and np.array_equal(got, by_row.T)

@@ -178,14 +178,16 @@ def poisson_from_uniform(u: U64) -> NDArray[np.uint8]:
 
 
 def poisson_multiplicities(unit_hashes: U64, replicates: I64, *, key: np.uint64,
-                           compiled: bool = False) -> NDArray[np.uint8]:
+                           compiled: bool = False, by_unit: bool = False
+                           ) -> NDArray[np.uint8]:
     """Poisson(1) multiplicity of every unit in every replicate: shape ``(len(replicates), U)``.
 
     The draw of unit ``h`` in replicate ``r`` is
     ``poisson(splitmix64(h ^ splitmix64(key + r * golden)))``: a pure function of the stream
     key (seed and column), the replicate index and the unit's id hash. ``compiled=True``
     draws them in one compiled loop (:func:`scoreframe.kernels.replicates.poisson_draws`,
-    numba), with the same result.
+    numba), with the same result; ``by_unit=True`` (compiled only) gives its transpose,
+    ``(U, len(replicates))``, written in that order.
 
     Examples
     --------
@@ -201,7 +203,9 @@ def poisson_multiplicities(unit_hashes: U64, replicates: I64, *, key: np.uint64,
     if compiled:  # one compiled loop (kernels.replicates), the same integers
         from scoreframe.kernels.replicates import poisson_draws
 
-        return poisson_draws(h, rk, _TABLE, _THRESHOLDS)
+        return poisson_draws(h, rk, _TABLE, _THRESHOLDS, by_unit=by_unit)
+    if by_unit:
+        raise ValueError("by_unit needs compiled=True")
     out = np.empty((r.shape[0], h.shape[0]), dtype=np.uint8)
     # a few rows at a time (about 2**16 words) into two reused buffers: few numpy calls for
     # few units, no large temporaries for many

@@ -165,16 +165,17 @@ def _blocks_body(w_t: Any, w_n: Any, order: Any, lab: Any, lo: Any, hi: Any
     return t_out, n_out - t_out, start, lo_out, hi_out, psum, psq
 
 
-def _draws_body(h: Any, rk: Any, table: Any, thresholds: Any, out: Any
+def _draws_body(h: Any, rk: Any, table: Any, thresholds: Any, out: Any, by_unit: bool
                 ) -> None:  # pragma: no cover - compiled; its twin is tested
     golden = np.uint64(0x9E3779B97F4A7C15)
     m1 = np.uint64(0xBF58476D1CE4E5B9)
     m2 = np.uint64(0x94D049BB133111EB)
     s30, s27, s31, cell = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(48)
-    for r in range(rk.shape[0]):
-        key = rk[r]
-        for u in range(h.shape[0]):
-            z = (h[u] ^ key) + golden  # splitmix64, wrapping
+    n_r, n_u = rk.shape[0], h.shape[0]
+    for a in range(n_u if by_unit else n_r):  # the outer loop follows the output's rows
+        for b in range(n_r if by_unit else n_u):
+            u, r = (a, b) if by_unit else (b, a)
+            z = (h[u] ^ rk[r]) + golden  # splitmix64, wrapping
             z = (z ^ (z >> s30)) * m1
             z = (z ^ (z >> s27)) * m2
             z = z ^ (z >> s31)
@@ -183,7 +184,7 @@ def _draws_body(h: Any, rk: Any, table: Any, thresholds: Any, out: Any
                 k = 0
                 while k < thresholds.shape[0] and thresholds[k] <= z:
                     k += 1
-            out[r, u] = k
+            out[a, b] = k
 
 
 @cache
@@ -270,9 +271,12 @@ def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.in
 
 
 def poisson_draws(unit_hashes: NDArray[np.uint64], row_keys: NDArray[np.uint64],
-                  table: NDArray[np.uint8], thresholds: NDArray[np.uint64]
-                  ) -> NDArray[np.uint8]:
+                  table: NDArray[np.uint8], thresholds: NDArray[np.uint64], *,
+                  by_unit: bool = False) -> NDArray[np.uint8]:
     """Poisson(1) multiplicities ``(rows, units)`` from the units' hashes and the rows' keys.
+
+    ``by_unit=True`` returns the same integers as ``(units, rows)`` (what the per-trial loop
+    of :func:`class_sums` reads), written in that order rather than transposed.
 
     The compiled form of :func:`scoreframe.kernels.bootstrap.poisson_multiplicities`: for
     every row key and unit, ``splitmix64(hash ^ key)`` (wrapping uint64 arithmetic) looked up
@@ -292,9 +296,11 @@ def poisson_draws(unit_hashes: NDArray[np.uint64], row_keys: NDArray[np.uint64],
     >>> poisson_draws(h, keys, kb._TABLE, kb._THRESHOLDS).shape
     (3, 4)
     """
-    out = np.empty((row_keys.shape[0], unit_hashes.shape[0]), dtype=np.uint8)
+    shape = (row_keys.shape[0], unit_hashes.shape[0])
+    out = np.empty(shape[::-1] if by_unit else shape, dtype=np.uint8)
     _compiled("draws")(np.ascontiguousarray(unit_hashes, np.uint64),
-                       np.ascontiguousarray(row_keys, np.uint64), table, thresholds, out)
+                       np.ascontiguousarray(row_keys, np.uint64), table, thresholds, out,
+                       by_unit)
     return out
 
 

@@ -192,7 +192,7 @@ def _fused_sums(c: _Class, spec: Replicates, rows: I64) -> tuple[I64, list[int],
     and per piece trial by trial (:func:`~scoreframe.kernels.replicates.class_sums`);
     the integers are the same.
     """
-    mults = [np.ascontiguousarray(spec.multiplicities(k, h, rows).T)  # (units, rows) uint8
+    mults = [spec.unit_multiplicities(k, h, rows)  # (units, rows) uint8
              for k, h in enumerate(c.hashes)]
     seg, lo, hi, inf = class_sums(mults, c.trial_codes, c.starts, c.fin, c.piece_starts,
                                   c.low, c.high)
