@@ -107,6 +107,8 @@ def main() -> None:
     ap.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of the runs (interleaved); each row is the median round")
     args = ap.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     small, big = f"{args.trials:.0e}", f"{args.big_trials:.0e}"
@@ -140,14 +142,26 @@ def main() -> None:
             "Trials are per system (the two systems' rows are twice that).", "",
             "| run | seconds | peak MB | load average at the end (1/5/15 min) |",
             "|---|---:|---:|---|"]
+    if args.repeat > 1:
+        head[2] += (f" Each row is the median of {args.repeat} rounds of all the runs (the "
+                    "rounds interleaved, so that every run sees the same machine); every "
+                    "round's seconds in brackets.")
+    rounds: dict[str, list[dict]] = {name: [] for name in args.runs}
+    loads: dict[str, str] = {}
+    for _ in range(args.repeat):
+        for name in args.runs:
+            _, n, kw = plan[name]
+            rounds[name].append(measure(dataset=str(dataset(args.data, n)), **kw))
+            loads[name] = load()
     rows: list[str] = []
     res: dict[str, dict] = {}
     for name in args.runs:
-        what, n, kw = plan[name]
-        res[name] = measure(dataset=str(dataset(args.data, n)), **kw)
-        rows.append(f"| {what} | {res[name]['seconds']:.1f} | {res[name]['peak_mb']:.0f} | "
-                    f"{load()} |")
-        write_section(args.results, "compare", "\n".join([*head, *rows, "", *_verdicts(res)]))
+        runs = sorted(rounds[name], key=lambda r: r["seconds"])
+        res[name] = runs[len(runs) // 2]
+        every = f" {[round(r['seconds'], 1) for r in rounds[name]]}" if args.repeat > 1 else ""
+        rows.append(f"| {plan[name][0]} | {res[name]['seconds']:.1f}{every} | "
+                    f"{res[name]['peak_mb']:.0f} | {loads[name]} |")
+    write_section(args.results, "compare", "\n".join([*head, *rows, "", *_verdicts(res)]))
     print("\n".join([*head, *rows, "", *_verdicts(res)]))
 
 
