@@ -53,10 +53,13 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 12),
-       st.lists(st.floats(0.001, 0.999), min_size=1, max_size=4), st.floats(0.5, 5.0))
+       st.lists(st.floats(0.001, 0.999), min_size=1, max_size=12), st.floats(0.5, 5.0))
 def test_every_stacked_declaration_equals_compute_on_each_replicate(
         seed: int, r: int, p_target: list[float], c_miss: float) -> None:
-    """All declarations with ``compute_stack``, several operating points, any costs."""
+    """All declarations with ``compute_stack``, up to 12 operating points, any costs.
+
+    (Beyond 8 points numpy sums a vector pairwise: the means over points must keep it.)
+    """
     rng = np.random.default_rng(seed)
     ops = OperatingPoints(tuple(p_target), c_miss=c_miss)
     reps = tuple(_group(rng, ops) for _ in range(r))
@@ -143,3 +146,73 @@ def test_replicate_values_do_not_depend_on_the_stack_size(monkeypatch: pytest.Mo
         assert np.isnan(v[4]).all()
         one = [m for m in metrics if (m.name, m.per_operating_point) == key][0]
         assert _same(v[0], np.asarray(one.compute(GroupStats(point, ops)), dtype=np.float64))
+
+
+def _base(rng: np.random.Generator, n: int):
+    from scoreframe.kernels.bootstrap import splitmix64
+    from scoreframe.stats._resampling import SortedUnits
+
+    lab = rng.random(n) < 0.3
+    x = rng.normal(0, 1, n) + lab
+    t, nn = np.sort(x[lab]), np.sort(x[~lab])
+    h = splitmix64(rng.integers(0, 50, n).astype(np.uint64))
+    return sort_scores(t, nn), SortedUnits((h[:t.shape[0]],), (h[t.shape[0]:],))
+
+
+@pytest.mark.parametrize(("sizes", "pooled"), [((400, 380, 420), True),  # one unit a thread
+                                               ((3000, 100, 120), False)])  # a dominant unit
+def test_units_on_threads_equal_one_thread_and_report_progress_in_order(sizes, pooled) -> None:
+    """One unit per thread (or all threads for a dominant unit): one thread's replicates.
+
+    Progress is called from the calling thread, up to ``(n, n)``.
+    """
+    import threading
+
+    from scoreframe.stats._resampling import Replicates
+    from scoreframe.stats.groups import Unit
+    from scoreframe.stats.reduce import unit_statistics
+
+    rng = np.random.default_rng(3)
+    parts = [_base(rng, n) for n in sizes]
+    base, units_of = [p[0] for p in parts], [p[1] for p in parts]
+    units = [Unit({"c": str(i)}, (i,)) for i in range(len(sizes))] + \
+        ([Unit({"c": "all"}, tuple(range(len(sizes))), pooled=True)] if pooled else [])
+    req = Request(thresholds=np.array([0.0]), replicates=Replicates(("model",), 1, 30, False, ()))
+    calls: list[tuple[int, int, bool]] = []
+    main = threading.current_thread()
+    one = unit_statistics(units, base, req, base_units=units_of, workers=1)
+    two = unit_statistics(units, base, req, base_units=units_of, workers=2,
+                          progress=lambda d, t: calls.append(
+                              (d, t, threading.current_thread() is main)))
+    for a, b in zip(one, two, strict=True):
+        assert len(a.stats.replicates) == len(b.stats.replicates) == 30
+        for ra, rb in zip(a.stats.replicates, b.stats.replicates, strict=True):
+            assert (ra.n_tar, ra.n_non, ra.cllr_tar, ra.cllr_non) == \
+                (rb.n_tar, rb.n_non, rb.cllr_tar, rb.cllr_non)
+            assert np.array_equal(ra.blocks.n_tar, rb.blocks.n_tar)
+            assert np.array_equal(ra.n_miss, rb.n_miss) and np.array_equal(ra.n_fa, rb.n_fa)
+    assert [c[0] for c in calls] == list(range(1, len(units) + 1))
+    assert all(t == len(units) and on_main for _, t, on_main in calls)
+
+
+def test_an_error_in_one_unit_cancels_the_units_not_started(monkeypatch) -> None:
+    """The first failing unit's error surfaces; queued units are not computed."""
+    import scoreframe.stats.reduce as reduce_module
+    from scoreframe.stats._resampling import Replicates
+    from scoreframe.stats.groups import Unit
+
+    rng = np.random.default_rng(4)
+    parts = [_base(rng, 200) for _ in range(8)]
+    base, units_of = [p[0] for p in parts], [p[1] for p in parts]
+    units = [Unit({"c": str(i)}, (i,)) for i in range(8)]
+    seen: list[int] = []
+
+    def failing(stats, s, *args, **kwargs):
+        seen.append(s.n_tar + s.n_non)
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(reduce_module, "with_replicates", failing)
+    req = Request(thresholds=np.array([0.0]), replicates=Replicates(("model",), 1, 5, False, ()))
+    with pytest.raises(RuntimeError, match="boom"):
+        reduce_module.unit_statistics(units, base, req, base_units=units_of, workers=2)
+    assert len(seen) < len(units)

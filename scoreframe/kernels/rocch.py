@@ -147,8 +147,9 @@ def min_dcf_stack(b: BlockStack, p: F64, q: F64) -> tuple[F64, I64, I64]:
     out = np.empty((p.shape[0], b.count))
     idx = np.empty((p.shape[0], b.count), dtype=np.int64)
     where = np.arange(pmiss.shape[0], dtype=np.int64)
-    step = max(1, 4_000_000 // max(pmiss.shape[0], 1))
-    for i in range(0, p.shape[0], step):  # chunks of operating points, not trials
+    # chunks of operating points (not trials): ~1M costs each, with the masks beside them
+    step = max(1, 1_000_000 // max(pmiss.shape[0], 1))
+    for i in range(0, p.shape[0], step):
         cost = p[i:i + step, None] * pmiss[None, :] + q[i:i + step, None] * pfa[None, :]
         low = np.minimum.reduceat(cost, first, axis=1) if b.count else cost[:, :0]
         # the first vertex at the minimum, or the first NaN (np.argmin's choice)

@@ -68,14 +68,15 @@ def _act_dcf_stack(g: GroupStack) -> F64:
 
 
 def _mean_over_points(x: F64) -> Any:
-    """The mean over the last axis (operating points), summed in order.
+    """``np.mean`` over the operating points: of a vector, or of each row of a stack.
 
-    The same bits for one group (a vector) and for a stack of replicates (one row each).
+    Row by row (a loop over replicates, not trials), so that a replicate's value has the
+    rounding ``np.mean`` gives its own vector: numpy may sum the rows of a matrix in another
+    order (pairwise beyond 8 points).
     """
-    total = x[..., 0]
-    for k in range(1, x.shape[-1]):
-        total = total + x[..., k]
-    return total / x.shape[-1]
+    if x.ndim == 1:
+        return np.mean(x)
+    return np.array([np.mean(row) for row in x], dtype=np.float64)
 
 
 def _dr30(g: GroupStats) -> np.ndarray:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -608,24 +608,26 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
                                statistics=request.replicated, classes=fam)
 
     # replicates of several units: one unit per thread, the largest first (each unit's
-    # per-trial set-up is then done once, and the threads share no chunk); one unit: its
-    # chunks of replicates on the threads
+    # per-trial set-up is then done once, and the threads share no chunk); a unit larger than
+    # a thread's share, or a single unit, splits its replicates between the threads
     ready: dict[int, ScoreStats] = {}
     if spec is not None and workers > 1 and len(units) > 1:
         size = [sum(base[i].n_tar + base[i].n_non for i in u.members) for u in units]
         first = sorted(range(len(units)), key=lambda k: -size[k])
-        lock = threading.Lock()
-
-        def one(k: int) -> ScoreStats:
-            st = replicated(units[k], 1)
-            with lock:  # progress counts units as they finish
-                ready[k] = st
+        if size[first[0]] * workers > sum(size):  # dominant: all the threads for it
+            ready[first[0]] = replicated(units[first[0]], workers)
+            first = first[1:]
+            if progress is not None:
+                progress(len(ready), len(units))
+        pool = ThreadPoolExecutor(max(1, min(workers, len(first))))
+        try:
+            futures = {pool.submit(replicated, units[k], 1): k for k in first}
+            for fut in as_completed(futures):  # progress from this thread, as units finish
+                ready[futures[fut]] = fut.result()
                 if progress is not None:
                     progress(len(ready), len(units))
-            return st
-
-        with ThreadPoolExecutor(min(workers, len(units))) as pool:
-            list(pool.map(one, first))
+        finally:  # an error (or Ctrl-C) cancels the units not started
+            pool.shutdown(wait=True, cancel_futures=True)
 
     out: list[UnitStats] = []
     for done, u in enumerate(units, 1):
