@@ -413,7 +413,7 @@ def _split(df: pl.DataFrame, root, files: int, seed: int) -> str:
     return str(root)
 
 
-ENGINES = ([("memory", 1, "2GB")]
+ENGINES = ([("memory", w, "2GB") for w in (1, 2, 3)]
            + [("streaming", w, lim) for w in (1, 2, 3) for lim in ("64KiB", "1MiB")]
            + [pytest.param("dask", w, lim, marks=pytest.mark.slow)
               for w in (1, 2, 3) for lim in ("64KiB", "1MiB")])

@@ -182,6 +182,9 @@ def test_compiled_poisson_draws_equal_the_numpy_passes(seed: int, n: int, rows: 
     want = kb.poisson_multiplicities(h, r, key=key)
     got = kb.poisson_multiplicities(h, r, key=key, compiled=True)
     assert got.dtype == np.uint8 and np.array_equal(got, want)
+    for compiled in (False, True):  # unit-major, drawn so (numba) or transposed (numpy)
+        by_unit = kb.poisson_multiplicities(h, r, key=key, compiled=compiled, by_unit=True)
+        assert by_unit.flags.c_contiguous and np.array_equal(by_unit, want.T)
 
 
 def test_compiled_poisson_draws_cover_every_cell_and_straddling_draw() -> None:

@@ -159,9 +159,11 @@ def _base(rng: np.random.Generator, n: int):
     return sort_scores(t, nn), SortedUnits((h[:t.shape[0]],), (h[t.shape[0]:],))
 
 
+@pytest.mark.parametrize("workers", [2, 3])
 @pytest.mark.parametrize(("sizes", "pooled"), [((400, 380, 420), True),  # one unit a thread
                                                ((3000, 100, 120), False)])  # a dominant unit
-def test_units_on_threads_equal_one_thread_and_report_progress_in_order(sizes, pooled) -> None:
+def test_units_on_threads_equal_one_thread_and_report_progress_in_order(sizes, pooled,
+                                                                        workers) -> None:
     """One unit per thread (or all threads for a dominant unit): one thread's replicates.
 
     Progress is called from the calling thread, up to ``(n, n)``.
@@ -181,7 +183,7 @@ def test_units_on_threads_equal_one_thread_and_report_progress_in_order(sizes, p
     calls: list[tuple[int, int, bool]] = []
     main = threading.current_thread()
     one = unit_statistics(units, base, req, base_units=units_of, workers=1)
-    two = unit_statistics(units, base, req, base_units=units_of, workers=2,
+    two = unit_statistics(units, base, req, base_units=units_of, workers=workers,
                           progress=lambda d, t: calls.append(
                               (d, t, threading.current_thread() is main)))
     for a, b in zip(one, two, strict=True):

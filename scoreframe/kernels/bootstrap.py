@@ -186,8 +186,8 @@ def poisson_multiplicities(unit_hashes: U64, replicates: I64, *, key: np.uint64,
     ``poisson(splitmix64(h ^ splitmix64(key + r * golden)))``: a pure function of the stream
     key (seed and column), the replicate index and the unit's id hash. ``compiled=True``
     draws them in one compiled loop (:func:`scoreframe.kernels.replicates.poisson_draws`,
-    numba), with the same result; ``by_unit=True`` (compiled only) gives its transpose,
-    ``(U, len(replicates))``, written in that order.
+    numba), with the same result; ``by_unit=True`` gives its transpose,
+    ``(U, len(replicates))`` (C-contiguous; written in that order when compiled).
 
     Examples
     --------
@@ -204,8 +204,6 @@ def poisson_multiplicities(unit_hashes: U64, replicates: I64, *, key: np.uint64,
         from scoreframe.kernels.replicates import poisson_draws
 
         return poisson_draws(h, rk, _TABLE, _THRESHOLDS, by_unit=by_unit)
-    if by_unit:
-        raise ValueError("by_unit needs compiled=True")
     out = np.empty((r.shape[0], h.shape[0]), dtype=np.uint8)
     # a few rows at a time (about 2**16 words) into two reused buffers: few numpy calls for
     # few units, no large temporaries for many
@@ -222,7 +220,7 @@ def poisson_multiplicities(unit_hashes: U64, replicates: I64, *, key: np.uint64,
         amb = np.nonzero(blk == 255)
         if amb[0].size:
             blk[amb] = np.searchsorted(_THRESHOLDS, zz[amb], side="right")
-    return out
+    return np.ascontiguousarray(out.T) if by_unit else out
 
 
 def _splitmix64_inplace(z: U64, tmp: U64) -> None:

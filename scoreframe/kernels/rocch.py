@@ -22,17 +22,15 @@ I64 = NDArray[np.int64]
 
 def rocch_counts(b: Blocks) -> tuple[I64, I64]:
     """Cumulative miss and false-alarm counts at the ROCCH vertices (B + 1 of them)."""
-    n_miss, n_fa, _ = rocch_counts_stack(BlockStack.of([b]))
-    return n_miss, n_fa
+    return rocch_counts_stack(BlockStack.of([b]))
 
 
-def rocch_counts_stack(b: BlockStack) -> tuple[I64, I64, I64]:
-    """:func:`rocch_counts` of every member of a stack, and the vertex offsets.
+def rocch_counts_stack(b: BlockStack) -> tuple[I64, I64]:
+    """:func:`rocch_counts` of every member of a stack, one after the other.
 
-    Member ``r`` has vertices ``offsets[r]:offsets[r + 1]`` (its blocks plus one).
+    Member ``r`` has vertices ``b.vertices[r]:b.vertices[r + 1]`` (its blocks plus one).
     """
-    count = b.count
-    vert = b.offsets + np.arange(count + 1, dtype=np.int64)
+    vert = b.vertices
     first = vert[:-1]
     n_miss = np.zeros(vert[-1], dtype=np.int64)
     n_fa = np.zeros(vert[-1], dtype=np.int64)
@@ -46,9 +44,8 @@ def rocch_counts_stack(b: BlockStack) -> tuple[I64, I64, I64]:
         own = b.owner
         n_miss[inner] = cm - base_m[own]
         n_fa[inner] = cf - base_f[own]
-    vown = np.repeat(np.arange(count, dtype=np.int64), np.diff(vert))
-    n_fa = b.total_non[vown] - n_fa
-    return n_miss, n_fa, vert
+    n_fa = b.total_non[b.vertex_owner] - n_fa
+    return n_miss, n_fa
 
 
 def rocch(b: Blocks) -> tuple[F64, F64]:
@@ -95,9 +92,9 @@ def rocch_eer(b: Blocks) -> float:
 
 def rocch_eer_stack(b: BlockStack) -> F64:
     """:func:`rocch_eer` of every member of a stack (members with targets and non-targets)."""
-    n_miss, n_fa, vert = rocch_counts_stack(b)
-    vown = np.repeat(np.arange(b.count, dtype=np.int64), np.diff(vert))
-    return crossing_stack(n_fa / b.total_non[vown], n_miss / b.total_tar[vown], vert)
+    n_miss, n_fa = rocch_counts_stack(b)
+    vown = b.vertex_owner
+    return crossing_stack(n_fa / b.total_non[vown], n_miss / b.total_tar[vown], b.vertices)
 
 
 def uer(b: Blocks, r: float) -> float:
@@ -113,8 +110,8 @@ def prbep(b: Blocks) -> float:
 
 def prbep_stack(b: BlockStack) -> F64:
     """:func:`prbep` of every member of a stack."""
-    n_miss, n_fa, vert = rocch_counts_stack(b)
-    return crossing_stack(n_fa.astype(np.float64), n_miss.astype(np.float64), vert)
+    n_miss, n_fa = rocch_counts_stack(b)
+    return crossing_stack(n_fa.astype(np.float64), n_miss.astype(np.float64), b.vertices)
 
 
 def area_under_rocch(b: Blocks) -> float:
@@ -137,13 +134,13 @@ def min_dcf(b: Blocks, p: F64, q: F64) -> tuple[F64, I64, I64]:
 
 def min_dcf_stack(b: BlockStack, p: F64, q: F64) -> tuple[F64, I64, I64]:
     """:func:`min_dcf` of every member of a stack (with targets and non-targets): ``(R, K)``."""
-    n_miss, n_fa, vert = rocch_counts_stack(b)
-    vown = np.repeat(np.arange(b.count, dtype=np.int64), np.diff(vert))
+    n_miss, n_fa = rocch_counts_stack(b)
+    vown = b.vertex_owner
     pmiss = n_miss / b.total_tar[vown]
     pfa = n_fa / b.total_non[vown]
     p = np.atleast_1d(p)
     q = np.atleast_1d(q)
-    first = vert[:-1]
+    first = b.vertices[:-1]
     out = np.empty((p.shape[0], b.count))
     idx = np.empty((p.shape[0], b.count), dtype=np.int64)
     where = np.arange(pmiss.shape[0], dtype=np.int64)

@@ -236,6 +236,16 @@ class BlockStack:
         """The member of each block."""
         return np.repeat(np.arange(self.count, dtype=np.int64), np.diff(self.offsets))
 
+    @cached_property
+    def vertices(self) -> I64:
+        """``R + 1`` offsets of the members' ROCCH vertices (each member's blocks plus one)."""
+        return self.offsets + np.arange(self.count + 1, dtype=np.int64)
+
+    @cached_property
+    def vertex_owner(self) -> I64:
+        """The member of each ROCCH vertex."""
+        return np.repeat(np.arange(self.count, dtype=np.int64), np.diff(self.vertices))
+
     def member_sums(self, x: NDArray[np.integer]) -> I64:
         """Per member, the integer sum of ``x`` (one value per block): exact."""
         c = np.zeros(x.shape[0] + 1, dtype=np.int64)

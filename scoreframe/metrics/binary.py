@@ -14,7 +14,14 @@ from numpy.typing import NDArray
 
 from scoreframe.kernels import rocch as kr
 from scoreframe.kernels.elementary import exact_to_float
-from scoreframe.metrics.registry import EER_STATISTICS, GroupStack, GroupStats, Metric, declare
+from scoreframe.metrics.registry import (
+    EER_STATISTICS,
+    GroupStack,
+    GroupStats,
+    Metric,
+    OperatingPoints,
+    declare,
+)
 from scoreframe.stats.summary import ScoreStats
 
 __all__ = ["DR30"]
@@ -57,13 +64,17 @@ def _cllr_stack(g: GroupStack) -> F64:
 
 
 def _act_dcf(g: GroupStats) -> np.ndarray:
-    miss, fa = g.act_counts()
-    return g.ops.p * (miss / g.n_tar) + g.ops.q * (fa / g.n_non)
+    return _bayes_error(g.ops, *g.act_counts(), g.n_tar, g.n_non)
 
 
 def _act_dcf_stack(g: GroupStack) -> F64:
-    miss, fa = g.act_counts()
-    out: F64 = g.ops.p * (miss / g.n_tar[:, None]) + g.ops.q * (fa / g.n_non[:, None])
+    return _bayes_error(g.ops, *g.act_counts(), g.n_tar[:, None], g.n_non[:, None])
+
+
+def _bayes_error(ops: OperatingPoints, miss: np.ndarray, fa: np.ndarray, n_tar: Any,
+                 n_non: Any) -> F64:
+    """``p Pmiss + q Pfa`` from error counts (one group's vector, or a stack's rows)."""
+    out: F64 = ops.p * (miss / n_tar) + ops.q * (fa / n_non)
     return out
 
 

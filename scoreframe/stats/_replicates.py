@@ -316,9 +316,8 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         ctx_rb = None if context is None else context.rows(rb)
         ver = replicate_verification(s, w_t, w_n, verification.request, ctx_rb) \
             if verification is not None else [None] * rb.shape[0]
-        below_t, n_tar = _prefix_sums(seg_t, ct.cut_seg)
+        miss, n_tar = _prefix_sums(seg_t, ct.cut_seg)
         below_n, n_non = _prefix_sums(seg_n, cn.cut_seg)
-        miss = below_t
         fa = n_non[:, None] - below_n
         # the compiled PAV compares cross-products of weighted counts in int64: below 2**62
         if compiled and int((n_tar + n_non).max(initial=0)) < 2**31:

@@ -130,13 +130,13 @@ class Replicates:
     def unit_multiplicities(self, column: int, hashes: U64, rows: I64) -> NDArray[np.uint8]:
         """:meth:`multiplicities` as ``(len(hashes), len(rows))``, C-contiguous.
 
-        Bootstrap rows with numba are drawn in that order; otherwise the transpose is copied.
+        Bootstrap rows are drawn in that order (with numba); jackknife rows are transposed.
         """
         rows = np.asarray(rows, dtype=np.int64)
-        if compiled_available() and rows.shape[0] and int(rows.max()) < self.bootstrap:
+        if rows.shape[0] and int(rows.max()) < self.bootstrap:
             return kb.poisson_multiplicities(
                 hashes, rows, key=kb.stream_key(self.seed, self.columns[column]),
-                compiled=True, by_unit=True)
+                compiled=compiled_available(), by_unit=True)
         return np.ascontiguousarray(self.multiplicities(column, hashes, rows).T)
 
     def max_weight(self) -> int:
