@@ -218,3 +218,22 @@ def test_an_error_in_one_unit_cancels_the_units_not_started(monkeypatch) -> None
     with pytest.raises(RuntimeError, match="boom"):
         reduce_module.unit_statistics(units, base, req, base_units=units_of, workers=2)
     assert len(seen) < len(units)
+
+
+def test_a_compute_stack_of_the_wrong_shape_is_a_clear_error() -> None:
+    """A user declaration whose compute_stack forgets the replicate axis: named, not broadcast."""
+    from dataclasses import replace as dc_replace
+
+    from scoreframe.errors import ScoreframeError
+    from scoreframe.metrics import lookup
+
+    rng = np.random.default_rng(9)
+    ops = OperatingPoints((0.01,))
+    reps = tuple(_group(rng, ops) for _ in range(4))
+    p = reps[0]
+    stats = ScoreStats(p.n_tar, p.n_non, p.blocks, p.cllr_tar, p.cllr_non, p.cllr_inf,
+                       p.n_miss, p.n_fa, replicates=reps)
+    bad = dc_replace(lookup("min_cllr"), name="my_metric",
+                     compute_stack=lambda g: float(g.min_cllr.mean()))
+    with pytest.raises(ScoreframeError, match="my_metric.*wrong shape.*got \\(\\)"):
+        intervals.replicate_values(stats, ops, [bad])

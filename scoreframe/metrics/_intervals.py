@@ -137,7 +137,17 @@ def replicate_values(stats: ScoreStats, ops: OperatingPoints, metrics: Sequence[
                 g = GroupStack(tuple(reps[r] for r in rows), ops)
                 for m in stacked:
                     assert m.compute_stack is not None
-                    out[(m.name, m.per_operating_point)][rows] = m.compute_stack(g)
+                    key = (m.name, m.per_operating_point)
+                    values = np.asarray(m.compute_stack(g), dtype=np.float64)
+                    want = (len(rows), *out[key].shape[1:])
+                    if values.shape != want:
+                        raise ScoreframeError(message(
+                            f"metric `{m.name}`: compute_stack gave the wrong shape",
+                            expected=f"one value per replicate {want}",
+                            got=str(values.shape),
+                            hint="Return values with a leading replicate axis (and one "
+                                 "column per operating point for per-point metrics)."))
+                    out[key][rows] = values
         for r in defined if single else ():
             gs = GroupStats(reps[r], ops, "rocch")
             for m in single:
