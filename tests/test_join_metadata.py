@@ -96,10 +96,11 @@ def test_a_joined_query_out_of_core_equals_in_memory(dataset):
 
 
 def test_the_plan_sample_of_a_query_is_a_hash_picked_step_th_of_the_finite_scores(
-        monkeypatch):
+        monkeypatch, tmp_path):
+    """A query (read in batches, offsets carried over) and a file (read whole, with a row
+    index) pick the same rows: one rule, a seeded hash of the 0-based row position."""
     import numpy as np
 
-    from scoreframe.kernels.bootstrap import splitmix64
     from scoreframe.stats import outofcore
     from scoreframe.stats.outofcore import SAMPLE_SEED, Piece, PlanSpec, plan_task
 
@@ -109,11 +110,18 @@ def test_the_plan_sample_of_a_query_is_a_hash_picked_step_th_of_the_finite_score
     score[::97] = np.inf
     lf = pl.LazyFrame({"score": score, "c": rng.integers(0, 3, 25_000).astype(str)})
     keys, sample, rows = plan_task((Piece(0, frame=lf), PlanSpec(("c",), {}, None, 7)))
-    row = np.arange(25_000, dtype=np.uint64)
-    picked = (splitmix64(row ^ np.uint64(SAMPLE_SEED)) % np.uint64(7) == 0) & np.isfinite(score)
+    # the rule written out: polars' seeded hash of the position as a UInt64
+    position = pl.Series(np.arange(25_000, dtype=np.uint64)).hash(SAMPLE_SEED).to_numpy()
+    picked = (position % np.uint64(7) == 0) & np.isfinite(score)
+    assert 25_000 / 7 * 0.9 < picked.sum() < 25_000 / 7 * 1.1
     np.testing.assert_array_equal(sample, score[picked])
     assert rows == 25_000
     assert sorted(keys["c"].to_list()) == ["0", "1", "2"]
+    path = tmp_path / "t.parquet"
+    lf.collect().write_parquet(path, row_group_size=3000)
+    _, from_file, file_rows = plan_task((Piece(0, str(path)), PlanSpec(("c",), {}, None, 7)))
+    np.testing.assert_array_equal(from_file, sample)
+    assert file_rows == rows
 
 
 @pytest.mark.parametrize("as_query", [False, True])

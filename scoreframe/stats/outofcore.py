@@ -45,7 +45,6 @@ from scoreframe.errors import Place, ScoreframeError, message
 from scoreframe.frames._sql_guard import where_expr
 from scoreframe.frames.schema import id_hash, repeated_hashes
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
-from scoreframe.kernels.bootstrap import splitmix64
 from scoreframe.kernels.sorted_scores import SortedScores
 from scoreframe.stats._replicate_biometric import ReplicateContext, weighted_counts
 from scoreframe.stats._replicate_families import class_units
@@ -610,6 +609,15 @@ class PlanSpec:
     step: int
 
 
+def sample_rows(position: pl.Expr, step: int) -> pl.Expr:
+    """Whether each row is in the planning sample: a seeded hash of its 0-based position.
+
+    The one rule of both ways a plan task reads (a file's row index, a query's batches with
+    their offsets), so the same rows are picked however the trials arrive.
+    """
+    return (position.cast(pl.UInt64).hash(SAMPLE_SEED) % step) == 0
+
+
 def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray, int]:
     """Phase 1 on one piece: its group keys, a sample of its finite scores, its rows.
 
@@ -623,22 +631,19 @@ def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray, i
         if spec.group_cols else pl.LazyFrame()
     score = pl.col("score").cast(pl.Float64)
     if piece.frame is None:  # one file: the three answers from one read
-        picked = (pl.col("__row").hash(SAMPLE_SEED) % spec.step) == 0
         sample = lf.select(score).with_row_index("__row").filter(
-            score.is_finite() & picked).select("score")
+            score.is_finite() & sample_rows(pl.col("__row"), spec.step)).select("score")
         frames = pl.collect_all([keys, sample, lf.select(pl.len())], engine="streaming")
         return frames[0], frames[1]["score"].to_numpy(), int(frames[2].item())
     # A query (joins, filters): collected together, the plans would share the query's whole
     # result in memory; run separately, each streams in batches.
     key_frame = keys.collect(engine="streaming") if spec.group_cols else pl.DataFrame()
-    parts, seen, rows = [], 0, 0
+    parts, rows = [], 0
     for batch in lf.select(score).collect_batches(chunk_size=BATCH_ROWS, engine="streaming"):
+        position = pl.int_range(rows, rows + batch.height, dtype=pl.UInt64)
         rows += batch.height
-        finite = batch["score"].to_numpy()
-        row = np.arange(seen, seen + finite.shape[0], dtype=np.uint64)
-        seen += finite.shape[0]
-        picked = splitmix64(row ^ np.uint64(SAMPLE_SEED)) % np.uint64(spec.step) == 0
-        parts.append(finite[picked & np.isfinite(finite)])
+        parts.append(batch.select(pl.col("score").filter(
+            pl.col("score").is_finite() & sample_rows(position, spec.step)))["score"].to_numpy())
     return key_frame, np.concatenate(parts) if parts else np.empty(0), rows
 
 
