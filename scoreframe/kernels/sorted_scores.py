@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from scoreframe._cached_property import cached_property
 from scoreframe.kernels.elementary import exact_sum, softplus
 
 __all__ = ["BlockStack", "Blocks", "SortedScores", "concat_blocks", "label_runs",

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from scoreframe._cached_property import cached_property
 from scoreframe.checks import check_choice, check_p_targets, check_positive
 from scoreframe.kernels.elementary import effective_prior, operating_points
 from scoreframe.kernels.sorted_scores import BlockStack

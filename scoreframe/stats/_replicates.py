@@ -39,12 +39,12 @@ import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from scoreframe._cached_property import cached_property
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
 from scoreframe.kernels.replicates import class_sums, compiled_available, replicate_blocks
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs

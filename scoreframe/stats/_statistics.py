@@ -19,12 +19,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from scoreframe._cached_property import cached_property
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, label_runs
 
 __all__ = ["ClassData", "Context", "RangeData", "Statistic"]
