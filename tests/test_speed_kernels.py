@@ -76,6 +76,27 @@ def test_threaded_softplus_is_bitwise_the_single_thread_one() -> None:
         assert np.array_equal(got.view(np.int64), np.ascontiguousarray(ref).view(np.int64))
 
 
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (el.SOFTPLUS_BLOCK + 1,),
+                                   (3 * el.SOFTPLUS_BLOCK - 7,), (7, el.SOFTPLUS_BLOCK + 3)])
+def test_blocked_softplus_is_bitwise_the_whole_array_formula(shape: tuple[int, ...]) -> None:
+    """Computed block by block in cache, the five elementwise passes give the bits of the
+    same passes over the whole array (the formula written out below)."""
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal(shape) * 10.0 ** rng.integers(-8, 4, shape)
+    if x.size > 2:
+        x.flat[0], x.flat[1] = np.inf, -np.inf
+    flat = np.atleast_1d(x)
+    ref = np.exp(-np.abs(flat))
+    np.log1p(ref, out=ref)
+    ref += np.maximum(flat, 0.0)
+    got = np.atleast_1d(el.softplus(x))
+    assert got.shape == flat.shape
+    assert np.array_equal(got.view(np.int64), ref.view(np.int64))
+    strided = x.reshape(-1)[::3] if x.size > 3 else flat
+    assert np.array_equal(el.softplus(strided), np.ascontiguousarray(ref.reshape(-1)[::3])
+                          if x.size > 3 else ref)
+
+
 @pytest.mark.parametrize("kind", ["gauss", "ties", "signed_zeros", "infinities", "empty_runs"])
 def test_split_merge_of_sorted_runs_is_one_stable_sort(kind: str) -> None:
     rng = np.random.default_rng(13)

@@ -154,13 +154,28 @@ def softplus(x: ArrayLike) -> NDArray[np.float64]:
 PARALLEL_MIN = 1 << 20
 
 
+#: Elements of :func:`_softplus_into`'s blocks: five passes over a block that stays in the
+#: core's cache instead of five passes over memory (1.5-1.9x faster at 10^7; elementwise, so
+#: the same bits).
+SOFTPLUS_BLOCK = 1 << 16
+
+
 def _softplus_into(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:
-    """``out[:] = max(x, 0) + log1p(exp(-|x|))``, in place."""
-    np.abs(x, out=out)
-    np.negative(out, out=out)
-    np.exp(out, out=out)
-    np.log1p(out, out=out)
-    out += np.maximum(x, 0.0)
+    """``out[...] = max(x, 0) + log1p(exp(-|x|))``, in place, block by block.
+
+    ``out`` is C-contiguous (written through a flat view); ``x`` has its shape.
+    """
+    x, out = x.reshape(-1), out.reshape(-1)
+    pos = np.empty(min(x.shape[0], SOFTPLUS_BLOCK))
+    for i in range(0, x.shape[0], SOFTPLUS_BLOCK):
+        xb, ob = x[i:i + SOFTPLUS_BLOCK], out[i:i + SOFTPLUS_BLOCK]
+        pb = pos[:xb.shape[0]]
+        np.abs(xb, out=ob)
+        np.negative(ob, out=ob)
+        np.exp(ob, out=ob)
+        np.log1p(ob, out=ob)
+        np.maximum(xb, 0.0, out=pb)
+        ob += pb
 
 
 #: Exact sums are integers in units of ``2**-EXACT_SCALE`` (below the smallest subnormal).
