@@ -264,16 +264,21 @@ def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
     path = Path(path)
     df = _renamed(_read_delimited(path, "\t", text_columns, max_line_bytes), NIST_KEY, path,
                   "NIST key")
-    _require_targettype(df, path)
+    df = _require_targettype(df, path)
     return validate_trials(df, kind="key", where=Place(path), line_column="__line").collect()
 
 
-def _require_targettype(df: pl.DataFrame, path: Path) -> None:
-    """A NIST key names every trial's ``targettype``: an empty one is an error, not unknown."""
+def _require_targettype(df: pl.DataFrame, path: Path) -> pl.DataFrame:
+    """A NIST key names every trial's ``targettype``: an empty one is an error, not unknown.
+
+    Returns the frame, its label already Boolean when every line says ``target`` or
+    ``nontarget`` exactly (the comparisons that check it give the labels too).
+    """
     col = df.get_column("label")
-    if col.dtype == pl.String and not col.null_count() and (
-            (col == "target") | (col == "nontarget")).all():
-        return  # the usual spellings: two comparisons, no string stripped
+    if col.dtype == pl.String and not col.null_count():
+        tar = col == "target"
+        if (tar | (col == "nontarget")).all():  # the usual spellings: no string stripped
+            return df.with_columns(tar.alias("label"))
     label = pl.col("label")
     empty = label.is_null() | (label.cast(pl.String).str.strip_chars() == "")
     bad = df.filter(empty)
@@ -284,6 +289,7 @@ def _require_targettype(df: pl.DataFrame, path: Path) -> None:
             + (f" ({bad.height} lines in all)" if bad.height > 1 else ""),
             hint="Every trial of a NIST key is a target or a non-target; remove the line or "
                  "give its type."))
+    return df
 
 
 def read_nist_scores(path: str | Path, *, max_line_bytes: int | None = None) -> pl.DataFrame:
