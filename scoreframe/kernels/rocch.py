@@ -92,9 +92,18 @@ def rocch_eer(b: Blocks) -> float:
 
 def rocch_eer_stack(b: BlockStack) -> F64:
     """:func:`rocch_eer` of every member of a stack (members with targets and non-targets)."""
+    _, _, pmiss, pfa = _rates_stack(b)
+    return crossing_stack(pfa, pmiss, b.vertices)
+
+
+def _rates_stack(b: BlockStack) -> tuple[I64, I64, F64, F64]:
+    """Miss and false-alarm counts and rates at every member's ROCCH vertices.
+
+    The rates are over each member's own totals.
+    """
     n_miss, n_fa = rocch_counts_stack(b)
     vown = b.vertex_owner
-    return crossing_stack(n_fa / b.total_non[vown], n_miss / b.total_tar[vown], b.vertices)
+    return n_miss, n_fa, n_miss / b.total_tar[vown], n_fa / b.total_non[vown]
 
 
 def uer(b: Blocks, r: float) -> float:
@@ -134,10 +143,8 @@ def min_dcf(b: Blocks, p: F64, q: F64) -> tuple[F64, I64, I64]:
 
 def min_dcf_stack(b: BlockStack, p: F64, q: F64) -> tuple[F64, I64, I64]:
     """:func:`min_dcf` of every member of a stack (with targets and non-targets): ``(R, K)``."""
-    n_miss, n_fa = rocch_counts_stack(b)
+    n_miss, n_fa, pmiss, pfa = _rates_stack(b)
     vown = b.vertex_owner
-    pmiss = n_miss / b.total_tar[vown]
-    pfa = n_fa / b.total_non[vown]
     p = np.atleast_1d(p)
     q = np.atleast_1d(q)
     first = b.vertices[:-1]
