@@ -56,8 +56,27 @@ def probe(setup: str, call: str, repeat: int) -> dict[str, float]:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+INPUT_NAMES = ("key.txt", "scores.txt", "ndx.txt", "key.tsv", "sys.tsv", "t.csv", "t.csv.gz",
+               "t.tsv", "vox.txt", "t.parquet", "key.h5", "scores.h5", "dense.h5")
+
+
 def make_inputs(d: Path, n: int) -> dict[str, Path]:
-    """Text, Parquet and HDF5 files of the same n trials (synthetic, one system)."""
+    """Text, Parquet and HDF5 files of the same n trials (synthetic, one system).
+
+    They are written by a child process, so this process's peak resident set (inherited by
+    every probe it starts) never holds the 10^7-trial inputs.
+    """
+    paths = {name: d / name for name in INPUT_NAMES}
+    if not all(p.exists() for p in paths.values()):
+        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                        "import bench_readers as b; from pathlib import Path; "
+                        "b._write_inputs(Path(sys.argv[2]), int(sys.argv[3]))",
+                        str(HERE), str(d), str(n)], check=True)
+    return paths
+
+
+def _write_inputs(d: Path, n: int) -> None:
+    """Write the files of :func:`make_inputs`."""
     import numpy as np
     import polars as pl
 
@@ -66,15 +85,7 @@ def make_inputs(d: Path, n: int) -> dict[str, Path]:
 
     df = pl.concat(synth_chunks(n, n_systems=1, seed=11)).select(
         "model", "segment", "score", "label")
-    paths = {
-        "key.txt": d / "key.txt", "scores.txt": d / "scores.txt", "ndx.txt": d / "ndx.txt",
-        "key.tsv": d / "key.tsv", "sys.tsv": d / "sys.tsv", "t.csv": d / "t.csv",
-        "t.csv.gz": d / "t.csv.gz", "t.tsv": d / "t.tsv", "vox.txt": d / "vox.txt",
-        "t.parquet": d / "t.parquet", "key.h5": d / "key.h5",
-        "scores.h5": d / "scores.h5", "dense.h5": d / "dense.h5",
-    }
-    if all(p.exists() for p in paths.values()):
-        return paths
+    paths = {name: d / name for name in INPUT_NAMES}
     sio.write_text_trials(df, paths["key.txt"], "key", overwrite=True)
     sio.write_text_trials(df, paths["scores.txt"], "scores", overwrite=True)
     sio.write_text_trials(df, paths["ndx.txt"], "ndx", overwrite=True)
@@ -98,7 +109,6 @@ def make_inputs(d: Path, n: int) -> dict[str, Path]:
     sio.write_bosaris_hdf5(dfg, paths["key.h5"], "key", overwrite=True)
     sio.write_bosaris_hdf5(dfg, paths["scores.h5"], "scores", overwrite=True)
     _dense_h5(dfg, paths["dense.h5"])
-    return paths
 
 
 def _dense_h5(df: object, path: Path) -> None:

@@ -37,7 +37,8 @@ from scoreframe.errors import FormatError, Place, message
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "byte_array", "check_control_bytes", "check_line_lengths",
            "contains_byte", "count_fields", "field_counts", "first_bad_line", "line_limit",
-           "max_line_bytes", "quote", "read_lines", "read_source", "utf8_or_format_error"]
+           "line_numbers", "max_line_bytes", "quote", "read_lines", "read_source",
+           "utf8_or_format_error"]
 
 #: The default maximum length of a line of a text input, in bytes (line end excluded): 1 MiB,
 #: thousands of times a trial line's length.
@@ -439,6 +440,26 @@ def utf8_or_format_error(exc: Exception, src: bytes | Path, path: Path) -> Forma
         return _utf8_error(src, path)
     return FormatError(message("cannot read text", where=Place(path),
                                got=str(exc).splitlines()[0]))
+
+
+def line_numbers(frame: pl.DataFrame, first: int, name: str) -> pl.Series:
+    """Line numbers ``first, first + 1, ...`` for the rows of ``frame``, chunked like its columns.
+
+    A parsed frame's columns come in the parser's chunks; a column chunked otherwise (one
+    chunk of line numbers) would make Polars copy every column into one chunk before the next
+    ``select`` or multi-column expression (0.2-0.4 s at 10^7 parsed rows).
+
+    >>> df = pl.concat([pl.DataFrame({"a": [1, 2]}), pl.DataFrame({"a": [3]})], rechunk=False)
+    >>> s = line_numbers(df, 2, "line")
+    >>> s.to_list(), s.n_chunks()
+    ([2, 3, 4], 2)
+    """
+    numbers = np.arange(first, first + frame.height, dtype=np.int64)
+    if not frame.width:
+        return pl.Series(name, numbers)
+    ends = np.cumsum([c.len() for c in frame.to_series(0).get_chunks()])[:-1]
+    return pl.concat([pl.Series(name, part) for part in np.split(numbers, ends)],
+                     rechunk=False)
 
 
 def first_bad_line(lines: pl.DataFrame, cond: pl.Expr) -> int | None:

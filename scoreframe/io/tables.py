@@ -27,6 +27,7 @@ from scoreframe.io.lines import (
     count_fields,
     field_counts,
     first_bad_line,
+    line_numbers,
     quote,
     read_lines,
     read_source,
@@ -191,7 +192,7 @@ def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str, path: Pa
     if not df.height or df.get_column(df.columns[-1]).null_count():
         return None
     _check_header(header, separator, Place(path))
-    return df.with_columns(pl.int_range(2, df.height + 2, dtype=pl.Int64).alias("__line"))
+    return df.with_columns(line_numbers(df, 2, "__line"))
 
 
 def _numeric(df: pl.DataFrame, column: str, path: Path) -> pl.DataFrame:

@@ -28,6 +28,7 @@ from scoreframe.io.lines import (
     check_control_bytes,
     count_fields,
     first_bad_line,
+    line_numbers,
     quote,
     read_lines,
     read_source,
@@ -176,7 +177,7 @@ def _single_spaced(src: bytes | Path, path: Path,
         return None  # ragged (too many fields somewhere, or too few on the first line)
     if any(s.null_count() for s in df.get_columns()):  # null counts are kept: no pass
         return None  # an empty field (repeated, leading space), a short row or a blank line
-    return df.with_columns(pl.int_range(1, df.height + 1, dtype=pl.Int64).alias("lineno"))
+    return df.with_columns(line_numbers(df, 1, "lineno"))
 
 
 def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: Kind,
