@@ -38,6 +38,23 @@ def test_repeated_hashes_equals_counting(seed: int, overwrite: bool) -> None:
         assert np.array_equal(h, before)  # the input is left alone
 
 
+@pytest.mark.parametrize("values", [3, 1000, 2**64 - 1])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_repeated_hashes_sorted_in_parts(values: int, overwrite: bool) -> None:
+    # above the size sorted in parts on several threads: the same values as counting them
+    # (np.unique's counts), whether few values repeat (2**64 - 1), most do (1,000) or almost
+    # every part boundary falls inside a run of equal values (3)
+    rng = np.random.default_rng(values % 97)
+    n = 3 * (1 << 20) + 17
+    h = rng.integers(0, values, n, dtype=np.uint64)
+    h[[11, n - 1]] = h[n // 2]  # one value repeated across the parts
+    u, c = np.unique(h, return_counts=True)
+    before = h.copy()
+    got = repeated_hashes(h, overwrite_input=overwrite)
+    assert np.array_equal(got, u[c > 1])
+    assert np.array_equal(h, np.sort(before) if overwrite else before)
+
+
 def test_repeated_hashes_none_and_empty() -> None:
     assert repeated_hashes(np.arange(10, dtype=np.uint64), overwrite_input=True).size == 0
     assert repeated_hashes(np.empty(0, np.uint64), overwrite_input=True).size == 0

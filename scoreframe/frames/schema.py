@@ -10,7 +10,9 @@ to bool here, at the import boundary, and nowhere else.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -105,11 +107,36 @@ def repeated_hashes(h: np.ndarray, *, overwrite_input: bool = False) -> np.ndarr
     >>> repeated_hashes(np.array([5, 1, 5, 2, 1, 5], dtype=np.uint64)).tolist()
     [1, 5]
     """
-    if overwrite_input:  # in place: one copy of the range in memory (the out-of-core task)
-        h.sort()
-    else:  # numpy's sort of a copy: half the CPU time of Polars' parallel sort (which is
-        h = np.sort(np.asarray(h, dtype=np.uint64))  # faster only on an idle machine)
+    if not overwrite_input:  # else in place: one copy of the range in memory (the
+        h = np.array(h, dtype=np.uint64)  # out-of-core task)
+    _sort_in_place(h)
     return np.unique(h[1:][h[1:] == h[:-1]])
+
+
+#: Arrays from this size up are sorted in parts on several threads.
+_PARALLEL_SORT_MIN = 1 << 20
+
+
+def _sort_in_place(h: np.ndarray) -> None:
+    """Sort ``h`` in place, in up to four parts sorted on as many threads.
+
+    ``np.partition`` (one linear pass) puts every part's values between its neighbours', so
+    the parts sorted one by one are the array sorted; numpy's sort releases the GIL. At 10^7
+    ``uint64`` hashes on two cores: 0.18 s instead of 0.26-0.40 s for one ``np.sort``. The
+    sorted array is the same whatever the number of parts.
+
+    >>> h = np.array([5, 3, 9, 1, 3], dtype=np.uint64); _sort_in_place(h); h.tolist()
+    [1, 3, 3, 5, 9]
+    """
+    parts = min(os.cpu_count() or 1, 4, max(1, h.size // _PARALLEL_SORT_MIN))
+    if parts == 1:
+        h.sort()
+        return
+    kth = [h.size * i // parts for i in range(1, parts)]
+    h.partition(kth)
+    bounds = [0, *kth, h.size]
+    with ThreadPoolExecutor(max_workers=parts) as pool:
+        list(pool.map(np.ndarray.sort, [h[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]))
 
 
 def id_columns(schema: pl.Schema | Sequence[str]) -> list[str]:
