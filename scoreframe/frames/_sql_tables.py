@@ -23,14 +23,16 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
-import duckdb
 import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
 from scoreframe.errors import FormatError, UsageError, message
+
+if TYPE_CHECKING:  # imported where used (~0.1 s, and its exit)
+    import duckdb
 
 __all__ = ["NamedTable", "TableSource", "named_tables", "relation_frame"]
 
@@ -204,6 +206,8 @@ def relation_frame(open_relation: Callable[[], tuple[duckdb.DuckDBPyRelation, Ca
     >>> lf.filter(pl.col("g") == 0).select(pl.col("x").sum()).collect().item()
     18
     """
+    import duckdb  # ~0.1 s to import (and its exit): loaded on first use
+
     def fail(exc: duckdb.Error) -> Exception:
         return exc if on_error is None else on_error(exc)
 

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-import duckdb
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -44,7 +43,8 @@ from scoreframe.frames._sql_tables import NamedTable, TableSource, named_tables,
 from scoreframe.frames.lazy import parquet_source
 from scoreframe.io.atomic import registered_temp
 
-if TYPE_CHECKING:  # pyarrow.dataset (which loads pandas) is imported where it is used
+if TYPE_CHECKING:  # pyarrow.dataset (which loads pandas) and duckdb are imported where used
+    import duckdb
     import pyarrow.dataset as ds
 
 __all__ = ["connect", "query", "scan_query"]
@@ -93,6 +93,7 @@ _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _confined(temp: str | None = None, **extra: bool) -> duckdb.DuckDBPyConnection:
+    import duckdb  # ~0.1 s to import (and its exit): loaded on first use
     return duckdb.connect(":memory:", config={**CONFINED, "temp_directory": temp
                                               or _temp_directory(), **extra})
 
@@ -113,6 +114,7 @@ def _native(dataset: str | Path, temp: str,
     allowed path (``COPY ... (USE_TMP_FILE false)``), which is why only :func:`query` and
     :func:`scan_query`, which accept one read-only statement, use this connection.
     """
+    import duckdb  # ~0.1 s to import (and its exit): loaded on first use
     files, hive = _files(dataset)
     allowed = [*files, *(f for t in tables for f in t.files)]
     con = _confined(temp)
@@ -216,6 +218,7 @@ def connect(dataset: str | Path, *, name: str = "trials",
     ...               "label": [True]}).write_parquet(f)
     >>> connect(f).execute("select count(*) from trials").fetchall()
     [(1,)]
+    >>> import duckdb
     >>> try:
     ...     connect(f).execute(f"copy trials to '{f}'")
     ... except duckdb.PermissionException:
@@ -267,6 +270,7 @@ def _check_query(sql: str, *, at: str) -> None:
     ...
     scoreframe.errors.ScoreframeError: the SQL must be one read-only query in `q.sql`: ...
     """
+    import duckdb  # ~0.1 s to import (and its exit): loaded on first use
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
@@ -310,6 +314,7 @@ def _open(sql: str, dataset: str | Path, tables: Mapping[str, TableSource] | Non
 
 def _error(exc: duckdb.Error, at: str) -> ScoreframeError:
     """A DuckDB error as a one-line ScoreframeError naming ``at``."""
+    import duckdb  # ~0.1 s to import (and its exit): loaded on first use
     if isinstance(exc, duckdb.PermissionException):
         return ScoreframeError(message("the SQL tries to reach outside the dataset and its "
                                        "named tables", where=at, got=_first_line(exc),
@@ -319,6 +324,7 @@ def _error(exc: duckdb.Error, at: str) -> ScoreframeError:
 
 def _run(step: Callable[[], object], at: str) -> Any:
     """``step()``, with DuckDB's errors as one-line ScoreframeErrors naming ``at``."""
+    import duckdb  # ~0.1 s to import (and its exit): loaded on first use
     try:
         return step()
     except duckdb.Error as exc:
