@@ -659,7 +659,11 @@ def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: i
     offsets = tuple(np.concatenate(([0], np.cumsum([c for _, _, c in parts])))[:-1].tolist())
     sample = np.sort(np.concatenate([s for _, s, _ in parts])) if parts else np.empty(0)
     n_ranges = min(60_000, max(1, -(-n_rows // max(range_trials, 1))))
-    if n_ranges > 1:  # whole rounds of ranges: no worker idles while the last range is reduced
+    if n_ranges >= executor.workers > 1:  # whole rounds of ranges: no worker idles while the
+        # last range is reduced. Only when every worker has a range already: a range has a
+        # fixed cost (per group and replicate) the memory limit does not count, so rounding 2
+        # ranges up to 16 workers multiplied it (peak 486 MB -> 1.5 GB, 500 groups x 50
+        # replicates); this way the ranges at most double
         n_ranges = min(60_000, -(-n_ranges // executor.workers) * executor.workers)
     if n_ranges == 1 or sample.shape[0] == 0:
         return keys, np.empty(0), offsets
