@@ -658,13 +658,14 @@ def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: i
         keys = [{}]
     offsets = tuple(np.concatenate(([0], np.cumsum([c for _, _, c in parts])))[:-1].tolist())
     sample = np.sort(np.concatenate([s for _, s, _ in parts])) if parts else np.empty(0)
-    n_ranges = min(60_000, max(1, -(-n_rows // max(range_trials, 1))))
-    if n_ranges >= executor.workers > 1:  # whole rounds of ranges: no worker idles while the
-        # last range is reduced. Only when every worker has a range already: a range has a
-        # fixed cost (per group and replicate) the memory limit does not count, so rounding 2
-        # ranges up to 16 workers multiplied it (peak 486 MB -> 1.5 GB, 500 groups x 50
-        # replicates); this way the ranges at most double
-        n_ranges = min(60_000, -(-n_ranges // executor.workers) * executor.workers)
+    n_ranges = max(1, -(-n_rows // max(range_trials, 1)))
+    workers = executor.workers
+    if n_ranges >= workers:  # whole rounds: no worker idles while the last range is reduced.
+        # Only once every worker has a range (so the ranges at most double): a range's fixed
+        # cost per group and replicate is not in the memory limit, and rounding 2 ranges up
+        # to 16 workers multiplied it (peak 486 MB -> 1.5 GB, 500 groups x 50 replicates)
+        n_ranges = -(-n_ranges // workers) * workers
+    n_ranges = min(60_000, n_ranges)
     if n_ranges == 1 or sample.shape[0] == 0:
         return keys, np.empty(0), offsets
     qs = np.quantile(sample, np.linspace(0, 1, n_ranges + 1)[1:-1], method="inverted_cdf")
