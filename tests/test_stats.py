@@ -583,3 +583,21 @@ def test_bound_heap_sets_the_threshold_unless_the_user_did(monkeypatch: pytest.M
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
     outofcore.bound_heap()
     assert calls == [(-3, 1 << 20)]  # the user's setting is left alone
+
+
+def test_ranges_rounded_to_whole_rounds_only_once_every_worker_has_one():
+    """Fewer ranges than workers stay as they are: each range has a fixed cost (per group and
+    replicate) outside the memory limit, and rounding 2 ranges up to 16 workers tripled the
+    peak. More ranges than workers are rounded up to whole rounds (no idle worker at the end)."""
+    df = frame(120_000, seed=5)
+    few, _ = group_statistics(df, by="gender",
+                              engine=Engine(kind="streaming", memory_limit="32MB", workers=8))
+    assert 1 < few.n_ranges < 8
+    many, _ = group_statistics(df, by="gender",
+                               engine=Engine(kind="streaming", memory_limit="8MB", workers=8))
+    assert many.n_ranges >= 8 and many.n_ranges % 8 == 0
+    a = evaluate(df, by="gender", operating_points=[0.01, 0.2])
+    for limit in ("32MB", "8MB"):
+        b = evaluate(df, by="gender", operating_points=[0.01, 0.2],
+                     engine=Engine(kind="streaming", memory_limit=limit, workers=8))
+        assert a.drop("dcf").equals(b.drop("dcf")) and explode_dcf(a).equals(explode_dcf(b))
