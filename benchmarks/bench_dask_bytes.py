@@ -55,6 +55,14 @@ def measured(real, prefix):
         return out
     return measured_map
 
+
+def measured_i(real, prefix):
+    def measured_imap(self, fn, items, *, window):
+        for r in real(self, fn, items, window=window):
+            sizes[prefix + fn.__name__].append(len(pickle.dumps(r, protocol=5)))
+            yield r
+    return measured_imap
+
 real_init = sd.DaskExecutor.__init__
 
 def counted_init(self, *a, **k):
@@ -63,8 +71,10 @@ def counted_init(self, *a, **k):
 
 sd.DaskExecutor.__init__ = counted_init
 sd.DaskExecutor.map = measured(sd.DaskExecutor.map, "")
+sd.DaskExecutor.imap = measured_i(sd.DaskExecutor.imap, "")
 # Tasks run in the client (thread pool) do not travel: counted apart, to show there are none.
 se.LocalExecutor.map = measured(se.LocalExecutor.map, "local:")
+se.LocalExecutor.imap = measured_i(se.LocalExecutor.imap, "local:")
 opts = args["options"]  # JSON: the option objects are made here
 metrics = list(opts.get("metrics", []))
 if "biometric" in opts:

@@ -21,10 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 
 __all__ = ["AlignmentError", "DegenerateError", "DegenerateGroupWarning", "EngineError",
-           "FormatError", "Message", "NotFittedError", "Place", "SchemaError", "ScoreframeError",
-           "ScoreframeWarning", "UsageError", "ValidationError", "clip", "listing", "located",
-           "message",
-           "printable", "quote", "warn_degenerate_groups"]
+           "FormatError", "MemoryLimitWarning", "Message", "NotFittedError", "Place",
+           "SchemaError", "ScoreframeError", "ScoreframeWarning", "UsageError",
+           "ValidationError", "clip", "listing", "located", "message", "printable", "quote",
+           "warn_degenerate_groups"]
 
 #: Longest value :func:`quote` shows (characters) before cutting it.
 VALUE_LIMIT = 60
@@ -442,6 +442,22 @@ def warn_degenerate_groups(groups: Sequence[tuple[Mapping[str, object], int, int
 
 class EngineError(ScoreframeError):
     """An execution engine cannot run: Dask not installed, scheduler unreachable, no workers."""
+
+
+class MemoryLimitWarning(ScoreframeWarning):
+    """The memory limit is below what an out-of-core evaluation needs whatever its ranges.
+
+    The statistics of one score range cost a fixed amount per result row and replicate
+    (groups x bootstrap replicates), however few trials the range holds: with thousands of
+    groups and many replicates this alone can pass a small limit. The evaluation goes on, on
+    fewer workers and with ranges sized to that fixed part; ``need`` is its estimated peak
+    (bytes) and ``limit`` the limit asked for.
+    """
+
+    def __init__(self, text: str, *, need: int = 0, limit: int = 0) -> None:
+        super().__init__(text)
+        self.need = need
+        self.limit = limit
 
 
 class UnresolvedTargetWarning(ScoreframeWarning):

@@ -21,6 +21,7 @@ pytest.importorskip("dask.distributed",
                     reason="dask.distributed is not installed (pip install 'scoreframe[dask]')")
 
 import scoreframe as sf  # noqa: E402
+from scoreframe.stats import outofcore  # noqa: E402
 from scoreframe.stats.dask import DaskExecutor  # noqa: E402
 from scoreframe.stats.outofcore import SAMPLE_SIZE  # noqa: E402
 
@@ -60,8 +61,20 @@ def _sizes(monkeypatch, cluster, path, n, options) -> dict[str, list[int]]:
         sizes[fn.__name__] += [len(pickle.dumps(r, protocol=5)) for r in out]
         return out
 
+    real_i = DaskExecutor.imap
+
+    def measured_i(self, fn, items, *, window):  # the reduction folds results as they come
+        for r in real_i(self, fn, items, window=window):
+            sizes[fn.__name__].append(len(pickle.dumps(r, protocol=5)))
+            yield r
+
     with monkeypatch.context() as m:
         m.setattr(DaskExecutor, "map", measured)
+        m.setattr(DaskExecutor, "imap", measured_i)
+        # ranges sized by the trials alone (the plan's fixed cost per range, not in
+        # proportion to the trials, would give the two sizes different ranges)
+        m.setattr(outofcore, "UNIT_RANGE_BYTES", 0)
+        m.setattr(outofcore, "REPLICATE_RANGE_BYTES", 0)
         engine = sf.Engine("dask", scheduler=cluster.address, workers=2, memory_limit=n * 80)
         sf.evaluate(str(path), by=["cond"], engine=engine, **options)
     return sizes

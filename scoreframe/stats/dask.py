@@ -24,7 +24,8 @@ import logging
 import re
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, TypeVar
@@ -242,6 +243,26 @@ class DaskExecutor:
         except BaseException:
             self._client.cancel(futures)
             raise
+
+    def imap(self, fn: Callable[[T], R], items: Iterable[T], *, window: int) -> Iterator[R]:
+        """Yield ``fn(x)`` in input order, at most ``window`` tasks submitted and not yielded.
+
+        Only ``window`` task descriptions and results exist at once, on the client and the
+        workers; a failed task cancels the others, and its exception is raised here.
+        """
+        if self._client is None:
+            raise EngineError("the dask executor is closed")
+        pending: deque[Any] = deque()
+        try:
+            for x in items:
+                pending.append(self._client.submit(fn, x, pure=False))
+                if len(pending) >= max(1, window):
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            if pending:
+                self._client.cancel(list(pending))
 
     def close(self) -> None:
         """Close the client and, if this executor started it, the cluster (idempotent)."""

@@ -9,8 +9,9 @@ no dataframe library.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol, TypeVar
 
 __all__ = ["Executor", "LocalExecutor"]
@@ -27,6 +28,15 @@ class Executor(Protocol):
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """Apply ``fn`` to every item, possibly in parallel; results in input order."""
+        ...
+
+    def imap(self, fn: Callable[[T], R], items: Iterable[T], *, window: int) -> Iterator[R]:
+        """Yield ``fn(x)`` for every item, in input order, as the results arrive.
+
+        At most ``window`` items are taken from ``items`` and not yet yielded: items are
+        made, and results held, only a few at a time (the out-of-core reduction folds each
+        range's statistics as it comes, whatever the number of ranges).
+        """
         ...
 
 
@@ -48,3 +58,28 @@ class LocalExecutor:
             return [fn(x) for x in items]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             return list(pool.map(fn, items))
+
+    def imap(self, fn: Callable[[T], R], items: Iterable[T], *, window: int) -> Iterator[R]:
+        """Yield ``fn(x)`` in input order, at most ``window`` items in flight.
+
+        Examples
+        --------
+        >>> list(LocalExecutor(workers=2).imap(abs, iter([-1, 2, -3]), window=2))
+        [1, 2, 3]
+        """
+        window = max(1, window)
+        if self.workers == 1 or window == 1:
+            yield from (fn(x) for x in items)
+            return
+        with ThreadPoolExecutor(max_workers=min(self.workers, window)) as pool:
+            pending: deque[Future[R]] = deque()
+            try:
+                for x in items:
+                    pending.append(pool.submit(fn, x))
+                    if len(pending) >= window:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:  # an error or an abandoned iterator: nothing more starts
+                for f in pending:
+                    f.cancel()

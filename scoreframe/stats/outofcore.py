@@ -33,15 +33,16 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from scoreframe.errors import Place, ScoreframeError, message
+from scoreframe.errors import MemoryLimitWarning, Place, ScoreframeError, message
 from scoreframe.frames._sql_guard import where_expr
 from scoreframe.frames.schema import id_hash, repeated_hashes
 from scoreframe.io.atomic import SPILL_PREFIX, registered_temp
@@ -93,8 +94,17 @@ __all__ = ["RANGE_BYTES_PER_TRIAL", "SPILL_PREFIX", "compute", "partition_task",
 #: Bytes per trial while a range is reduced (records read and concatenated, radix order, sorted
 #: copies, the pooled merge, kernel temporaries): measured peak ~90 at 10^9 trials.
 RANGE_BYTES_PER_TRIAL = 96
-#: Rounds of reduce tasks (``workers`` ranges each) per batch handed to the executor.
-REDUCE_ROUNDS = 4
+#: Bytes of one result row's statistics in one score range (point statistics, in memory:
+#: measured ~1.9 KB at 1,501 rows), and per row and replicate (~2.9 KB: each replicate's
+#: blocks, exact sums and threshold counts). A range's result costs this whatever its trials.
+UNIT_RANGE_BYTES = 2048
+REPLICATE_RANGE_BYTES = 3072
+#: Bookkeeping per range and base group: counts per label, those below the range, a task's.
+GROUP_RANGE_BYTES = 48
+#: The smallest range worth a task (trials).
+MIN_RANGE_TRIALS = 1024
+#: The most score ranges a run uses.
+MAX_RANGES = 60_000
 #: Bytes spilled per trial: a record, plus a trial-id hash when duplicates are checked.
 SPILL_BYTES_PER_TRIAL = 12
 HASH_BYTES_PER_TRIAL = 8
@@ -183,6 +193,7 @@ class ReduceSpec:
     # every unit)
     rep_totals: np.ndarray | None = None
     rep_offsets: np.ndarray | None = None
+    rep_files: bool = False  # read rep_totals and rep_offsets from the spill directory
 
     @property
     def n_units(self) -> int:
@@ -440,6 +451,11 @@ def _read_dir(path: Path, dtype: np.dtype) -> np.ndarray:
 def reduce_task(spec: ReduceSpec) -> RangeResult:
     """Phase 3: the statistics of every unit in one score range."""
     path = Path(spec.spill_dir) / f"r{spec.index:05d}"
+    if spec.rep_files:
+        w = Path(spec.spill_dir) / f"w{spec.index:05d}.npy"
+        spec = replace(spec, rep_totals=np.load(Path(spec.spill_dir) / "wtotal.npy"),
+                       rep_offsets=np.load(w), rep_files=False)
+        w.unlink()
     rec = _read_dir(path, record_dtype(spec.n_units))
     shutil.rmtree(path, ignore_errors=True)
     # plain contiguous fields first: gathers through a structured array are ~3x slower
@@ -647,8 +663,9 @@ def plan_task(args: tuple[Piece, PlanSpec]) -> tuple[pl.DataFrame, np.ndarray, i
     return key_frame, np.concatenate(parts) if parts else np.empty(0), rows
 
 
-def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: int,
-          range_trials: int) -> tuple[list[dict[str, str | None]], np.ndarray, tuple[int, ...]]:
+def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor
+          ) -> tuple[list[dict[str, str | None]], np.ndarray, tuple[int, ...]]:
+    """Phase 1: the group keys (sorted), the sorted score sample and the pieces' row offsets."""
     parts = executor.map(plan_task, [(pc, spec) for pc in pieces])
     cols = list(spec.group_cols)
     if cols:
@@ -658,18 +675,91 @@ def _plan(pieces: Sequence[Piece], spec: PlanSpec, executor: Executor, n_rows: i
         keys = [{}]
     offsets = tuple(np.concatenate(([0], np.cumsum([c for _, _, c in parts])))[:-1].tolist())
     sample = np.sort(np.concatenate([s for _, s, _ in parts])) if parts else np.empty(0)
-    n_ranges = max(1, -(-n_rows // max(range_trials, 1)))
-    workers = executor.workers
-    if n_ranges >= workers:  # whole rounds: no worker idles while the last range is reduced.
-        # Only once every worker has a range (so the ranges at most double): a range's fixed
-        # cost per group and replicate is not in the memory limit, and rounding 2 ranges up
-        # to 16 workers multiplied it (peak 486 MB -> 1.5 GB, 500 groups x 50 replicates)
-        n_ranges = -(-n_ranges // workers) * workers
-    n_ranges = min(60_000, n_ranges)
+    return keys, sample, offsets
+
+
+@dataclass(frozen=True)
+class RangePlan:
+    """How many score ranges, and how many reduce tasks in flight (``window``).
+
+    ``peak`` is the estimated memory of the reduction (bytes) and ``fits`` whether it is
+    within the memory limit.
+    """
+
+    n_ranges: int
+    window: int
+    range_trials: int
+    peak: int
+    fits: bool
+
+
+def range_plan(*, n_rows: int, per_trial: int, fixed: int, n_groups: int, workers: int,
+               memory_limit: int) -> RangePlan:
+    """The ranges and reduce tasks in flight that keep the reduction within ``memory_limit``.
+
+    A range's task holds its trials (``per_trial`` bytes each) and builds its result, which
+    costs ``fixed`` bytes whatever the range's size (result rows x replicates); results that
+    are done wait, in range order, to be folded into the running statistics (one more result,
+    and one while merging). With ``window`` tasks in flight of which ``r = min(workers,
+    window)`` run, the estimated peak is ``r * (trials * per_trial + fixed) + (window - r) *
+    fixed + 2 * fixed``, plus :data:`GROUP_RANGE_BYTES` per range and group of bookkeeping.
+    The widest window that leaves ranges of at least :data:`MIN_RANGE_TRIALS` trials wins:
+    ``2 * workers`` (a worker that finishes early takes the next range), then ``workers``,
+    then fewer tasks than workers. If none does, the limit cannot be met: one task at a time,
+    ranges whose trials cost about what their fixed part does (smaller ones would save little
+    and cost a fixed part each), ``fits=False``.
+
+    Whole rounds: once there are at least as many ranges as running tasks, their number is
+    rounded up to a multiple of it (no task idles while the last range is reduced; the ranges
+    at most double, so only get smaller).
+
+    Examples
+    --------
+    >>> p = range_plan(n_rows=10**8, per_trial=100, fixed=10**6, n_groups=20, workers=2,
+    ...                memory_limit=2**30)
+    >>> p.n_ranges, p.window, p.fits
+    (20, 4, True)
+    >>> range_plan(n_rows=10**6, per_trial=400, fixed=4 * 10**8, n_groups=1500, workers=2,
+    ...            memory_limit=20 * 10**6).fits
+    False
+    """
+    workers = max(1, workers)
+    book = GROUP_RANGE_BYTES * max(n_groups, 1)
+    def peak_of(n: int, trials: int, window: int) -> int:
+        run = min(workers, window)
+        return (run * (trials * per_trial + fixed) + (window - run) * fixed
+                + (2 * fixed if n > 1 else 0) + n * book)
+
+    for window in (2 * workers, *range(workers, 0, -1)):
+        run = min(workers, window)
+        n = 1
+        for _ in range(2):  # the bookkeeping grows with the ranges: a second pass counts it
+            avail = memory_limit - window * fixed - 2 * fixed - n * book
+            trials = avail // (run * per_trial) if avail > 0 else 0
+            if trials < MIN_RANGE_TRIALS:
+                break
+            n = max(1, -(-n_rows // trials))
+            if n >= run:
+                n = -(-n // run) * run
+            n = min(MAX_RANGES, n)
+        trials = -(-n_rows // n)
+        peak = peak_of(n, trials, window)
+        if (n == 1 or trials >= MIN_RANGE_TRIALS) and peak <= memory_limit:
+            return RangePlan(n, window, trials, peak, True)
+    trials = max(MIN_RANGE_TRIALS, fixed // max(per_trial, 1),
+                 (memory_limit - 3 * fixed) // max(per_trial, 1))
+    n = min(MAX_RANGES, max(1, -(-n_rows // trials)))
+    trials = -(-n_rows // n)
+    peak = peak_of(n, trials, 1)
+    return RangePlan(n, 1, trials, peak, peak <= memory_limit)
+
+
+def _boundaries(sample: np.ndarray, n_ranges: int) -> np.ndarray:
+    """Range boundaries: the sample's quantiles (distinct), none for one range."""
     if n_ranges == 1 or sample.shape[0] == 0:
-        return keys, np.empty(0), offsets
+        return np.empty(0)
     qs = np.quantile(sample, np.linspace(0, 1, n_ranges + 1)[1:-1], method="inverted_cdf")
-    return keys, np.unique(qs), offsets
+    return np.unique(qs)
 
 
 def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
@@ -718,7 +808,6 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
         per_trial = RANGE_BYTES_PER_TRIAL + request.bytes_per_trial + (
             0 if request.replicates is None
             else RANGE_BYTES_PER_UNIT_COLUMN * len(request.replicates.columns))
-        range_trials = max(1024, memory_limit // (per_trial * executor.workers))
         # a batch row costs ~200 B while partitioned (the frame, codes, records, the order)
         batch_rows = int(min(BATCH_ROWS, max(16_384, memory_limit // (200 * executor.workers))))
         pieces = pieces_of(data, lf) if engine == "dask" or isinstance(data, str | Path) \
@@ -729,9 +818,30 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                 hint="Write the trials with scoreframe.write_trials and evaluate the path."))
         piece_where = where if pieces[0].frame is None else None
         LOG.debug("phase %s", "plan")
-        keys, boundaries, offsets = _plan(
+        keys, sample, offsets = _plan(
             pieces, PlanSpec(tuple(group_cols), dict(schema), piece_where,
-                             max(1, n_rows // SAMPLE_SIZE)), executor, n_rows, range_trials)
+                             max(1, n_rows // SAMPLE_SIZE)), executor)
+        rows_out = len(plan_units(keys, row_cols=row_cols, system_cols=system_cols,
+                                  pooled=pooled))
+        n_rep = 0 if request.replicates is None else request.replicates.n_rows
+        fixed = (rows_out * (UNIT_RANGE_BYTES + n_rep * REPLICATE_RANGE_BYTES)
+                 + (len(keys) * UNIT_RANGE_BYTES if equalize else 0))
+        rplan = range_plan(n_rows=n_rows, per_trial=per_trial, fixed=fixed,
+                           n_groups=len(keys), workers=executor.workers,
+                           memory_limit=memory_limit)
+        if not rplan.fits:
+            warnings.warn(MemoryLimitWarning(
+                f"memory_limit={_size(memory_limit)} is below what this evaluation needs: the "
+                f"statistics of {rows_out:,} result rows"
+                + (f" x {n_rep:,} replicates" if n_rep else "")
+                + f" take about {_size(fixed)} per score range whatever its trials; it goes on "
+                f"with {rplan.n_ranges:,} range{'s' if rplan.n_ranges > 1 else ''}, one at a "
+                f"time, and may use about {_size(rplan.peak)} (raise memory_limit, or ask "
+                "for fewer groups or replicates)", need=rplan.peak, limit=memory_limit),
+                stacklevel=2)
+        range_trials = rplan.range_trials
+        boundaries = _boundaries(sample, rplan.n_ranges)
+        del sample
         t_plan = time.perf_counter()
         peak_plan = _peak_mb()
         codes = {tuple(k[c] for c in group_cols): i for i, k in enumerate(keys)}
@@ -754,15 +864,15 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                               piece_where, tuple(id_cols), hash_bits, batch_rows, cats, lut,
                               need, request.replicates, offsets)
         LOG.debug("phase %s", "partition")
-        parts = executor.map(partition_task, [(pc, pspec) for pc in pieces])
+        checks = Checks()
+        counts = np.zeros((boundaries.shape[0] + 1, max(len(keys), 1), 2), dtype=np.int64)
+        for part in executor.imap(partition_task, ((pc, pspec) for pc in pieces),
+                                  window=2 * executor.workers):
+            checks.add(part.checks)
+            counts += part.counts
         release_memory()
         t_part = time.perf_counter()
         peak_part = _peak_mb()
-        checks = Checks()
-        counts = np.zeros((boundaries.shape[0] + 1, max(len(keys), 1), 2), dtype=np.int64)
-        for part in parts:
-            checks.add(part.checks)
-            counts += part.counts
         check_counts(checks, where=where_name, source=data, where_sql=where)
         if id_cols:
             LOG.debug("phase %s", "duplicates")
@@ -783,74 +893,78 @@ def compute(data: object, lf: pl.LazyFrame, *, group_cols: Sequence[str],
                             for u in units)
         full_tot = np.zeros((max(len(codes), 1), 2), np.int64)
         full_tot[idx] = totals
-        rep_w: list[np.ndarray] | None = None
-        if (request.replicates is not None and counts.shape[0] > 1 and (
-                verification_of(request) is not None or request.replicated)):
+        n_spec = max(len(codes), 1)
+        rep_files = (request.replicates is not None and counts.shape[0] > 1 and (
+            verification_of(request) is not None or bool(request.replicated)))
+        if rep_files and request.replicates is not None:
             # replicates locate FNMR at FMR, and replicated statistics read the totals and
-            # the counts below a range: weighted offsets
-            rep_w = executor.map(weighted_counts_task,
-                                 [(spill, r, max(len(codes), 1), request.replicates)
-                                  for r in range(counts.shape[0])])
-        rep_tot = None if rep_w is None else np.sum(rep_w, axis=0)
-        full_keys: list[dict[str, str | None]] = [{}] * max(len(codes), 1)
+            # the counts below a range: weighted counts per range, summed in range order; each
+            # range's counts below it go to a file beside its records (groups x replicates
+            # per range would not fit in memory for thousands of groups)
+            below_w = np.zeros((n_spec, 2, request.replicates.n_rows), np.int64)
+            for r, w in enumerate(executor.imap(
+                    weighted_counts_task,
+                    ((spill, r, n_spec, request.replicates) for r in range(counts.shape[0])),
+                    window=2 * executor.workers)):
+                np.save(Path(spill) / f"w{r:05d}.npy", below_w)
+                below_w += w
+            np.save(Path(spill) / "wtotal.npy", below_w)
+            del below_w
+        full_keys: list[dict[str, str | None]] = [{}] * n_spec
         for k, c in zip(keys, code_of, strict=True):
             full_keys[c] = k
         cls_of, part_of = class_plan(full_keys, class_col) if class_col is not None \
             else (None, None)
-        specs = []
-        rep_below = None if rep_w is None else np.zeros_like(rep_w[0])
-        for r in range(counts.shape[0]):
-            off = np.zeros_like(full_tot)
-            off[idx] = below[r]
-            specs.append(ReduceSpec(spill, r, spill_units, max(len(codes), 1), request,
-                                    full_tot, off, equalize, p, q,
-                                    None if cls_of is None else tuple(cls_of),
-                                    None if part_of is None else tuple(part_of),
-                                    rep_tot, None if rep_below is None else rep_below.copy()))
-            if rep_w is not None and rep_below is not None:
-                rep_below += rep_w[r]
+
+        def specs() -> Iterator[ReduceSpec]:  # made as the tasks start, a window at a time
+            for r in range(counts.shape[0]):
+                off = np.zeros_like(full_tot)
+                off[idx] = below[r]
+                yield ReduceSpec(spill, r, spill_units, n_spec, request, full_tot, off,
+                                 equalize, p, q, None if cls_of is None else tuple(cls_of),
+                                 None if part_of is None else tuple(part_of), rep_files=rep_files)
+
         LOG.debug("phase %s", "reduce")
-        # every unit's statistics folded over the ranges in range order as each batch of
-        # ranges returns (the same left fold as merging them all at the end, so the same
-        # bits), so only one batch of range results is held at a time, whatever the ranges
+        # every unit's statistics folded over the ranges in range order as each range's
+        # result arrives (the same left fold as merging them all at the end, so the same
+        # bits); at most `window` results exist at once (see range_plan), whatever the ranges
         acc_st = [empty_stats(request) for _ in units]
         acc_eq: list[EqStats | None] = [None for _ in units]
         acc_mem: list[list[ScoreStats]] = [
             [empty_stats(request) for _ in range(
                 len(u.members) if part_of is None else len(partitions(u.members, part_of)))]
             if equalize else [] for u in units]
-        # a few rounds of tasks per batch: a worker that finishes early takes the next range
-        # (at most `workers` ranges in memory at once); freed heap is trimmed between batches
-        batch = executor.workers * REDUCE_ROUNDS
         done = 0
-        for start in range(0, len(specs), batch):
-            for res in executor.map(reduce_task, specs[start:start + batch]):
-                for i in range(len(units)):
-                    acc_st[i] = merge(acc_st[i], res.stats[i])
-                    part_eq = res.eq[i]
-                    if part_eq is not None:
-                        prev = acc_eq[i]
-                        acc_eq[i] = part_eq if prev is None else merge_equalized(prev, part_eq)
-                    if equalize:
-                        acc_mem[i] = [merge(a, b) for a, b in zip(acc_mem[i], res.members[i],
-                                                                  strict=True)]
-                done += 1
-            release_memory()
-            if progress is not None:
-                progress(done, len(specs))
+        for res in executor.imap(reduce_task, specs(), window=rplan.window):
+            for i in range(len(units)):
+                acc_st[i] = merge(acc_st[i], res.stats[i])
+                part_eq = res.eq[i]
+                if part_eq is not None:
+                    prev = acc_eq[i]
+                    acc_eq[i] = part_eq if prev is None else merge_equalized(prev, part_eq)
+                if equalize:
+                    acc_mem[i] = [merge(a, b) for a, b in zip(acc_mem[i], res.members[i],
+                                                              strict=True)]
+            del res
+            done += 1
+            if done % rplan.window == 0 or done == counts.shape[0]:
+                release_memory()  # freed heap trimmed every window of ranges
+                if progress is not None:
+                    progress(done, counts.shape[0])
         t_reduce = time.perf_counter()
         LOG.debug("phase %s", "merge")
         out = [UnitStats(u, acc_st[i], acc_eq[i], tuple(acc_mem[i]))
                for i, u in enumerate(units)]
         LOG.debug("phase %s", "done")
         return Statistics(tuple(row_cols), out, checks, engine if engine == "dask"
-                          else "out-of-core", n_ranges=len(specs),
+                          else "out-of-core", n_ranges=int(counts.shape[0]),
                           details={"seconds": time.perf_counter() - t0,
                                    "plan": t_plan - t0, "partition": t_part - t_plan,
                                    "reduce": t_reduce - t_part,
                                    "peak_mb_plan": peak_plan, "peak_mb_partition": peak_part,
                                    "peak_mb_reduce": _peak_mb(),
-                                   "range_trials": range_trials, "pieces": len(pieces)})
+                                   "range_trials": range_trials, "pieces": len(pieces),
+                                   "window": rplan.window, "peak_estimate": rplan.peak})
     finally:
         if ctxmgr is not None:
             ctxmgr.__exit__(None, None, None)
