@@ -10,7 +10,6 @@ to bool here, at the import boundary, and nowhere else.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
@@ -18,6 +17,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from scoreframe._cores import usable_cores
 from scoreframe.errors import SchemaError, ValidationError, message
 
 
@@ -128,7 +128,7 @@ def _sort_in_place(h: np.ndarray) -> None:
     >>> h = np.array([5, 3, 9, 1, 3], dtype=np.uint64); _sort_in_place(h); h.tolist()
     [1, 3, 3, 5, 9]
     """
-    parts = min(os.cpu_count() or 1, 4, max(1, h.size // _PARALLEL_SORT_MIN))
+    parts = min(usable_cores(), 4, max(1, h.size // _PARALLEL_SORT_MIN))
     if parts == 1:
         h.sort()
         return

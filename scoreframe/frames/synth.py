@@ -21,7 +21,6 @@ the low-cardinality columns are gathered from their few values.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scoreframe._cores import usable_cores
 from scoreframe.checks import check_positive_int, check_probability
 
 __all__ = ["MAX_SYSTEMS", "SYNTH_COLUMNS", "synth_chunk", "synth_chunks"]
@@ -177,7 +177,7 @@ def synth_chunks(n_trials: int, *, n_systems: int = 3, seed: int = 0, target_rat
         n_conditions = check_positive_int(n_conditions, name="n_conditions")
     trials_per_model = check_positive_int(trials_per_model, name="trials_per_model")
     if threads is None:
-        threads = min(4, os.cpu_count() or 1)
+        threads = min(4, usable_cores())
     threads = check_positive_int(threads, name="threads")
     n_chunks = -(-n_trials // chunk_trials)
     kwargs = {"n_systems": n_systems, "seed": seed, "target_rate": target_rate,

@@ -24,7 +24,6 @@ naming the file and the dataset.
 from __future__ import annotations
 
 import logging
-import os
 import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +34,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import DTypeLike, NDArray
 
+from scoreframe._cores import usable_cores
 from scoreframe.errors import FormatError, Place, ScoreframeError, ScoreframeWarning, message
 from scoreframe.frames.schema import Kind, validate_trials
 from scoreframe.io.atomic import atomic_output, final_path
@@ -370,7 +370,7 @@ def _write_sparse(datasets: list[tuple[h5py.Dataset, np.ndarray]], mi: np.ndarra
             out.append(zlib.compress(buf.tobytes(), _COMPRESSION_LEVEL))
         return (r0, c0), out
 
-    workers = max(1, min(4, os.cpu_count() or 1))
+    workers = max(1, min(4, usable_cores()))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for offset, blobs in pool.map(build, range(starts.size), chunksize=16):
             for (ds, _), blob in zip(datasets, blobs, strict=True):

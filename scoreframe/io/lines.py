@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from scoreframe._cores import usable_cores
 from scoreframe.errors import FormatError, Place, message
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "byte_array", "check_control_bytes", "check_line_lengths",
@@ -382,7 +383,7 @@ def check_control_bytes(arr: np.ndarray, path: Path) -> tuple[int, int]:
     counts = np.zeros(5, dtype=np.int64)  # tab, line feed, below 32, CR, DEL
     blocks = range(0, arr.size, _SCAN_BLOCK)
     if len(blocks) > 1:  # numpy releases the GIL: both cores, integer counts in any order
-        with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 4)) as pool:
+        with ThreadPoolExecutor(max_workers=min(usable_cores(), 4)) as pool:
             for c in pool.map(lambda i: _byte_counts(arr[i:i + _SCAN_BLOCK]), blocks):
                 counts += c
     elif arr.size:

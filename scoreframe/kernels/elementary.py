@@ -6,13 +6,14 @@ numpy/scipy only.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, ndtri
+
+from scoreframe._cores import usable_cores
 
 __all__ = [
     "effective_prior",
@@ -107,20 +108,6 @@ def probit(p: ArrayLike) -> NDArray[np.float64]:
     [0.0, 1.96]
     """
     return np.asarray(ndtri(np.asarray(p, dtype=np.float64)))
-
-
-def usable_cores() -> int:
-    """The number of cores this process may run on (its CPU affinity where the OS has one).
-
-    The kernels and the engine split work over this many threads at most (and never over more
-    than eight); the split never changes a result, only how fast it comes.
-
-    >>> usable_cores() >= 1
-    True
-    """
-    if hasattr(os, "sched_getaffinity"):
-        return max(len(os.sched_getaffinity(0)), 1)
-    return os.cpu_count() or 1
 
 
 def softplus(x: ArrayLike) -> NDArray[np.float64]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike
 
+from scoreframe._cores import usable_cores
 from scoreframe.checks import check_choice
 from scoreframe.errors import AlignmentError, ScoreframeError, UsageError, ValidationError, message
 from scoreframe.frames.lazy import Data, as_lazy
@@ -218,7 +218,7 @@ def _statistics(source: str, methods: list[Method], ddof: int, *, cohort_scores:
                 engine: EngineLike, progress: Progress | None,
                 ) -> tuple[pl.DataFrame, dict[str, tuple[Embeddings, np.ndarray]] | None]:
     eng = as_engine(engine)
-    limit, n_workers = eng.limit, eng.workers or os.cpu_count() or 1
+    limit, n_workers = eng.limit, eng.workers or usable_cores()
     kind, scheduler = ("dask" if eng.kind == "dask" else "local"), eng.scheduler
     wanted = needed(methods)
     if source == "embeddings" and kind == "dask":

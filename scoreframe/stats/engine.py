@@ -16,7 +16,6 @@ or the other; ``"dask"`` runs the out-of-core tasks on Dask workers
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scoreframe._cores import usable_cores
 from scoreframe.errors import FormatError, Place, ValidationError, message
 from scoreframe.frames.lazy import Data, as_lazy, is_frame_like, scan_raw
 from scoreframe.stats._engine_option import (
@@ -194,7 +194,7 @@ def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequen
             data, lf, group_cols=group_cols, row_cols=row_cols, system_cols=system_cols,
             pooled=pooled, equalize=bool(equalize_by), request=request, p=p, q=q,
             engine="dask" if eng.kind == "dask" else "local", memory_limit=limit,
-            workers=workers if eng.kind == "dask" else (workers or os.cpu_count() or 1),
+            workers=workers if eng.kind == "dask" else (workers or usable_cores()),
             scheduler=eng.scheduler,
             id_cols=id_cols if check_dups else [], where=where, where_name=where_name,
             progress=progress,
@@ -208,7 +208,7 @@ def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequen
     classes_of, partition_of = class_plan(keys, class_col)
     stats = unit_statistics(units, base, request, equalize=bool(equalize_by), p=p, q=q,
                             progress=progress, base_units=base_units,
-                            workers=eng.workers or min(2, os.cpu_count() or 1),
+                            workers=eng.workers or min(2, usable_cores()),
                             classes_of=classes_of, partition_of=partition_of)
     return Statistics(tuple(row_cols), stats, checks, "memory")
 

@@ -8,11 +8,12 @@ no dataframe library.
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol, TypeVar
+
+from scoreframe._cores import usable_cores
 
 __all__ = ["Executor", "LocalExecutor"]
 
@@ -50,7 +51,7 @@ class LocalExecutor:
     """
 
     def __init__(self, *, workers: int | None = None) -> None:
-        self.workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+        self.workers = max(1, workers if workers is not None else usable_cores())
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """Apply ``fn`` to every item on the thread pool; results in input order."""
