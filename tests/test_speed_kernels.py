@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from scoreframe import _cores
 from scoreframe.kernels import elementary as el
 from scoreframe.kernels import sort_scores
 from scoreframe.kernels.sorted_scores import SortedScores
@@ -132,7 +133,7 @@ def test_unit_statistics_do_not_depend_on_the_number_of_cores(monkeypatch: pytes
     request = Request(np.array([-1.0, 0.0, 2.0]))
 
     def run(cores: int) -> list[red.UnitStats]:
-        monkeypatch.setattr(el.os, "sched_getaffinity", lambda _pid: set(range(cores)),
+        monkeypatch.setattr(_cores.os, "sched_getaffinity", lambda _pid: set(range(cores)),
                             raising=False)
         return red.unit_statistics(units, base, request)
 

@@ -37,6 +37,18 @@ class SortedScores:
     tar: F64
     non: F64
 
+    def __post_init__(self) -> None:
+        # zeros made positive: -0.0 and 0.0 are one score, and sorts leave the two in any
+        # order among equal values; with one sign, every sort gives the same bits
+        for name in ("tar", "non"):
+            x = getattr(self, name)
+            lo = np.searchsorted(x, 0.0, side="left")
+            hi = np.searchsorted(x, 0.0, side="right")
+            if hi > lo and np.signbit(x[lo:hi]).any():
+                x = x.copy()  # never in place: the array may be the caller's, or read-only
+                x[lo:hi] = 0.0
+                object.__setattr__(self, name, x)
+
     @property
     def n_tar(self) -> int:
         """Number of target trials."""
