@@ -129,11 +129,15 @@ def run(n: int, repeat: int, skip: frozenset[str] = frozenset(), profile: bool =
                                                       engine="memory",
                                                       by="condition")),
     ]
-    for name, fn in jobs:
-        if name in skip:
-            t[name] = float("nan")
-            continue
-        t[name] = median_time(fn, repeat)
+    # round by round, every job once per round: each sees the same process state (a job run
+    # right after the large key sorts found the allocator's arenas in another state)
+    times: dict[str, list[float]] = {name: [] for name, _ in jobs if name not in skip}
+    for _ in range(repeat):
+        for name, fn in jobs:
+            if name in times:
+                times[name].append(median_time(fn, 1))
+    for name, _ in jobs:
+        t[name] = statistics.median(times[name]) if name in times else float("nan")
         print(f"{name:20s} {t[name]:.3f} s", flush=True)
     floor20 = min(t[k] for k in ("pl_sort_keys_str", "pl_sort_keys_u32") if k not in skip)
     load = os.getloadavg()[0]
@@ -150,7 +154,8 @@ def run(n: int, repeat: int, skip: frozenset[str] = frozenset(), profile: bool =
 
     lines = [
         f"{n:.0e} trials (1 target : 10 non-targets), full suite at p_target {PRIORS}; "
-        f"median of {repeat} in one process; {platform.machine()}, {os.cpu_count()} cores, "
+        f"median of {repeat} in one process, the jobs alternated round by round; "
+        f"{platform.machine()}, {os.cpu_count()} cores, "
         f"load average at the end of the timings {load:.1f} (shared machine: absolute times "
         f"vary between runs, the ratios much less), polars {pl.__version__}, numpy "
         f"{np.__version__}.",
