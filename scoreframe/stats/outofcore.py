@@ -725,6 +725,7 @@ def range_plan(*, n_rows: int, per_trial: int, fixed: int, n_groups: int, worker
     """
     workers = max(1, workers)
     book = GROUP_RANGE_BYTES * max(n_groups, 1)
+
     def peak_of(n: int, trials: int, window: int) -> int:
         run = min(workers, window)
         return (run * (trials * per_trial + fixed) + (window - run) * fixed

@@ -391,14 +391,15 @@ POLARS_SORT_MIN = 1 << 22
 def polars_sorts_faster() -> bool:
     """Whether Polars' multi-threaded sort beats numpy's two-threaded one on this machine.
 
-    numpy's sort is vectorized where the CPU has the instructions its sorting library
-    dispatches to (0.17 s for 10^7 doubles on one Intel core with AVX-512, faster than
-    Polars' 0.33 s on two) and a plain quicksort elsewhere (0.68 s on an AMD EPYC, where
-    Polars takes 0.21 s). So a process that sorts a large group times both once, on 2^17
-    random doubles (about 40 ms in all), and takes the faster: :func:`sort_classes` (numpy,
-    two parts on two threads) or Polars' sort. The choice changes how fast, never what: both
-    give the same sorted arrays (ties are equal values; zeros are made positive by
-    :class:`SortedScores`), and the Cllr sums and positions are exact integers.
+    numpy's sort is vectorized where its sorting library dispatches to the CPU's vector
+    instructions (0.17 s for 10^7 doubles on one core of the machine of the earlier
+    benchmarks, faster than Polars' 0.33 s on two) and a plain quicksort elsewhere (0.68 s
+    on an AMD EPYC of family 25, Zen 4, where Polars takes 0.21 s). So a process that sorts
+    a large group times both once, on 2^17 random doubles (about 40 ms in all), and takes
+    the faster: :func:`sort_classes` (numpy, two parts on two threads) or Polars' sort. The
+    choice changes how fast, never what: both give the same sorted arrays (ties are equal
+    values; zeros are made positive by :class:`SortedScores`), and the Cllr sums and
+    positions are exact integers.
     """
     x = np.random.default_rng(0).standard_normal(1 << 17)
     pl.Series(x).sort()  # Polars' thread pool starts (~10 ms the first time)
@@ -411,8 +412,8 @@ def polars_sorts_faster() -> bool:
         pl.Series(x).sort().to_numpy()
         t_pl = min(t_pl, time.perf_counter() - t)
     # numpy's path sorts two parts on two threads, but gathers the classes first: Polars
-    # wins from about 1.5x (2.4x on the AMD EPYC at this size; on the Intel machine of the
-    # earlier measurements numpy's sort of 10^7 doubles took half of Polars' time)
+    # wins from about 1.5x (2.4x on the Zen 4 EPYC at this size; on the machine of the
+    # earlier benchmarks numpy's sort of 10^7 doubles took half of Polars' time)
     return bool(t_pl < t_np / 1.5)
 
 
