@@ -71,6 +71,18 @@ def test_range_plan_needs_no_more_tasks_in_flight_than_fit() -> None:
     assert small.n_ranges == need + need % 2 and small.fits
 
 
+def test_a_large_fixed_part_takes_the_window_with_fewer_ranges() -> None:
+    """compare of two systems with 1,000 replicates (42 result rows): each range's result is
+    ~130 MB. Twice the workers in flight would leave 34 ranges of trials; as many as the
+    workers, 18: each range also costs the replicates' statistics in time, so 18."""
+    fixed = 42 * (2048 + 1000 * 3072)
+    p = range_plan(n_rows=2 * 10**7, per_trial=250, fixed=fixed, n_groups=42, workers=2,
+                   memory_limit=2**30)
+    narrow = (2**30 - 4 * fixed) // (2 * 250)
+    need = -(-2 * 10**7 // narrow)
+    assert p.window == 2 and p.n_ranges == need + need % 2 == 18 and p.fits
+
+
 def test_range_plan_without_fixed_cost_matches_the_trial_budget() -> None:
     p = range_plan(n_rows=10**9, per_trial=100, fixed=0, n_groups=20, workers=2,
                    memory_limit=2**30)

@@ -703,9 +703,12 @@ def range_plan(*, n_rows: int, per_trial: int, fixed: int, n_groups: int, worker
     and one while merging). With ``window`` tasks in flight of which ``r = min(workers,
     window)`` run, the estimated peak is ``r * (trials * per_trial + fixed) + (window - r) *
     fixed + 2 * fixed``, plus :data:`GROUP_RANGE_BYTES` per range and group of bookkeeping.
-    The widest window that leaves ranges of at least :data:`MIN_RANGE_TRIALS` trials wins:
-    ``2 * workers`` (a worker that finishes early takes the next range), then ``workers``,
-    then fewer tasks than workers. If none does, the limit cannot be met: one task at a time,
+    A window must leave ranges of at least :data:`MIN_RANGE_TRIALS` trials. Of ``2 *
+    workers`` (a worker that finishes early takes the next range) and ``workers``, the one
+    that needs fewer ranges wins (the wider on a tie): each range also pays the fixed part in
+    time (the statistics of its replicates), so with 1,000 replicates the narrower window's
+    larger ranges are faster. Then fewer tasks than workers. If none fits, the limit cannot
+    be met: one task at a time,
     ranges whose trials cost about what their fixed part does (smaller ones would save little
     and cost a fixed part each), ``fits=False``.
 
@@ -731,7 +734,7 @@ def range_plan(*, n_rows: int, per_trial: int, fixed: int, n_groups: int, worker
         return (run * (trials * per_trial + fixed) + (window - run) * fixed
                 + (2 * fixed if n > 1 else 0) + n * book)
 
-    for window in (2 * workers, *range(workers, 0, -1)):
+    def plan(window: int) -> RangePlan | None:
         run = min(workers, window)
         n = 1
         for _ in range(2):  # the bookkeeping grows with the ranges: a second pass counts it
@@ -747,6 +750,19 @@ def range_plan(*, n_rows: int, per_trial: int, fixed: int, n_groups: int, worker
         peak = peak_of(n, trials, window)
         if (n == 1 or trials >= MIN_RANGE_TRIALS) and peak <= memory_limit:
             return RangePlan(n, window, trials, peak, True)
+        return None
+
+    # all workers busy; of the two windows the one with fewer ranges (each range pays the
+    # fixed part in time too: its replicates' statistics), the wider on a tie
+    wide, narrow = plan(2 * workers), plan(workers)
+    if wide is not None and (narrow is None or wide.n_ranges <= narrow.n_ranges):
+        return wide
+    if narrow is not None:
+        return narrow
+    for window in range(workers - 1, 0, -1):  # fewer tasks than workers
+        fewer = plan(window)
+        if fewer is not None:
+            return fewer
     trials = max(MIN_RANGE_TRIALS, fixed // max(per_trial, 1),
                  (memory_limit - 3 * fixed) // max(per_trial, 1))
     n = min(MAX_RANGES, max(1, -(-n_rows // trials)))
