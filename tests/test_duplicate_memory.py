@@ -78,3 +78,21 @@ def test_duplicate_task_holds_one_copy_of_its_range(tmp_path: Path) -> None:
     # the range (32 MB) plus the comparison mask (4 MB); a sorted copy would be 68 MB
     assert peak < 1.3 * h.nbytes, peak / 1e6
     assert not (tmp_path / "h00000").exists()
+
+
+@pytest.mark.parametrize("polars", [False, True])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_repeated_hashes_are_the_same_whoever_sorts(polars: bool, seed: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where Polars sorts faster than numpy (timed once per process), the readers' check sorts
+    its hashes with Polars: forced both ways, the same repeated values and the input kept."""
+    from scoreframe.frames import schema
+
+    monkeypatch.setattr(schema, "POLARS_SORT_MIN", 1)
+    monkeypatch.setattr(schema, "polars_sorts_faster", lambda: polars)
+    rng = np.random.default_rng(seed)
+    h = rng.integers(0, 3000, 20_000).astype(np.uint64)
+    h[:3] = np.iinfo(np.uint64).max  # the top value, thrice
+    before = h.copy()
+    assert repeated_hashes(h).tolist() == brute_repeated(before)
+    assert np.array_equal(h, before)

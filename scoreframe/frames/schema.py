@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe._cores import usable_cores
+from scoreframe._sorting import POLARS_SORT_MIN, polars_sorts_faster
 from scoreframe.errors import SchemaError, ValidationError, message
 
 
@@ -107,9 +108,14 @@ def repeated_hashes(h: np.ndarray, *, overwrite_input: bool = False) -> np.ndarr
     >>> repeated_hashes(np.array([5, 1, 5, 2, 1, 5], dtype=np.uint64)).tolist()
     [1, 5]
     """
-    if not overwrite_input:  # else in place: one copy of the range in memory (the
-        h = np.array(h, dtype=np.uint64)  # out-of-core task)
-    _sort_in_place(h)
+    if not overwrite_input and h.size >= POLARS_SORT_MIN and polars_sorts_faster():
+        # a sorted copy by Polars where it sorts faster than numpy (the readers' check: 0.25 s
+        # against 0.6 s at 10^7 hashes on the Zen 4 EPYC); the same sorted values
+        h = pl.Series(np.asarray(h, dtype=np.uint64)).sort().to_numpy()
+    else:
+        if not overwrite_input:  # else in place: one copy of the range in memory (the
+            h = np.array(h, dtype=np.uint64)  # out-of-core task)
+        _sort_in_place(h)
     return np.unique(h[1:][h[1:] == h[:-1]])
 
 

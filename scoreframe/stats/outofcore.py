@@ -1003,7 +1003,7 @@ def bound_heap() -> None:
     out-of-core engine, whose purpose is a bounded resident size, fixes the threshold at
     :data:`MMAP_THRESHOLD` (``mallopt(M_MMAP_THRESHOLD)``, for the rest of the process)
     unless the user set ``MALLOC_MMAP_THRESHOLD_``. Measured at 10^7 trials x 20 conditions
-    (docs/guide/scale.md; benchmarks/RESULTS.md, section families_final): the report's
+    (docs/guide/scale.md, seventh session): the report's
     peak 717 -> 520 MB,
     plain evaluate 559 -> 503 MB, for ~6 % more CPU time (page faults of fresh mappings).
     """

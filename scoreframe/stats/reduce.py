@@ -12,9 +12,7 @@ columns. :func:`unit_statistics` builds every result unit's statistics by mergin
 
 from __future__ import annotations
 
-import functools
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scoreframe._sorting import POLARS_SORT_MIN, polars_sorts_faster
 from scoreframe.errors import DegenerateError, Place, ValidationError, message
 from scoreframe.frames._sql_guard import where_expr
 from scoreframe.frames.schema import check_duplicates as schema_check_duplicates
@@ -380,41 +379,6 @@ def _one_group(lf: pl.LazyFrame, score: pl.Expr, label: pl.Expr, bad: pl.Expr | 
         is_tar, is_non = is_tar & valid_np, is_non & valid_np
     groups = [sort_classes(values, is_tar, is_non)]
     return [{}], groups, None, checks
-
-
-#: From this many trials, one group in memory may be sorted by Polars (see
-#: :func:`polars_sorts_faster`).
-POLARS_SORT_MIN = 1 << 22
-
-
-@functools.cache
-def polars_sorts_faster() -> bool:
-    """Whether Polars' multi-threaded sort beats numpy's two-threaded one on this machine.
-
-    numpy's sort is vectorized where its sorting library dispatches to the CPU's vector
-    instructions (0.17 s for 10^7 doubles on one core of the machine of the earlier
-    benchmarks, faster than Polars' 0.33 s on two) and a plain quicksort elsewhere (0.68 s
-    on an AMD EPYC of family 25, Zen 4, where Polars takes 0.21 s). So a process that sorts
-    a large group times both once, on 2^17 random doubles (about 40 ms in all), and takes
-    the faster: :func:`sort_classes` (numpy, two parts on two threads) or Polars' sort. The
-    choice changes how fast, never what: both give the same sorted arrays (ties are equal
-    values; zeros are made positive by :class:`SortedScores`), and the Cllr sums and
-    positions are exact integers.
-    """
-    x = np.random.default_rng(0).standard_normal(1 << 17)
-    pl.Series(x).sort()  # Polars' thread pool starts (~10 ms the first time)
-    t_np = t_pl = np.inf
-    for _ in range(5):  # alternated, the best of each: about 40 ms in all
-        t = time.perf_counter()
-        np.sort(x)
-        t_np = min(t_np, time.perf_counter() - t)
-        t = time.perf_counter()
-        pl.Series(x).sort().to_numpy()
-        t_pl = min(t_pl, time.perf_counter() - t)
-    # numpy's path sorts two parts on two threads, but gathers the classes first: Polars
-    # wins from about 1.5x (2.4x on the Zen 4 EPYC at this size; on the machine of the
-    # earlier benchmarks numpy's sort of 10^7 doubles took half of Polars' time)
-    return bool(t_pl < t_np / 1.5)
 
 
 def _sorted_by_polars(df: pl.DataFrame) -> SortedScores:
