@@ -35,7 +35,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -188,12 +188,10 @@ class ReduceSpec:
     q: np.ndarray
     classes_of: tuple[str | None, ...] | None = None  # per group code: its class value
     partition_of: tuple[int, ...] | None = None  # per group code: its equalized partition
-    # replicates' weighted counts [group, label, row]: totals and below this range (for the
-    # replicates' verification and replicated statistics; None: the range is the whole of
-    # every unit)
-    rep_totals: np.ndarray | None = None
-    rep_offsets: np.ndarray | None = None
-    rep_files: bool = False  # read rep_totals and rep_offsets from the spill directory
+    # the replicates' weighted counts [group, label, row], totals and below this range (for
+    # the replicates' verification and replicated statistics), are in the spill directory
+    # (False: the range is the whole of every unit, or nothing needs them)
+    rep_files: bool = False
 
     @property
     def n_units(self) -> int:
@@ -451,10 +449,11 @@ def _read_dir(path: Path, dtype: np.dtype) -> np.ndarray:
 def reduce_task(spec: ReduceSpec) -> RangeResult:
     """Phase 3: the statistics of every unit in one score range."""
     path = Path(spec.spill_dir) / f"r{spec.index:05d}"
+    rep_totals: np.ndarray | None = None
+    rep_offsets: np.ndarray | None = None
     if spec.rep_files:
         w = Path(spec.spill_dir) / f"w{spec.index:05d}.npy"
-        spec = replace(spec, rep_totals=np.load(Path(spec.spill_dir) / "wtotal.npy"),
-                       rep_offsets=np.load(w), rep_files=False)
+        rep_totals, rep_offsets = np.load(Path(spec.spill_dir) / "wtotal.npy"), np.load(w)
         w.unlink()
     rec = _read_dir(path, record_dtype(spec.n_units))
     shutil.rmtree(path, ignore_errors=True)
@@ -493,17 +492,17 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
                        int(spec.offsets[m, 1].sum()), int(spec.offsets[m, 0].sum()))
 
     def rep_ctx(members: Sequence[int]) -> ReplicateContext | None:
-        if spec.rep_totals is None or spec.rep_offsets is None:
+        if rep_totals is None or rep_offsets is None:
             return None
         m = list(members)
-        tot, off = spec.rep_totals[m].sum(axis=0), spec.rep_offsets[m].sum(axis=0)
+        tot, off = rep_totals[m].sum(axis=0), rep_offsets[m].sum(axis=0)
         by: dict[str | None, list[int]] = {}  # per class (replicated class statistics)
         cls_of = spec.classes_of or ()
         for g in m if cls_of else ():
             by.setdefault(cls_of[g], []).append(g)
         return ReplicateContext(tot[1], tot[0], off[1], off[0],
-                                {c: spec.rep_totals[gs].sum(axis=(0, 1)) for c, gs in by.items()},
-                                {c: spec.rep_offsets[gs].sum(axis=(0, 1))
+                                {c: rep_totals[gs].sum(axis=(0, 1)) for c, gs in by.items()},
+                                {c: rep_offsets[gs].sum(axis=(0, 1))
                                  for c, gs in by.items()})
 
     cache: dict[int, ScoreStats] = {}

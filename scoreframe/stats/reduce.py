@@ -416,9 +416,9 @@ def _sorted_by_polars(df: pl.DataFrame) -> SortedScores:
     with ThreadPoolExecutor(2) as pool:
         one, two = pool.submit(first), pool.submit(second)
         (cost_tar, cost_lo), cost_hi = one.result(), two.result()
-    result = SortedScores.seeded(tar, non, (cost_tar, cost_lo + cost_hi))
-    result.__dict__["tar_positions"] = pos  # the cached_property's own slot (exact integers)
-    return result
+    # the cached properties' own slots (exact integers), as SortedScores.seeded sets them
+    sorted_.__dict__.update(cllr_sums=(cost_tar, cost_lo + cost_hi), tar_positions=pos)
+    return sorted_
 
 
 def sort_classes(score: np.ndarray, is_tar: np.ndarray, is_non: np.ndarray) -> SortedScores:
