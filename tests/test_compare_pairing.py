@@ -63,7 +63,7 @@ def _old_aligned(lf: pl.LazyFrame, a: str, b: str, by: list[str]) -> pl.DataFram
 
 
 def _old_mcnemar(data: Any, a: str, b: str, by: list[str], where: str | None, pooled: bool,
-                 ops: Any, engine: Any) -> list[dict[str, object]]:
+                 ops: Any, engine: Any, **_: Any) -> list[dict[str, object]]:
     both = cmp._checked_pair(data, a, b, by, where)
     schema = scan_raw(data, where=where).collect_schema()
     aligned = _old_aligned(scan_raw(data, where=both).with_columns(
@@ -229,3 +229,101 @@ def test_alignment_errors_keep_their_messages(case: str) -> None:
                            .replace(")", r"\)")):
             cmp.compare(df, "A", "B", by="cond", intervals=Intervals(bootstrap=5),
                         engine=SMALL, validate=not case.startswith("dup"))
+
+
+# --- pairing in the rows' order (both systems list the same trials in the same order) -------
+
+def _in_order(df: pl.DataFrame) -> pl.DataFrame:
+    """The two systems one after the other, each in the trials' order (as score files are)."""
+    return df.with_columns(pl.col("segment").cast(pl.String).str.strip_prefix("s")
+                           .cast(pl.Int64, strict=False).alias("__n")).sort("system", "__n").drop("__n")
+
+
+def _hash_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the hash pairings (:func:`_pair_sums` calls) the pairing makes."""
+    calls: list[int] = []
+    real = cmp._pair_sums
+
+    def spy(*args: Any) -> pl.LazyFrame:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(cmp, "_pair_sums", spy)
+    return calls
+
+
+@pytest.mark.parametrize("by", [[], ["cond"], ["cond", "band"]])
+def test_rows_in_order_are_paired_without_a_hash_and_give_the_same_sums(
+        monkeypatch: pytest.MonkeyPatch, by: list[str]) -> None:
+    ops = as_operating_points(P_TARGETS)
+    thr = [float(t) for t in ops.threshold]
+    mixed = _pair(seed=20 + len(by))
+    ordered = _in_order(mixed)
+    key = by or None
+    want = cmp._pair_counts(mixed, "A", "B", by, None, thr, "memory")
+    calls = _hash_passes(monkeypatch)
+    for engine in ("memory", SMALL):
+        got = cmp._pair_counts(ordered, "A", "B", by, None, thr, engine, unique=True)
+        assert_frame_equal(got, want, check_row_order=key is None, check_column_order=True)
+    assert calls == []  # in order: no hash pairing
+    got = cmp._pair_counts(mixed, "A", "B", by, None, thr, "memory", unique=True)
+    assert calls == [1]  # rows mixed: paired by hash after the ordered attempt
+    assert_frame_equal(got, want, check_row_order=key is None)
+
+
+def test_rows_in_order_over_many_files_and_a_selection(tmp_path: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    ordered = _in_order(_pair(4000, seed=31))
+    for k, i in enumerate(range(0, ordered.height, 700)):  # files cut across the systems
+        ordered.slice(i, 700).write_parquet(tmp_path / f"part-{k:03d}.parquet")
+    ops = as_operating_points(P_TARGETS)
+    thr = [float(t) for t in ops.threshold]
+    where = "band = 'lo'"
+    want = cmp._pair_counts(ordered, "A", "B", ["cond"], where, thr, "memory")
+    calls = _hash_passes(monkeypatch)
+    got = cmp._pair_counts(str(tmp_path), "A", "B", ["cond"], where, thr, "auto", unique=True)
+    assert calls == []
+    assert_frame_equal(got, want, check_row_order=False)
+
+
+@pytest.mark.parametrize("case", ["only", "both_sides", "labels", "no_b"])
+def test_rows_in_order_keep_the_alignment_errors(case: str) -> None:
+    df = _in_order(_misaligned()[case])
+    ops = as_operating_points(P_TARGETS)
+    args = (df, "A", "B", ["cond"], None, True, ops)
+    with pytest.raises(ScoreframeError) as old:
+        _old_mcnemar(*args, "memory")
+    with pytest.raises(type(old.value)) as new:
+        cmp._mcnemar(*args, "memory", unique=True)
+    assert str(new.value) == str(old.value)
+
+
+def test_compare_pairs_in_order_when_its_pass_checked_the_trials(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    ordered = _in_order(_pair(2000, seed=41))
+    kw: dict[str, Any] = {"by": "cond", "operating_points": P_TARGETS,
+                          "intervals": Intervals(bootstrap=10)}
+    unchecked = cmp.compare(ordered, "A", "B", validate=False, **kw)  # hash pairing
+    calls = _hash_passes(monkeypatch)
+    assert_frame_equal(cmp.compare(ordered, "A", "B", **kw), unchecked)
+    assert calls == []
+    with_session = ordered.with_columns(pl.lit("x").alias("session"))
+    assert_frame_equal(cmp.compare(with_session, "A", "B", validate=["segment", "session"],
+                                   **kw), unchecked)
+    assert calls == [1]  # unique on (segment, session) says nothing of (model, segment)
+
+
+def test_unique_trials_follows_the_validation_and_the_write_mark(tmp_path: Any) -> None:
+    from scoreframe.io.parquet import write_trials
+
+    df = _in_order(_pair(300, seed=3))
+    assert cmp.unique_trials(df, True) and cmp.unique_trials(df, ["segment"])
+    assert not cmp.unique_trials(df, False)
+    assert not cmp.unique_trials(df, ["segment", "band"])
+    write_trials(df, tmp_path / "ok.parquet")
+    assert cmp.unique_trials(tmp_path / "ok.parquet", True)
+    assert not cmp.unique_trials(tmp_path / "ok.parquet", False)
+    wide = df.with_columns(pl.lit("x").alias("session"))
+    write_trials(wide, tmp_path / "wide.parquet", trial_id=["system", "model", "segment",
+                                                           "session"])
+    assert not cmp.unique_trials(tmp_path / "wide.parquet", True)

@@ -12,6 +12,7 @@ alarms), with the exact binomial distribution of the discordant pairs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -39,7 +40,7 @@ from scoreframe.stats.groups import POOLED
 from scoreframe.stats.reduce import UnitStats, label_columns
 
 __all__ = ["compare", "compare_statistics", "compared_metrics", "mcnemar_p_value",
-           "paired_p_value"]
+           "paired_p_value", "unique_trials"]
 
 KEY = ("model", "segment")
 
@@ -168,7 +169,33 @@ def compare(data: Data, a: str = "sys1", b: str = "sys2", *,
         trial_id=trial_id, intervals=opts)
     return compare_statistics(data, stats, a, b, by=by_cols, where=where,
                               operating_points=ops_in, intervals=opts, pooled=pooled,
-                              engine=engine)
+                              engine=engine, unique_trials=unique_trials(data, validate))
+
+
+def unique_trials(data: Data, validate: bool | Sequence[str]) -> bool:
+    """Whether a reduction with ``validate`` leaves each system's ``(model, segment)`` unique.
+
+    True when it checks duplicates on the system and ids within ``(model, segment)``, or
+    trusts a validating write's mark (:func:`scoreframe.io.parquet.dataset_validated`) made
+    on such ids. Uniqueness on fewer columns implies it on more.
+
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"system": ["a"], "model": ["m"], "segment": ["s"]})
+    >>> unique_trials(df, True), unique_trials(df, ["model"]), unique_trials(df, ["utt"])
+    (True, True, False)
+    >>> unique_trials(df, False)
+    False
+    """
+    check, trial_id = validation(validate)
+    if not check:
+        return False
+    if isinstance(data, str | Path):
+        from scoreframe.io.parquet import dataset_validated, validation_mark
+
+        if dataset_validated(data):  # the reduction trusts the mark: so does the pairing
+            ids = (validation_mark(data) or {}).get("id_columns")
+            return isinstance(ids, list) and set(ids) <= {"system", *KEY}
+    return set(trial_id or KEY) <= set(KEY)
 
 
 def _checked_pair(data: Data, a: str, b: str, by_cols: list[str], where: str | None) -> str:
@@ -191,7 +218,8 @@ def compare_statistics(data: Data, stats: Statistics, a: str, b: str, *,
                        by: Sequence[str] | str | None, where: str | None,
                        operating_points: OperatingPoints, intervals: Intervals,
                        pooled: bool = True, families: Sequence[str] = (),
-                       engine: EngineLike = "auto") -> pl.DataFrame:
+                       engine: EngineLike = "auto", unique_trials: bool = False
+                       ) -> pl.DataFrame:
     """:func:`compare` from statistics already reduced (e.g. by the report's one pass).
 
     ``stats`` must hold the units of ``a`` and ``b`` grouped by ``system`` and ``by`` (other
@@ -202,11 +230,14 @@ def compare_statistics(data: Data, stats: Statistics, a: str, b: str, *,
     ``engine`` (as in :func:`compare`) says they do not fit its ``memory_limit``, in buckets
     of the trial ids (each a streaming query; on Dask, on the client). ``families``: optional
     families whose metrics (and replicated statistics) the reduction computed, compared too
-    (:func:`compared_metrics`).
+    (:func:`compared_metrics`). ``unique_trials``: the reduction checked that each system's
+    ``(model, segment)`` are unique (:func:`unique_trials`); the pairing then tries the rows'
+    order first.
     """
     by_cols = [c for c in by_columns(by) if c != "system"]
     ops, opts = operating_points, intervals
-    mcnemar = _mcnemar(data, a, b, by_cols, where, pooled and bool(by_cols), ops, engine)
+    mcnemar = _mcnemar(data, a, b, by_cols, where, pooled and bool(by_cols), ops, engine,
+                       unique=unique_trials)
     per_sys: dict[str, list[UnitStats]] = {a: [], b: []}
     for us in stats.units:
         name = str(us.unit.key.get("system"))
@@ -336,6 +367,51 @@ def _pair_sums(lf: pl.LazyFrame, a: str, b: str, by: list[str],
              (nb - 1).clip(0).alias("dup_b"), ((na > 0) & (nb == 0)).alias("only_a"),
              ((nb > 0) & (na == 0)).alias("only_b"),
              (paired & (lab != pl.col("__lb"))).alias("bad_label")]
+    flags += _decision_flags(thresholds)
+    names = [f.meta.output_name() for f in flags]
+    sums = [pl.col(c).cast(pl.Int64).sum() for c in names]
+    per = trials.select(*by, *flags)
+    return per.group_by(by).agg(sums) if by else per.select(sums)
+
+
+def _positional_sums(sel: pl.LazyFrame, label: pl.Expr, a: str, b: str, by: list[str],
+                     thresholds: list[float]) -> pl.LazyFrame:
+    """:func:`_pair_sums` when row ``i`` of ``a`` and row ``i`` of ``b`` are the same trial.
+
+    The usual layout: both systems scored one trial list in its order. The two systems' rows
+    are put side by side in their order (no hash table, a streaming query of flat memory);
+    the extra sum ``moved`` counts the rows whose ``(model, segment)`` differ between the two
+    sides (a missing row on one side counts too). The sums are those of :func:`_pair_sums`
+    only when ``moved`` is 0 and each system's ``(model, segment)`` are unique; otherwise the
+    caller pairs by hash.
+    """
+    def side(name: str, suffix: str, extra: list[str]) -> pl.LazyFrame:
+        return sel.filter(pl.col("system").cast(pl.String) == name).with_columns(
+            label).filter(pl.col("label").is_not_null()).select(
+            *[pl.col(c).cast(pl.String).alias(c + suffix) for c in (*KEY, *extra)],
+            pl.col("score").cast(pl.Float64).alias("__s" + suffix),
+            pl.col("label").alias("__l" + suffix), pl.lit(True).alias("__p" + suffix))
+
+    side_a, side_b = side(a, "a", by), side(b, "b", [])
+    rows = pl.concat([side_a, side_b], how="horizontal_extend").rename({c + "a": c for c in by})
+    present_a, present_b = pl.col("__pa").is_not_null(), pl.col("__pb").is_not_null()
+    moved = pl.lit(False)
+    for c in KEY:
+        moved = moved | (pl.col(c + "a") != pl.col(c + "b")).fill_null(True)
+    lab, zero = pl.col("__la"), pl.lit(False)
+    flags = [present_a.alias("rows_a"), present_b.alias("rows_b"), zero.alias("dup_a"),
+             zero.alias("dup_b"), zero.alias("only_a"), zero.alias("only_b"),
+             (lab != pl.col("__lb")).fill_null(False).alias("bad_label"), moved.alias("moved")]
+    flags += _decision_flags(thresholds)
+    names = [f.meta.output_name() for f in flags]
+    sums = [pl.col(c).cast(pl.Int64).sum() for c in names]
+    per = rows.select(*by, *flags)
+    return per.group_by(by).agg(sums) if by else per.select(sums)
+
+
+def _decision_flags(thresholds: list[float]) -> list[pl.Expr]:
+    """Per threshold, the :data:`_MCNEMAR` flags of a paired trial (``__sa``, ``__sb``, ``__la``)."""
+    lab, flags = pl.col("__la"), []
     for k, t in enumerate(thresholds):
         acc_a = pl.col("__sa") >= t  # accept iff llr >= threshold (ties accept)
         acc_b = pl.col("__sb") >= t
@@ -345,10 +421,7 @@ def _pair_sums(lf: pl.LazyFrame, a: str, b: str, by: list[str],
                   (~lab & acc_a).alias(f"fa_a{k}"), (~lab & acc_b).alias(f"fa_b{k}"),
                   (~lab & acc_a & ~acc_b).alias(f"fa_ao{k}"),
                   (~lab & ~acc_a & acc_b).alias(f"fa_bo{k}")]
-    names = [f.meta.output_name() for f in flags]
-    sums = [pl.col(c).cast(pl.Int64).sum() for c in names]
-    per = trials.select(*by, *flags)
-    return per.group_by(by).agg(sums) if by else per.select(sums)
+    return flags
 
 
 def _merge_sums(parts: list[pl.DataFrame], by: list[str]) -> pl.DataFrame:
@@ -362,17 +435,27 @@ def _merge_sums(parts: list[pl.DataFrame], by: list[str]) -> pl.DataFrame:
 
 
 def _pair_counts(data: Data, a: str, b: str, by: list[str], where: str | None,
-                 thresholds: list[float], engine: EngineLike) -> pl.DataFrame:
+                 thresholds: list[float], engine: EngineLike, *,
+                 unique: bool = False) -> pl.DataFrame:
     """Per condition of ``a``'s trials, :func:`_pair_sums` of the whole selection.
 
-    In memory when the engine (or ``auto``, from the two systems' row count and
-    :data:`PAIR_BYTES_PER_ROW`) says the pairing fits ``memory_limit``; else in buckets of the
-    trial ids, each a streaming query (:mod:`scoreframe.results._pairs`; on Dask, on the
-    client).
+    ``unique``: each system's ``(model, segment)`` are known to be unique (checked by the
+    reduction, or by a validating write). Then the rows are first paired in their order
+    (:func:`_positional_sums`, one streaming query of flat memory whatever the engine), which
+    is the answer when the two systems list the same trials in the same order. Otherwise, or
+    when they do not, by hash: in memory when the engine (or ``auto``, from the two systems'
+    row count and :data:`PAIR_BYTES_PER_ROW`) says the pairing fits ``memory_limit``; else in
+    buckets of the trial ids, each a streaming query (:mod:`scoreframe.results._pairs`; on
+    Dask, on the client). Both give the same integer sums.
     """
     both = _checked_pair(data, a, b, by, where)
     schema = scan_raw(data, where=where).collect_schema()
     sel = scan_raw(data, where=both)
+    if unique:
+        sums = _positional_sums(sel, _label_expr(schema), a, b, by, thresholds).collect(
+            engine="streaming")
+        if int(sums["moved"].sum()) == 0:
+            return sums.drop("moved")
     eng = as_engine(engine)
     rows = row_count(sel.select(pl.col("system").cast(pl.String)), [a, b])
     eng = engine_for(eng, rows, PAIR_BYTES_PER_ROW)
@@ -391,10 +474,11 @@ def _pair_counts(data: Data, a: str, b: str, by: list[str], where: str | None,
 
 
 def _mcnemar(data: Data, a: str, b: str, by: list[str], where: str | None, pooled: bool,
-             ops: OperatingPoints, engine: EngineLike) -> list[dict[str, object]]:
+             ops: OperatingPoints, engine: EngineLike, *, unique: bool = False
+             ) -> list[dict[str, object]]:
     """The alignment checks (errors), then the McNemar rows of every condition (and pooled)."""
     thresholds = [float(t) for t in ops.threshold.tolist()]
-    sums = _pair_counts(data, a, b, by, where, thresholds, engine)
+    sums = _pair_counts(data, a, b, by, where, thresholds, engine, unique=unique)
     total = {c: int(sums[c].sum()) for c in _COUNTS}
     for name, tag in ((a, "a"), (b, "b")):
         if total[f"rows_{tag}"] == 0:

@@ -384,11 +384,12 @@ def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: st
             source, stats, pl.concat(pieces["det"], how="vertical_relaxed") if pieces["det"]
             else pl.DataFrame(), options=biometric, by=by, where=where, intervals=opts)
     if compare and opts is not None:  # the paired bootstrap from the report's replicates
-        from scoreframe.results.compare import compare_statistics
+        from scoreframe.results.compare import compare_statistics, unique_trials
 
         extra["comparison"] = compare_statistics(
             source, stats, compare[0], compare[1], by=by, where=where, operating_points=ops,
-            intervals=opts, families=families, engine=engine)
+            intervals=opts, families=families, engine=engine,
+            unique_trials=unique_trials(source, validate))
     elif compare:  # the replicates of its own pass (2 systems), not of every system's units
         from scoreframe.results.bootstrap import DEFAULT_INTERVALS
         from scoreframe.results.compare import compare as compare_systems
