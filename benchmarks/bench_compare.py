@@ -11,8 +11,10 @@ string ``model``/``segment`` ids) are made once under ``--data``. Each run is a 
   replicates. Target: compare <= 2x the time of evaluate. ``compare`` always computes
   intervals (its p-values are the paired bootstrap's), so it is also measured against
   ``evaluate_default`` / ``evaluate_b``: one system with the same intervals;
-* ``pairing`` / ``big_pairing``: the pairing alone (alignment checks and McNemar counts,
-  ``scoreframe.results.compare._pair_counts``) at ``--trials`` / ``--big-trials``;
+* ``pairing`` / ``big_pairing``: the pairing alone by hash (alignment checks and McNemar
+  counts, ``scoreframe.results.compare._pair_counts``) at ``--trials`` / ``--big-trials``;
+  ``pairing_in_order``: the same counts with the rows paired in their order (what ``compare``
+  does when its reduction checked each system's trials unique);
 * ``big_compare`` / ``big_report``: peak MB of ``compare`` and of
   ``build_report(..., compare=..., intervals=...)`` (the report's one pass, then
   ``compare_statistics`` pairing the trials) at ``--big-trials`` per system with
@@ -62,7 +64,8 @@ elif kind == "report":
     extra["comparison_rows"] = rep.comparison.height
 elif kind == "pairing":
     from scoreframe.results.compare import _pair_counts
-    r = _pair_counts(data, "sys1", "sys2", ["condition"], None, [4.59512], eng)
+    r = _pair_counts(data, "sys1", "sys2", ["condition"], None, [4.59512], eng,
+                     unique=args.get("unique", False))
     extra["rows_a"] = int(r["rows_a"].sum())
 print(json.dumps({"seconds": time.perf_counter() - t0,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -95,7 +98,7 @@ def load() -> str:
 
 
 RUNS = ("evaluate", "evaluate_default", "evaluate_b", "compare_default", "compare_b", "pairing",
-        "big_pairing", "big_compare", "big_report")
+        "pairing_in_order", "big_pairing", "big_compare", "big_report")
 
 
 def main() -> None:
@@ -124,9 +127,12 @@ def main() -> None:
                             args.trials, {"kind": "compare"}),
         "compare_b": (f"compare, {args.bootstrap} replicates, {small}/system", args.trials,
                       {"kind": "compare", "bootstrap": args.bootstrap}),
-        "pairing": (f"pairing alone (alignment checks + McNemar counts; streaming, 1 GiB), "
-                    f"{small}/system", args.trials,
+        "pairing": (f"pairing alone by hash (alignment checks + McNemar counts; streaming, "
+                    f"1 GiB), {small}/system", args.trials,
                     {"kind": "pairing", "engine": "streaming", "limit": "1GiB"}),
+        "pairing_in_order": (f"pairing alone in the rows' order (what compare does when its "
+                             f"pass checked the trials unique), {small}/system", args.trials,
+                             {"kind": "pairing", "unique": True}),
         "big_pairing": (f"pairing alone (auto, 1 GiB), {big}/system", args.big_trials,
                         {"kind": "pairing"}),
         "big_compare": (f"compare, {args.big_bootstrap} replicates, {big}/system",
