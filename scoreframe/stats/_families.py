@@ -81,6 +81,8 @@ def sweep_pieces(arrays: list[F64]) -> Iterator[tuple[list[F64], list[int]]]:
 class ClassCounts(Statistic):
     """Trials per class value, and those labelled target: ``{class: (n, n_labelled_target)}``."""
 
+    additive = True
+
     def reduce(self, r: RangeData) -> dict[str | None, tuple[int, int]]:
         """The counts of this range."""
         return {k: (c.n, c.n_tar) for k, c in r.classes.items() if c.n}
@@ -148,6 +150,8 @@ class PairCount(_TwoSided):
 @dataclass(frozen=True)
 class Misleading(_TwoSided):
     """``(#pos < 0, #neg > 0)``: misleading llrs (0 is not misleading)."""
+
+    additive = True
 
     def reduce(self, r: RangeData) -> tuple[int, int]:
         """The misleading llrs of this range."""
@@ -653,6 +657,7 @@ class EceSums(_TwoSided):
     """
 
     bytes_per_trial = 16  # temporaries per trial of the range
+    additive = True
 
     prior_log_odds: tuple[float, ...] = ()
 

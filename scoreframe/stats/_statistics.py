@@ -141,6 +141,11 @@ class Statistic(ABC):
     #: Bytes per trial of a range the kernel holds besides the range's scores (its
     #: temporaries): added to the engines' memory estimates, so ``memory_limit`` still holds.
     bytes_per_trial: int = 0
+    #: The value of a union of disjoint sets of trials is the :meth:`merge` of the sets'
+    #: values, whatever their scores (counts and exact sums; not located results, PAV or
+    #: pair counts): a pooled unit then merges its conditions' values instead of reading its
+    #: trials again (:func:`~scoreframe.stats.summary.reduce_sorted`, ``parts``).
+    additive: bool = False
 
     @abstractmethod
     def reduce(self, r: RangeData) -> Any:

@@ -63,6 +63,7 @@ from scoreframe.stats.reduce import (
     check_counts,
     check_duplicates,
     class_data,
+    covering,
     label_columns,
     merge_sorted,
     partitions,
@@ -519,11 +520,13 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
         return cache[g]
 
     stats, eqs, members = [], [], []
+    reduced: dict[tuple[int, ...], ScoreStats] = {}  # units' statistics, by their members
     for u in spec.units:
         if spec_r is not None:
             s, su = merge_units([(base[g], base_units[g]) for g in u.members])
             st = base_stats(u.members[0]) if len(u.members) == 1 else \
-                reduce_sorted(s, spec.request, ctx(u.members), classes=classes(u.members))
+                reduce_sorted(s, spec.request, ctx(u.members), classes=classes(u.members),
+                              parts=covering(u.members, reduced))
             fam = None if spec.classes_of is None or not spec.request.replicated else \
                 class_units(u.members, spec.classes_of, base, base_units, spec_r)
             stats.append(with_replicates(st, s, su, spec_r, spec.request.thresholds,
@@ -535,7 +538,10 @@ def reduce_task(spec: ReduceSpec) -> RangeResult:
         else:
             stats.append(reduce_sorted(merge_sorted([base[g] for g in u.members]),
                                        spec.request, ctx(u.members),
-                                       classes=classes(u.members)))
+                                       classes=classes(u.members),
+                                       parts=covering(u.members, reduced)))
+        # (a later pooled unit reads only their Cllr sums and additive statistics)
+        reduced[tuple(u.members)] = stats[-1]
         eq = None
         mem: list[ScoreStats] = []
         if spec.equalize and spec.partition_of is not None:  # partitions split by class

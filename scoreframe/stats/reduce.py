@@ -45,7 +45,7 @@ from scoreframe.stats.summary import (
 )
 
 __all__ = ["POSITION", "Checks", "Statistics", "UnitStats", "check_counts", "check_duplicates",
-           "check_trials", "label_columns", "merge_sorted", "require_columns",
+           "check_trials", "covering", "label_columns", "merge_sorted", "require_columns",
            "sort_classes", "sorted_groups", "sorted_unit_groups", "string_hashes", "unit_columns",
            "unit_statistics", "class_data", "partitions"]
 
@@ -542,6 +542,33 @@ def class_data(members: Sequence[int], classes_of: Sequence[str | None],
     return out
 
 
+def covering(members: Sequence[int], done: Mapping[tuple[int, ...], ScoreStats]
+             ) -> list[ScoreStats]:
+    """Statistics already computed whose members split ``members`` exactly, or ``[]``.
+
+    ``done`` maps the sorted members of every unit (or base group) reduced so far to its
+    statistics; the largest fit first (a pooled unit: its conditions). Used as
+    :func:`~scoreframe.stats.summary.reduce_sorted`'s ``parts``.
+
+    >>> covering([0, 1, 2], {(0,): "a", (1, 2): "b", (1,): "c"})
+    ['b', 'a']
+    >>> covering([0, 1, 2], {(0,): "a"})
+    []
+    """
+    need = set(members)
+    whole = len(need)
+    if whole < 2:
+        return []
+    out: list[ScoreStats] = []
+    for key in sorted(done, key=len, reverse=True):
+        if len(key) < whole and need.issuperset(key):
+            out.append(done[key])
+            need.difference_update(key)
+            if not need:
+                return out
+    return []
+
+
 def merge_sorted(parts: Sequence[SortedScores]) -> SortedScores:
     """The sorted scores of a union of groups: a merge of their sorted runs, not a re-sort."""
     if len(parts) == 1:
@@ -624,9 +651,13 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
     def classes(members: Sequence[int]) -> dict[str | None, ClassData] | None:
         return None if classes_of is None else class_data(members, classes_of, base)
 
+    reduced: dict[tuple[int, ...], ScoreStats] = {}  # units' statistics, by their members
+
     def reduce_members(members: Sequence[int]) -> ScoreStats:
-        s = base[members[0]] if len(members) == 1 else merge_sorted([base[i] for i in members])
-        return reduce_sorted(s, request, classes=classes(members))
+        if len(members) == 1:
+            return reduce_sorted(base[members[0]], request, classes=classes(members))
+        return reduce_sorted(merge_sorted([base[i] for i in members]), request,
+                             classes=classes(members), parts=covering(members, reduced))
 
     spec = request.replicates if base_units is not None else None
     # the base groups' statistics first, one group per thread (numpy releases the GIL)
@@ -637,6 +668,8 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             cache.update(zip(needed, pool.map(lambda i: reduce_members([i]), needed),
                              strict=True))
 
+    reduced.update(((i,), st) for i, st in cache.items())
+
     def base_stats(i: int) -> ScoreStats:
         if i not in cache:
             cache[i] = reduce_members([i])
@@ -646,7 +679,8 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
         assert spec is not None and base_units is not None
         s, su = merge_units([(base[i], base_units[i]) for i in u.members])
         st = base_stats(u.members[0]) if len(u.members) == 1 else \
-            reduce_sorted(s, request, classes=classes(u.members))
+            reduce_sorted(s, request, classes=classes(u.members),
+                          parts=covering(u.members, reduced))
         fam = None if classes_of is None or not request.replicated else \
             class_units(u.members, classes_of, base, base_units, spec)
         return with_replicates(st, s, su, spec, request.thresholds, workers=threads,
@@ -683,6 +717,7 @@ def unit_statistics(units: Sequence[Unit], base: Sequence[SortedScores], request
             st = base_stats(u.members[0])
         else:
             st = reduce_members(u.members)
+        reduced[tuple(u.members)] = st
         eq = None
         members: tuple[ScoreStats, ...] = ()
         if equalize and partition_of is not None:  # partitions split by class: join them

@@ -23,8 +23,9 @@ two conditions of the same scores) do not merge as blocks: they merge as sorted 
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -435,7 +436,8 @@ class Verification(Statistic):
 
 
 def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None, *,
-                  classes: Mapping[str | None, ClassData] | None = None) -> ScoreStats:
+                  classes: Mapping[str | None, ClassData] | None = None,
+                  parts: Sequence[ScoreStats] = ()) -> ScoreStats:
     """Statistics of one range from its sorted target and non-target scores (one group).
 
     Parameters
@@ -450,6 +452,10 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None,
     classes
         Per class of ``request.class_column``, the class's scores in the range with its
         total and offset (for the statistics that read classes).
+    parts
+        Statistics, reduced with ``request``, of disjoint sets of trials whose union is this
+        range (a pooled unit's conditions): the Cllr sums and the :attr:`Statistic.additive`
+        statistics are then their merges instead of a pass over ``s``, the same integers.
 
     Examples
     --------
@@ -465,6 +471,12 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None,
     # the Cllr sums (softplus, exact sums) are independent of the PAV blocks: on the main
     # thread, a large range computes them in a second thread meanwhile (both cores busy;
     # the same bits either way). Inside workers the cores are busy already.
+    known: dict[Statistic, Any] = {}
+    if parts:  # exact integers: the parts' sums are the range's
+        known = {st: functools.reduce(st.merge, [p.extra.get(st, st.empty()) for p in parts])
+                 for st in request.statistics if st.additive}
+        s = SortedScores.seeded(s.tar, s.non, (sum(p.cllr_tar for p in parts),
+                                               sum(p.cllr_non for p in parts)))
     pool = (ThreadPoolExecutor(1) if s.n_tar + s.n_non >= PARALLEL_MIN
             and "cllr_sums" not in vars(s)  # not summed with the sort already
             and threading.current_thread() is threading.main_thread() else None)
@@ -475,7 +487,8 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None,
         n_fa = s.n_non - np.searchsorted(s.non, thr, side="left").astype(np.int64)
         blocks = pav_blocks(s) if s.n_tar + s.n_non else empty_stats(request).blocks
         data = RangeData(s, ctx, blocks, classes or {})
-        extra = {st: st.reduce(data) if data.n else st.empty() for st in request.statistics}
+        extra = {st: known[st] if st in known else st.reduce(data) if data.n else st.empty()
+                 for st in request.statistics}
         cllr_tar, cllr_non = cllr.result() if cllr is not None else s.cllr_sums
     finally:
         if pool is not None:
