@@ -235,8 +235,8 @@ def test_alignment_errors_keep_their_messages(case: str) -> None:
 
 def _in_order(df: pl.DataFrame) -> pl.DataFrame:
     """The two systems one after the other, each in the trials' order (as score files are)."""
-    return df.with_columns(pl.col("segment").cast(pl.String).str.strip_prefix("s")
-                           .cast(pl.Int64, strict=False).alias("__n")).sort("system", "__n").drop("__n")
+    n = pl.col("segment").cast(pl.String).str.strip_prefix("s").cast(pl.Int64, strict=False)
+    return df.with_columns(n.alias("__n")).sort("system", "__n").drop("__n")
 
 
 def _hash_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:

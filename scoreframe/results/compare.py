@@ -410,7 +410,7 @@ def _positional_sums(sel: pl.LazyFrame, label: pl.Expr, a: str, b: str, by: list
 
 
 def _decision_flags(thresholds: list[float]) -> list[pl.Expr]:
-    """Per threshold, the :data:`_MCNEMAR` flags of a paired trial (``__sa``, ``__sb``, ``__la``)."""
+    """Per threshold, the :data:`_MCNEMAR` flags of a paired trial (``__sa/__sb/__la``)."""
     lab, flags = pl.col("__la"), []
     for k, t in enumerate(thresholds):
         acc_a = pl.col("__sa") >= t  # accept iff llr >= threshold (ties accept)
