@@ -227,37 +227,44 @@ def _label_expr(frame: pl.DataFrame | pl.LazyFrame, dtype: pl.DataType) -> pl.Ex
     return normalize_label(dtype).alias("label")
 
 
+def _numbered(lf: pl.LazyFrame, line_column: str | None, first_line: int | None,
+              name: str = "__row") -> pl.LazyFrame:
+    """``lf`` with each row's line (``line_column``, or ``first_line`` + its index) or index."""
+    if line_column:
+        return lf.with_columns(pl.col(line_column).alias(name))
+    return lf.with_row_index(name, offset=first_line or 0).with_columns(
+        pl.col(name).cast(pl.Int64))
+
+
 def _data_problems(lf: pl.LazyFrame, stats: dict[str, int], schema: pl.Schema, kind: Kind,
                    where: str, original: pl.LazyFrame, ids: list[str] | None,
-                   line_column: str | None = None) -> None:
+                   line_column: str | None = None, first_line: int | None = None) -> None:
     """Raise on the first problem the aggregate ``stats`` show (rows located on demand)."""
-    unit = "line" if line_column else "row"
+    unit = "line" if line_column or first_line is not None else "row"
     if stats["rows"] == 0:
         raise SchemaError(message(f"no {kind} rows", where=where, expected="at least one row",
                                   got="an empty table"))
     for c in ("model", "segment"):
         if stats.get(f"null_{c}"):
-            rows = _first_rows(lf, pl.col(c).is_null(), line_column)
+            rows = _first_rows(lf, pl.col(c).is_null(), line_column, first_line)
             raise SchemaError(message(f"column `{c}` has missing values", where=where,
                                       expected="an identifier on every row",
                                       got=f"{stats[f'null_{c}']} null(s), first at {unit}(s) "
                                           f"{rows}"))
     if stats.get("null_score"):
-        rows = _first_rows(lf, pl.col("score").is_null(), line_column)
+        rows = _first_rows(lf, pl.col("score").is_null(), line_column, first_line)
         raise SchemaError(message("column `score` has missing values", where=where,
                                   expected="a number on every row",
                                   got=f"{stats['null_score']} null(s), first at {unit}(s) "
                                       f"{rows}"))
     if stats.get("nan"):
-        rows = _first_rows(lf, pl.col("score").is_nan(), line_column)
+        rows = _first_rows(lf, pl.col("score").is_nan(), line_column, first_line)
         raise SchemaError(message("column `score` has NaN values", where=where,
                                   expected="finite or infinite numbers",
                                   got=f"{stats['nan']} NaN(s), first at {unit}(s) {rows}",
                                   hint="Drop those trials or give them a score explicitly."))
     if stats.get("bad_label"):
-        numbered = (original.with_columns(pl.col(line_column).alias("__row")) if line_column
-                    else original.with_row_index("__row"))
-        vals = (numbered.select("__row", "label")
+        vals = (_numbered(original, line_column, first_line).select("__row", "label")
                 .filter(pl.col("label").is_not_null()).with_columns(
                     normalize_label(schema["label"]).alias("__n"))
                 .filter(pl.col("__n").is_null()).head(3).collect())
@@ -270,19 +277,20 @@ def _data_problems(lf: pl.LazyFrame, stats: dict[str, int], schema: pl.Schema, k
             hint="Map those values explicitly before importing."))
     if ids and stats.get("repeated_ids"):
         # distinct hashes prove distinct trials; equal hashes need the exact check
-        check_duplicates(lf, ids, where=where, line_column=line_column)
+        check_duplicates(lf, ids, where=where, line_column=line_column, first_line=first_line)
 
 
 def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
                      where: str = "input", line_column: str | None = None,
-                     hint: str | None = None) -> None:
+                     hint: str | None = None, first_line: int | None = None) -> None:
     """Raise :class:`~scoreframe.errors.ValidationError` when two rows share their trial ids.
 
     Sorted 64-bit hashes of the id columns find the candidates; only those rows are
     grouped exactly (a hash collision is never reported). The one duplicate check of the
     readers, ``info`` and the statistics pass, so all word it the same way: how many trials
     occur more than once, how many extra rows, and up to three examples with their count
-    (and first line, for text files). ``hint`` replaces the default hint.
+    (and first line, for text files: ``line_column`` holds each row's line, or the rows are
+    the lines from ``first_line`` on). ``hint`` replaces the default hint.
 
     Examples
     --------
@@ -303,19 +311,22 @@ def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
     cand = repeated_hashes(lf.select(key).collect(engine="streaming").to_series().to_numpy())
     if cand.shape[0] == 0:
         return
+    lines = bool(line_column) or first_line is not None
+    if lines:
+        lf = _numbered(lf, line_column, first_line, "__line")
     lf = lf.filter(key.is_in(pl.Series("h", cand, dtype=pl.UInt64).implode()))
     aggs = [pl.len().alias("n")]
-    if line_column:
-        aggs.append(pl.col(line_column).min().alias("__first"))
+    if lines:
+        aggs.append(pl.col("__line").min().alias("__first"))
     dup = (lf.group_by(ids).agg(aggs).filter(pl.col("n") > 1)
-           .sort("__first" if line_column else list(ids)).collect())
+           .sort("__first" if lines else list(ids)).collect())
     if dup.height:
         def short(v: object) -> str:
             t = str(v)
             return t if len(t) <= 40 else t[:39] + "\u2026"
 
         ex = "; ".join(", ".join(f"{c}={short(row[c])}" for c in ids) + f" (x{row['n']}"
-                       + (f", first at line {row['__first']})" if line_column else ")")
+                       + (f", first at line {row['__first']})" if lines else ")")
                        for row in dup.head(3).iter_rows(named=True))
         extra = int((dup["n"] - 1).sum())
         raise ValidationError(message(
@@ -328,10 +339,8 @@ def check_duplicates(data: pl.DataFrame | pl.LazyFrame, ids: Sequence[str], *,
 
 
 def _first_rows(lf: pl.LazyFrame, cond: pl.Expr, line_column: str | None = None,
-                n: int = 3) -> str:
-    numbered = (lf.with_columns(pl.col(line_column).alias("__row")) if line_column
-                else lf.with_row_index("__row"))
-    rows = numbered.filter(cond).select("__row").head(n).collect()
+                first_line: int | None = None, n: int = 3) -> str:
+    rows = _numbered(lf, line_column, first_line).filter(cond).select("__row").head(n).collect()
     return ", ".join(str(r) for r in rows["__row"])
 
 
@@ -339,7 +348,8 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
                     where: str = "input", check_data: bool = True,
                     duplicates: bool = True,
                     trial_id: Sequence[str] | None = None,
-                    line_column: str | None = None) -> pl.LazyFrame:
+                    line_column: str | None = None,
+                    first_line: int | None = None) -> pl.LazyFrame:
     """Check and normalize a table to the canonical schema; return it as a LazyFrame.
 
     Parameters
@@ -361,6 +371,9 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     line_column
         A column holding the source line number of each row (text readers): messages quote
         lines instead of 0-based rows, and the column is dropped from the result.
+    first_line
+        Instead of ``line_column``: the rows are consecutive lines from this one on (a text
+        file without blank lines), numbered only when a message quotes them.
 
     Raises
     ------
@@ -428,5 +441,5 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
         row = full.select(aggs).collect().row(0, named=True)
         out = lf.with_columns(exprs) if exprs else lf
     stats = {k: int(v or 0) for k, v in row.items()}
-    _data_problems(out, stats, schema, kind, where, lf, ids, line_column)
+    _data_problems(out, stats, schema, kind, where, lf, ids, line_column, first_line)
     return out.drop(line_column) if line_column else out

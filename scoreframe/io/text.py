@@ -127,9 +127,11 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
     src = read_source(path, max_line_bytes=max_line_bytes)
     n_tab, n_cr = check_control_bytes(byte_array(src), path)
     df = _single_spaced(src, path, fields) if not (n_tab or n_cr) else None
-    if df is None:
+    if df is None:  # the lines' numbers in a column (blank lines skipped)
         df = _split_lines(path, src, fields, kind, fmt)
     if "score" in fields and df.schema["score"] == pl.String:
+        if "lineno" not in df.columns:
+            df = df.with_columns(line_numbers(df, 1, "lineno"))
         raw = pl.col("score")
         df = df.with_columns(raw.cast(pl.Float64, strict=False).alias("__score"))
         ln = first_bad_line(df, pl.col("__score").is_null())
@@ -138,12 +140,15 @@ def read_text_trials(path: str | Path, kind: Kind, *, fmt: str = "BOSARIS text",
             raise FormatError(message(f"bad score in {fmt} {kind}", where=where.at(ln),
                                       expected="a number", got=quote(raw_value)))
         df = df.with_columns(pl.col("__score").alias("score")).drop("__score")
+    numbered = "lineno" in df.columns  # else row i is line i + 1, numbered on demand
     if order:  # the canonical column order, whatever the file's
-        df = df.select(*_FIELDS[kind], "lineno")
+        df = df.select(*_FIELDS[kind], *(["lineno"] if numbered else []))
     if not validate:
         return validate_trials(df, kind=kind, where=where, check_data=False).drop(
-            "lineno").collect()
-    return validate_trials(df, kind=kind, where=where, line_column="lineno").collect()
+            "lineno", strict=False).collect()
+    return validate_trials(df, kind=kind, where=where,
+                           line_column="lineno" if numbered else None,
+                           first_line=None if numbered else 1).collect()
 
 
 def _single_spaced(src: bytes | Path, path: Path,
@@ -177,7 +182,7 @@ def _single_spaced(src: bytes | Path, path: Path,
         return None  # ragged (too many fields somewhere, or too few on the first line)
     if any(s.null_count() for s in df.get_columns()):  # null counts are kept: no pass
         return None  # an empty field (repeated, leading space), a short row or a blank line
-    return df.with_columns(line_numbers(df, 1, "lineno"))
+    return df  # row i is line i + 1 (no blank line): numbered only for a message
 
 
 def _split_lines(path: Path, src: bytes | Path, fields: tuple[str, ...], kind: Kind,
