@@ -1,9 +1,12 @@
-"""Line numbers of the text readers are chunked like the parsed columns (issue 22, target 5).
+"""Line numbers of the text readers (issue 22, target 5).
 
 Polars parses a large file into chunks. A line-number column in one chunk beside them made
 every later ``select`` or multi-column expression copy all columns into one chunk first
-(0.2-0.4 s and ~100k page faults at 10^7 lines, in every text reader). These tests pin the
-chunking and the values; the time is measured by ``benchmarks/bench_readers.py``.
+(0.2-0.4 s and ~100k page faults at 10^7 lines, in every text reader), so line numbers were
+chunked like the columns. A file without blank lines now has no line-number column at all
+(row i is line i + 1, or i + 2 under a header): a message numbers the rows it quotes. These
+tests pin the chunking where a column is still built, and the lines messages give; the time
+is measured by ``benchmarks/bench_readers.py``.
 """
 
 from __future__ import annotations
@@ -64,13 +67,26 @@ def test_single_spaced_rows_are_numbered_only_for_a_message(key_file: Path,
         read_key_txt(p)
 
 
-def test_delimited_line_numbers_follow_the_chunks(csv_file: Path) -> None:
+def test_delimited_rows_are_numbered_only_for_a_message(csv_file: Path,
+                                                         tmp_path: Path) -> None:
     df = _read_delimited(csv_file, ",")
-    chunks = df.n_chunks("all")
-    if chunks[0] == 1:
-        pytest.skip("the parser gave one chunk on this machine")
-    assert len(set(chunks)) == 1
-    assert df["__line"].to_list() == list(range(2, N + 2))  # line 1 is the header
+    assert "__line" not in df.columns  # row i is line i + 2 (line 1 is the header)
+    lines = csv_file.read_text().splitlines()
+    bad = list(lines)
+    bad[N - 7] = bad[N - 7].rsplit(",", 1)[0] + ",x1"  # a bad score near the end
+    p = tmp_path / "bad.csv"
+    p.write_text("\n".join(bad) + "\n")
+    with pytest.raises(Exception, match=f"line {N - 6}: bad value in column `score`"):
+        read_table(p)
+    bad[N - 7] = lines[N - 7]
+    bad[N - 3] = lines[N // 4]  # a duplicate trial, first at line N // 4 + 1
+    p.write_text("\n".join(bad) + "\n")
+    with pytest.raises(Exception, match=f"first at line {N // 4 + 1}\\)"):
+        read_table(p)
+    bad[N - 3] = lines[N - 3].split(",", 1)[0] + ",s1,nan"  # NaN score
+    p.write_text("\n".join(bad) + "\n")
+    with pytest.raises(SchemaError, match=f"first at line\\(s\\) {N - 2}\\b"):
+        read_table(p)
 
 
 def test_line_numbers_of_an_empty_and_a_one_chunk_frame() -> None:

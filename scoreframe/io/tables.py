@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -27,7 +28,6 @@ from scoreframe.io.lines import (
     count_fields,
     field_counts,
     first_bad_line,
-    line_numbers,
     quote,
     read_lines,
     read_source,
@@ -192,7 +192,18 @@ def _fast_delimited(src: bytes | Path, arr: np.ndarray, separator: str, path: Pa
     if not df.height or df.get_column(df.columns[-1]).null_count():
         return None
     _check_header(header, separator, Place(path))
-    return df.with_columns(line_numbers(df, 2, "__line"))
+    return df  # row i is line i + 2 (no blank line): numbered only for a message
+
+
+def _line_options(df: pl.DataFrame) -> dict[str, Any]:
+    """:func:`validate_trials`' line options: the ``__line`` column, or row i is line i + 2."""
+    return {"line_column": "__line"} if "__line" in df.columns else {"first_line": 2}
+
+
+def _first_line(df: pl.DataFrame, cond: pl.Expr) -> int:
+    """The line of the first row where ``cond`` holds (one is known to)."""
+    numbered = df if "__line" in df.columns else df.with_row_index("__line", offset=2)
+    return int(numbered.filter(cond)["__line"][0])
 
 
 def _numeric(df: pl.DataFrame, column: str, path: Path) -> pl.DataFrame:
@@ -200,10 +211,11 @@ def _numeric(df: pl.DataFrame, column: str, path: Path) -> pl.DataFrame:
     if column not in df.columns or df.schema[column] != pl.String:
         return df
     parsed = pl.col(column).str.strip_chars().cast(pl.Float64, strict=False)
-    bad = df.filter(parsed.is_null() & pl.col(column).is_not_null())
+    cond = parsed.is_null() & pl.col(column).is_not_null()
+    bad = df.filter(cond)
     if bad.height:
         raise FormatError(message(f"bad value in column `{column}`",
-                                  where=Place(path, line=bad['__line'][0]),
+                                  where=Place(path, line=_first_line(df, cond)),
                                   expected="a number", got=quote(bad[column][0])))
     return df.with_columns(parsed)
 
@@ -266,7 +278,7 @@ def read_nist_key(path: str | Path, *, text_columns: Sequence[str] = (),
     df = _renamed(_read_delimited(path, "\t", text_columns, max_line_bytes), NIST_KEY, path,
                   "NIST key")
     df = _require_targettype(df, path)
-    return validate_trials(df, kind="key", where=Place(path), line_column="__line").collect()
+    return validate_trials(df, kind="key", where=Place(path), **_line_options(df)).collect()
 
 
 def _require_targettype(df: pl.DataFrame, path: Path) -> pl.DataFrame:
@@ -285,7 +297,7 @@ def _require_targettype(df: pl.DataFrame, path: Path) -> pl.DataFrame:
     bad = df.filter(empty)
     if bad.height:
         raise FormatError(message(
-            "empty `targettype` in NIST key", where=Place(path, line=bad['__line'][0]),
+            "empty `targettype` in NIST key", where=Place(path, line=_first_line(df, empty)),
             expected="target or nontarget", got="an empty field"
             + (f" ({bad.height} lines in all)" if bad.height > 1 else ""),
             hint="Every trial of a NIST key is a target or a non-target; remove the line or "
@@ -328,7 +340,7 @@ def read_nist_scores(path: str | Path, *, max_line_bytes: int | None = None) -> 
     df = _numeric(_renamed(_read_delimited(path, "\t", (), max_line_bytes), NIST_SCORES, path,
                            "NIST scores"), "score", path)
     return validate_trials(df, kind="scores", where=Place(path),
-                           line_column="__line").collect()
+                           **_line_options(df)).collect()
 
 
 def _require(data: pl.DataFrame, columns: tuple[str, ...], path: str | Path, what: str) -> None:
@@ -477,8 +489,8 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
     """
     path = Path(path)
     suffix = _suffix(path)
-    line_column = None
-    if suffix == ".parquet":
+    text = suffix != ".parquet"
+    if not text:
         df = _read_parquet_file(path)
     else:
         sep = separator or ("," if suffix == ".csv" else "\t")
@@ -486,12 +498,11 @@ def read_table(path: str | Path, *, columns: Mapping[str, str] | None = None,
         ids = [mapping[c] for c in ("model", "segment", "system") if c in mapping]
         ids += [mapping.get(c, c) for c in (*(trial_id or ()), *text_columns)]
         df = _read_delimited(path, sep, ids, max_line_bytes)
-        line_column = "__line"
     if columns:
         df = _renamed(df, {v: k for k, v in columns.items()}, path, "mapped")
-    df = _numeric(df, "score", path) if line_column else df
+    df = _numeric(df, "score", path) if text else df
     return validate_trials(df, kind=kind or infer_kind(df.columns), where=Place(path),
-                           trial_id=trial_id, line_column=line_column).collect()
+                           trial_id=trial_id, **(_line_options(df) if text else {})).collect()
 
 
 def _suffix(path: Path) -> str:
