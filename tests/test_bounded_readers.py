@@ -341,3 +341,40 @@ def test_full_spill_disk_through_numpy_short_write(tmp_path: Path,
     assert info.value.errno == errno.ENOSPC
     err = outofcore.spill_full_error(str(tmp_path / "x"), 1858, info.value)
     assert "`" + str(tmp_path) + "`" in str(err) and "1.9 KB" in str(err)
+
+
+def test_gzip_read_whatever_size_its_trailer_states(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trailer's size is a hint for one read: a lie or several members change nothing."""
+    from scoreframe.io import lines
+
+    rows = [f"m{i % 7} s{i} {'target' if i % 3 else 'nontarget'}" for i in range(20_000)]
+    text = ("\n".join(rows) + "\n").encode()
+    want = sio.read_key_txt(_write(tmp_path / "k.txt", text))
+    half = len(text) // 2
+    cut = text.rindex(b"\n", 0, half) + 1
+    members = gzip.compress(text[:cut]) + gzip.compress(text[cut:])  # the trailer: 2nd only
+    honest = gzip.compress(text)
+    cases = {"honest": honest, "members": members,
+             "small": honest[:-4] + (100).to_bytes(4, "little"),
+             "large": honest[:-4] + (len(text) * 9).to_bytes(4, "little"),
+             "zero": honest[:-4] + (0).to_bytes(4, "little")}
+    monkeypatch.setattr(lines, "_GZIP_CHUNK", 4096)  # the chunks after the first read
+    for name, blob in cases.items():
+        p = tmp_path / f"{name}.txt.gz"
+        p.write_bytes(blob)
+        if name in ("honest", "large"):
+            assert lines.gzip_size_hint(p) in (len(text), len(text) * 9)
+        if name in ("small", "large", "zero"):  # the stream's own check refuses the lie
+            with pytest.raises(FormatError, match="gzip"):
+                sio.read_key_txt(p)
+            continue
+        assert sio.read_key_txt(p).equals(want), name
+    tiny = tmp_path / "tiny.gz"
+    tiny.write_bytes(b"\x1f\x8b")
+    assert lines.gzip_size_hint(tiny) is None
+
+
+def _write(p: Path, data: bytes) -> Path:
+    p.write_bytes(data)
+    return p

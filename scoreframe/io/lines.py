@@ -284,14 +284,36 @@ def _gunzip(path: Path, limit: int) -> bytes:
         return _gunzip_with(gzip.open, path, limit)
 
 
+#: Largest decompressed size, as the gzip trailer gives it, read in one piece (no chunks to
+#: join: the join was 0.3 s of a 0.9 s decompression of 432 MB).
+_GZIP_ONE_READ_MAX = 1 << 30
+
+
+def gzip_size_hint(path: Path) -> int | None:
+    """The decompressed size the gzip trailer states, or None for a file too short for one.
+
+    ``ISIZE``: the last member's size modulo 2**32. Only a hint: a file may lie.
+    """
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() < 18:  # a 10-byte header and the 8-byte trailer
+            return None
+        fh.seek(-4, os.SEEK_END)
+        return int.from_bytes(fh.read(4), "little")
+
+
 def _gunzip_with(opener: object, path: Path, limit: int) -> bytes:
     scan = _LineScan(limit)
     chunks: list[bytes] = []
     size = 0
     bad: int | None = None
+    hint = gzip_size_hint(path)
+    # the stated size (and one byte more, to see the end) in one read when it is plausible;
+    # a file that holds more goes on in chunks, every one scanned for over-long lines
+    first = hint + 1 if hint is not None and 0 < hint <= _GZIP_ONE_READ_MAX else _GZIP_CHUNK
     with opener(path, "rb") as fh:  # type: ignore[operator]  # gzip.open or an isal opener, typed object
         while bad is None:
-            chunk = fh.read(_GZIP_CHUNK)
+            chunk = fh.read(first if not chunks else _GZIP_CHUNK)
             if not chunk:
                 bad = scan.finish(size)
                 break
