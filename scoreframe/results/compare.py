@@ -385,19 +385,19 @@ def _positional_sums(sel: pl.LazyFrame, label: pl.Expr, a: str, b: str, by: list
     only when ``moved`` is 0 and each system's ``(model, segment)`` are unique; otherwise the
     caller pairs by hash.
     """
-    def side(name: str, suffix: str, extra: list[str]) -> pl.LazyFrame:
+    def side(name: str, tag: str, extra: list[str]) -> pl.LazyFrame:
         return sel.filter(pl.col("system").cast(pl.String) == name).with_columns(
             label).filter(pl.col("label").is_not_null()).select(
-            *[pl.col(c).cast(pl.String).alias(c + suffix) for c in (*KEY, *extra)],
-            pl.col("score").cast(pl.Float64).alias("__s" + suffix),
-            pl.col("label").alias("__l" + suffix), pl.lit(True).alias("__p" + suffix))
+            *[pl.col(c).cast(pl.String).alias(f"__k{tag}_{c}") for c in KEY],
+            *[pl.col(c).cast(pl.String) for c in extra],  # the conditions of a's trials
+            pl.col("score").cast(pl.Float64).alias(f"__s{tag}"),
+            pl.col("label").alias(f"__l{tag}"), pl.lit(True).alias(f"__p{tag}"))
 
-    side_a, side_b = side(a, "a", by), side(b, "b", [])
-    rows = pl.concat([side_a, side_b], how="horizontal_extend").rename({c + "a": c for c in by})
+    rows = pl.concat([side(a, "a", by), side(b, "b", [])], how="horizontal_extend")
     present_a, present_b = pl.col("__pa").is_not_null(), pl.col("__pb").is_not_null()
     moved = pl.lit(False)
     for c in KEY:
-        moved = moved | (pl.col(c + "a") != pl.col(c + "b")).fill_null(True)
+        moved = moved | (pl.col(f"__ka_{c}") != pl.col(f"__kb_{c}")).fill_null(True)
     lab, zero = pl.col("__la"), pl.lit(False)
     flags = [present_a.alias("rows_a"), present_b.alias("rows_b"), zero.alias("dup_a"),
              zero.alias("dup_b"), zero.alias("only_a"), zero.alias("only_b"),
