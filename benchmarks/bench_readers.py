@@ -209,10 +209,12 @@ NOTES = (
     "ISA-L (the `isal` package, ~2.5x faster than zlib) so the byte-level checks see the "
     "text. HDF5 files are read slab by slab: on the dense file the masks are scanned eight "
     "bytes at a time (np.nonzero alone took 2.7x the whole floor) and the reader needs a "
-    "quarter of h5py's memory; on chunked files it is as fast as the floor. The text "
-    "readers' line numbers are chunked like the parsed columns and the duplicate check sorts "
-    "its hashes in parts on both cores (seventh session of 2026-11-28): the same files took "
-    "1.9-2.2x their floor before (fresh-process A/B, 5 rounds).")
+    "quarter of h5py's memory; on chunked files it is as fast as the floor. Since the ninth "
+    "session (2026-11-29) a file without blank lines gets no line-number column (row i is "
+    "line i + 1, or i + 2 under a header; numbered only for a message), the duplicate check "
+    "sorts and compares the Polars hash series in Polars, and a gzip file is decompressed in "
+    "one read of the size its trailer states: the text readers went from 1.8-2.4x their "
+    "floor to 1.5-2.0x on the same machine.")
 
 SETUP = "import polars, h5py, numpy; from scoreframe import io as sio" + H5_ALL
 FLOOR_SETUP = SETUP
