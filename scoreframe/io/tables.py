@@ -54,6 +54,8 @@ def _read_delimited(path: Path, separator: str, text_columns: Sequence[str] = ()
 
     Field counts are checked on the raw lines (quoted separators skipped) before parsing, so
     a short or long row is an error naming its line rather than a padded or shifted trial.
+    The frame has a ``__line`` column (each row's line) when the lines were counted (blank
+    lines are skipped); without it, row i is line i + 2 (:func:`_line_options`).
     """
     src = read_source(path, what="table", max_line_bytes=max_line_bytes)
     where = Place(path)
