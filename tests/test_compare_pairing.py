@@ -262,10 +262,16 @@ def test_rows_in_order_are_paired_without_a_hash_and_give_the_same_sums(
     key = by or None
     want = cmp._pair_counts(mixed, "A", "B", by, None, thr, "memory")
     calls = _hash_passes(monkeypatch)
-    for engine in ("memory", SMALL):
+    for engine in ("memory", "auto", Engine("streaming", memory_limit="1GiB")):
         got = cmp._pair_counts(ordered, "A", "B", by, None, thr, engine, unique=True)
         assert_frame_equal(got, want, check_row_order=key is None, check_column_order=True)
     assert calls == []  # in order: no hash pairing
+    # a limit below what the rows of one system may take while buffered: by hash, in buckets
+    assert ordered.height * cmp.IN_ORDER_BYTES_PER_ROW > SMALL.limit
+    got = cmp._pair_counts(ordered, "A", "B", by, None, thr, SMALL, unique=True)
+    assert_frame_equal(got, want, check_row_order=key is None, check_column_order=True)
+    assert len(calls) > 1
+    calls.clear()
     got = cmp._pair_counts(mixed, "A", "B", by, None, thr, "memory", unique=True)
     assert calls == [1]  # rows mixed: paired by hash after the ordered attempt
     assert_frame_equal(got, want, check_row_order=key is None)

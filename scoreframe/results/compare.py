@@ -332,6 +332,14 @@ def _num(v: float) -> float | None:
 #: ~137 B per row above ~300 MB of interpreter and libraries; rounded up.
 PAIR_BYTES_PER_ROW = 160
 
+#: Peak bytes per input row (of the two systems) while the rows are paired in their order.
+#: The query holds no hash table, but Polars buffers the rows of one system while the scan
+#: of the other has not reached its own: when one file holds all of ``a``'s rows before
+#: ``b``'s, that is every row of ``a``. Measured at 10^7 synth trials per system (short
+#: string ids): ~46 B per input row above the interpreter in that layout, ~23 B with one
+#: directory per system; rounded up. Longer ids (over 12 bytes) take more.
+IN_ORDER_BYTES_PER_ROW = 48
+
 #: The per-group integer sums of the pairing: alignment counts, then per threshold the 8
 #: McNemar counts (errors of a, of b, a-only and b-only errors; on targets, on non-targets).
 _COUNTS = ("rows_a", "rows_b", "dup_a", "dup_b", "only_a", "only_b", "bad_label")
@@ -379,7 +387,8 @@ def _positional_sums(sel: pl.LazyFrame, label: pl.Expr, a: str, b: str, by: list
     """:func:`_pair_sums` when row ``i`` of ``a`` and row ``i`` of ``b`` are the same trial.
 
     The usual layout: both systems scored one trial list in its order. The two systems' rows
-    are put side by side in their order (no hash table, a streaming query of flat memory);
+    are put side by side in their order (no hash table; a streaming query that may buffer one
+    system's rows, see :data:`IN_ORDER_BYTES_PER_ROW`);
     the extra sum ``moved`` counts the rows whose ``(model, segment)`` differ between the two
     sides (a missing row on one side counts too). The sums are those of :func:`_pair_sums`
     only when ``moved`` is 0 and each system's ``(model, segment)`` are unique; otherwise the
@@ -440,24 +449,25 @@ def _pair_counts(data: Data, a: str, b: str, by: list[str], where: str | None,
     """Per condition of ``a``'s trials, :func:`_pair_sums` of the whole selection.
 
     ``unique``: each system's ``(model, segment)`` are known to be unique (checked by the
-    reduction, or by a validating write). Then the rows are first paired in their order
-    (:func:`_positional_sums`, one streaming query of flat memory whatever the engine), which
-    is the answer when the two systems list the same trials in the same order. Otherwise, or
-    when they do not, by hash: in memory when the engine (or ``auto``, from the two systems'
-    row count and :data:`PAIR_BYTES_PER_ROW`) says the pairing fits ``memory_limit``; else in
-    buckets of the trial ids, each a streaming query (:mod:`scoreframe.results._pairs`; on
-    Dask, on the client). Both give the same integer sums.
+    reduction, or by a validating write). Then, when the engine is ``memory`` or the rows fit
+    its ``memory_limit`` at :data:`IN_ORDER_BYTES_PER_ROW`, the rows are first paired in
+    their order (:func:`_positional_sums`, one streaming query), which is the answer when the
+    two systems list the same trials in the same order. Otherwise, or when they do not, by
+    hash: in memory when the engine (or ``auto``, from the two systems' row count and
+    :data:`PAIR_BYTES_PER_ROW`) says the pairing fits ``memory_limit``; else in buckets of
+    the trial ids, each a streaming query (:mod:`scoreframe.results._pairs`; on Dask, on the
+    client). Both give the same integer sums.
     """
     both = _checked_pair(data, a, b, by, where)
     schema = scan_raw(data, where=where).collect_schema()
     sel = scan_raw(data, where=both)
-    if unique:
+    eng = as_engine(engine)
+    rows = row_count(sel.select(pl.col("system").cast(pl.String)), [a, b])
+    if unique and (eng.kind == "memory" or rows * IN_ORDER_BYTES_PER_ROW <= eng.limit):
         sums = _positional_sums(sel, _label_expr(schema), a, b, by, thresholds).collect(
             engine="streaming")
         if int(sums["moved"].sum()) == 0:
             return sums.drop("moved")
-    eng = as_engine(engine)
-    rows = row_count(sel.select(pl.col("system").cast(pl.String)), [a, b])
     eng = engine_for(eng, rows, PAIR_BYTES_PER_ROW)
     in_memory = eng.kind == "memory"
     buckets = 1 if in_memory else id_buckets(rows, eng.limit, bytes_per_row=PAIR_BYTES_PER_ROW)
