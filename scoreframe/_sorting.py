@@ -1,9 +1,8 @@
 """Which sort this machine runs faster, numpy's or Polars': timed once per process.
 
-Imports nothing of the package, so every layer may use it (the readers' duplicate check, the
-in-memory engine). The choice changes how fast a result comes, never the result: a sorted
-array is the same whoever sorts it (for floats, once zeros have one sign: see
-``SortedScores``).
+Imports nothing of the package, so every layer may use it (the in-memory engine). The choice
+changes how fast a result comes, never the result: a sorted array is the same whoever sorts
+it (for floats, once zeros have one sign: see ``SortedScores``).
 """
 
 from __future__ import annotations
@@ -30,9 +29,8 @@ def polars_sorts_faster() -> bool:
     on an AMD EPYC of family 25, Zen 4, where Polars takes 0.21 s). So a process that sorts
     a large array times both once, on 2^17 random doubles (about 40 ms in all), and takes
     the faster: numpy (in parts on several threads: ``stats.reduce.sort_classes`` for one
-    group's scores, ``frames.schema.repeated_hashes`` for the duplicate check's hashes) or
-    Polars' sort. The choice changes how fast, never what: both give the same sorted arrays
-    (ties are equal values; zeros are made positive by ``SortedScores``).
+    group's scores) or Polars' sort. The choice changes how fast, never what: both give the
+    same sorted arrays (ties are equal values; zeros are made positive by ``SortedScores``).
     """
     x = np.random.default_rng(0).standard_normal(1 << 17)
     pl.Series(x).sort()  # Polars' thread pool starts (~10 ms the first time)

@@ -375,11 +375,7 @@ def _pair_sums(lf: pl.LazyFrame, a: str, b: str, by: list[str],
              (nb - 1).clip(0).alias("dup_b"), ((na > 0) & (nb == 0)).alias("only_a"),
              ((nb > 0) & (na == 0)).alias("only_b"),
              (paired & (lab != pl.col("__lb"))).alias("bad_label")]
-    flags += _decision_flags(thresholds)
-    names = [f.meta.output_name() for f in flags]
-    sums = [pl.col(c).cast(pl.Int64).sum() for c in names]
-    per = trials.select(*by, *flags)
-    return per.group_by(by).agg(sums) if by else per.select(sums)
+    return _summed(trials, by, [*flags, *_decision_flags(thresholds)])
 
 
 def _positional_sums(sel: pl.LazyFrame, label: pl.Expr, a: str, b: str, by: list[str],
@@ -411,10 +407,13 @@ def _positional_sums(sel: pl.LazyFrame, label: pl.Expr, a: str, b: str, by: list
     flags = [present_a.alias("rows_a"), present_b.alias("rows_b"), zero.alias("dup_a"),
              zero.alias("dup_b"), zero.alias("only_a"), zero.alias("only_b"),
              (lab != pl.col("__lb")).fill_null(False).alias("bad_label"), moved.alias("moved")]
-    flags += _decision_flags(thresholds)
-    names = [f.meta.output_name() for f in flags]
-    sums = [pl.col(c).cast(pl.Int64).sum() for c in names]
-    per = rows.select(*by, *flags)
+    return _summed(rows, by, [*flags, *_decision_flags(thresholds)])
+
+
+def _summed(trials: pl.LazyFrame, by: list[str], flags: list[pl.Expr]) -> pl.LazyFrame:
+    """Each flag of the paired trials summed as an integer, per condition (``by``)."""
+    sums = [pl.col(f.meta.output_name()).cast(pl.Int64).sum() for f in flags]
+    per = trials.select(*by, *flags)
     return per.group_by(by).agg(sums) if by else per.select(sums)
 
 
