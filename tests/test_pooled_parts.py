@@ -92,11 +92,12 @@ def test_the_evaluation_sums_each_trials_ece_terms_once(monkeypatch: pytest.Monk
     assert_frame_equal(whole.select(alone.columns), alone)  # one group: summed directly
 
 
-def test_pooled_rows_unchanged_in_memory_and_out_of_core() -> None:
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_pooled_rows_unchanged_in_memory_and_out_of_core(workers: int) -> None:
     df = _table()
     kw = {"by": "condition", "metrics": ["forensic"]}
     mem = evaluate(df, **kw)
-    ooc = evaluate(df, engine=Engine(memory_limit="64KB", workers=2), **kw)
+    ooc = evaluate(df, engine=Engine(memory_limit="64KB", workers=workers), **kw)
     assert_frame_equal(mem, ooc)
     alone = evaluate(df, metrics=["forensic"])
     assert_frame_equal(mem.filter(pl.col("condition") == "all").drop("condition"),
