@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from scoreframe.errors import SchemaError
+from scoreframe.errors import SchemaError, ScoreframeError
 from scoreframe.frames.schema import validate_trials
 from scoreframe.io import read_key_txt, read_table
 from scoreframe.io.lines import line_numbers
@@ -118,3 +118,14 @@ def test_duplicates_found_whatever_the_chunking() -> None:
     assert df.n_chunks("all")[0] > 1 and df.n_chunks("all")[-1] == 1
     with pytest.raises(SchemaError, match="duplicate"):
         validate_trials(df, kind="key").collect()
+
+
+def test_first_line_is_checked() -> None:
+    df = pl.DataFrame({"model": ["m"], "segment": ["s"], "label": ["target"]})
+    assert validate_trials(df, kind="key", first_line=1).collect().height == 1
+    for bad in (0, -3, 1.5, True, "2"):
+        with pytest.raises(ScoreframeError, match="bad `first_line`"):
+            validate_trials(df, kind="key", first_line=bad)  # type: ignore[arg-type]
+    with pytest.raises(ScoreframeError, match="both given"):
+        validate_trials(df.with_columns(pl.lit(1).alias("n")), kind="key", line_column="n",
+                        first_line=1)

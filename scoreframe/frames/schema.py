@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from scoreframe._cores import usable_cores
+from scoreframe.checks import check_positive_int
 from scoreframe.errors import SchemaError, ValidationError, message
 
 
@@ -400,6 +401,11 @@ def validate_trials(data: pl.DataFrame | pl.LazyFrame, *, kind: Kind = "trials",
     >>> validate_trials(df).collect().dtypes
     [String, String, Float64, Boolean]
     """
+    if first_line is not None:
+        first_line = check_positive_int(first_line, name="first_line")
+        if line_column:
+            raise ValidationError(message("`line_column` and `first_line` both given",
+                                          expected="one way to number the lines"))
     data = polars_frame(data)
     lf = data.lazy() if isinstance(data, pl.DataFrame) else data
     schema = lf.collect_schema()
