@@ -258,3 +258,25 @@ def test_one_group_route_with_boolean_labels_matches_the_grouped_route(holes: bo
     assert np.array_equal(groups[0].tar, ggroups[0].tar)
     assert np.array_equal(groups[0].non, ggroups[0].non)
     assert groups[0].n_tar + groups[0].n_non < n if holes else groups[0].n_non > 0
+
+
+@pytest.mark.parametrize("case", ["normal", "wide", "with_minus_inf", "one_side", "huge_shift"])
+def test_softplus_sums_are_the_softplus_terms_summed_exactly(case: str) -> None:
+    """One exp per trial (softplus_sums) against one softplus per trial and shift: the exact
+    rational sums of the two sets of terms agree to a few units of the last place per term."""
+    rng = np.random.default_rng(7)
+    x = {"normal": rng.normal(-2.0, 3.0, 20_000),
+         "wide": rng.normal(0.0, 300.0, 20_000),
+         "with_minus_inf": np.r_[np.full(5, -np.inf), rng.normal(0.0, 5.0, 3_000)],
+         "one_side": rng.uniform(50.0, 60.0, 1_000),
+         "huge_shift": rng.normal(0.0, 5.0, 1_000)}[case]
+    x = np.sort(x)
+    shifts = np.linspace(-7.0, 7.0, 57) if case != "huge_shift" else np.array([-600.0, 0.0, 700.0])
+    got = el.softplus_sums(x, shifts)
+    assert len(got) == shifts.size
+    for total, shift in zip(got, shifts.tolist(), strict=True):
+        want = el.exact_sum(el.softplus(x + shift))  # exact (tested above), in any order
+        # each term within 4 units of its last place: |error| <= 4 * 2**-52 * sum
+        assert abs(total - want) * (1 << 52) <= 4 * want + 1
+    assert el.softplus_sums(np.zeros(0), [0.0, 1.0]) == [0, 0]
+    assert el.softplus_sums(x, []) == []

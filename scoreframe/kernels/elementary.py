@@ -25,6 +25,7 @@ __all__ = [
     "probit",
     "sigmoid",
     "softplus",
+    "softplus_sums",
     "usable_cores",
 ]
 
@@ -163,6 +164,71 @@ def _softplus_into(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:
         np.log1p(ob, out=ob)
         np.maximum(xb, 0.0, out=pb)
         ob += pb
+
+
+def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
+    """:func:`exact_sum` of ``softplus(x + shift)`` for each shift, ``x`` ascending.
+
+    One exponential per trial instead of one per trial and shift: with ``u = x + shift``,
+    ``softplus(u) = log1p(exp(x) * exp(shift))`` where ``u <= 0`` and
+    ``u + log1p(exp(-x) * exp(-shift))`` where ``u > 0`` (the split point of each shift is a
+    binary search, since ``x`` ascends). ``exp(x)`` is needed only for the ``x`` below the
+    largest ``-shift`` and ``exp(-x)`` only above the smallest, so neither overflows while
+    every ``|shift| <= 512`` (prior log odds are far smaller; larger shifts take
+    :func:`softplus` per shift). Each term is within a few units of the last place of
+    ``softplus``; the terms ascend, so each sum is one :func:`exact_sum` pass.
+
+    Parameters
+    ----------
+    x
+        Ascending floats; ``-inf`` allowed (a zero term), ``+inf`` and NaN are not.
+    shifts
+        Finite shifts (for example prior log odds).
+
+    Returns
+    -------
+    list of int
+        One exact sum per shift, in units of ``2**-EXACT_SCALE`` (see :func:`exact_to_float`).
+
+    See Also
+    --------
+    softplus : The terms, one at a time.
+
+    Examples
+    --------
+    >>> x = np.array([-1.0, 0.0, 2.0])
+    >>> [round(exact_to_float(v), 12) for v in softplus_sums(x, [0.0, 1.0])]
+    [3.133336879121, 5.054996219652]
+    >>> round(float(softplus(x).sum()), 12), round(float(softplus(x + 1.0).sum()), 12)
+    (3.133336879121, 5.054996219652)
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    t = np.asarray(shifts, dtype=np.float64).ravel()
+    if t.size == 0:
+        return []
+    if x.size == 0:
+        return [0] * t.size
+    if not np.all(np.abs(t) <= 512.0):
+        return [exact_sum(softplus(x + shift), ascending=True) for shift in t.tolist()]
+    low = int(np.searchsorted(x, -float(t.min()), side="right"))  # x <= -shift for some shift
+    high = int(np.searchsorted(x, -float(t.max()), side="right"))  # x > -shift from here on
+    with np.errstate(under="ignore"):
+        e_pos = np.exp(x[:low])
+        e_neg = np.exp(-x[high:])
+    term, part = np.empty(x.shape[0]), np.empty(x.shape[0] - high)
+    sums = []
+    for shift in t.tolist():
+        j = int(np.searchsorted(x, -shift, side="right"))  # u <= 0 below j
+        a, b, c = term[:j], term[j:], part[j - high:]
+        with np.errstate(under="ignore"):
+            np.multiply(e_pos[:j], math.exp(shift), out=a)
+            np.multiply(e_neg[j - high:], math.exp(-shift), out=b)
+        np.log1p(a, out=a)
+        np.log1p(b, out=b)
+        np.add(x[j:], shift, out=c)
+        b += c
+        sums.append(exact_sum(term, ascending=True))
+    return sums
 
 
 #: Exact sums are integers in units of ``2**-EXACT_SCALE`` (below the smallest subnormal).

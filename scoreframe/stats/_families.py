@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from scoreframe.kernels import forensic as kf
 from scoreframe.kernels import spoof as ks
-from scoreframe.kernels.elementary import exact_sum, exact_to_float, softplus
+from scoreframe.kernels.elementary import exact_to_float, softplus_sums
 from scoreframe.stats._statistics import RangeData, Statistic
 
 __all__ = ["SPOOF_CLASSES", "ADcf", "ClassCounts", "EceSums", "ElubCounts", "InterpolatedEer",
@@ -666,11 +666,10 @@ class EceSums(_TwoSided):
         p, n = self.sides(r)
         inf_p = int(np.searchsorted(p.scores, -np.inf, side="right"))
         inf_n = n.n - int(np.searchsorted(n.scores, np.inf, side="left"))
-        tp, tn = p.scores[inf_p:][::-1], n.scores[:n.n - inf_n]
-        sp, sn = [], []
-        for tau in self.prior_log_odds:  # a loop over the prior grid, vectorised over trials
-            sp.append(exact_sum(softplus(-(tp + tau)), ascending=True) if tp.shape[0] else 0)
-            sn.append(exact_sum(softplus(tn + tau), ascending=True) if tn.shape[0] else 0)
+        taus = np.asarray(self.prior_log_odds, dtype=np.float64)
+        # softplus(-(l + tau)) = softplus(-l - tau): the positives' -l ascend when read backwards
+        sp = softplus_sums(-p.scores[inf_p:][::-1], -taus)
+        sn = softplus_sums(n.scores[:n.n - inf_n], taus)
         return sp, sn, inf_p, inf_n
 
     def merge(self, a: tuple[list[int], list[int], int, int] | None,
