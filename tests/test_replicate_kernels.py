@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,7 +92,7 @@ def test_replicate_blocks_equal_scipy_pav_and_the_position_sums(seed: int, n_t: 
     hi = lo + rng.random(n_t + n_n) * 1e-3
     merged = np.concatenate((w_t, w_n))[order]
     want = _blocks(merged, lab, lo, hi)
-    got = replicate_blocks(w_t, w_n, order, lab, lo, hi)
+    got = replicate_blocks(w_t[None], w_n[None], order, lab, lo, hi)[0]
     for g, w in zip(got, (want.n_tar, want.n_non, want.start, want.lo, want.hi,
                           want.tar_pos_sum, want.tar_pos_sq), strict=True):
         assert g.shape == w.shape
@@ -110,7 +111,7 @@ def test_replicate_blocks_of_large_weights_keep_the_position_sums_bits() -> None
     lab = order < n_t
     lo = np.arange(n_t + n_n, dtype=float)
     want = _blocks(np.concatenate((w_t, w_n))[order], lab, lo, lo)
-    got = replicate_blocks(w_t, w_n, order, lab, lo, lo)
+    got = replicate_blocks(w_t, w_n, order, lab, lo, lo)[0]
     assert got[5].tobytes() == want.tar_pos_sum.tobytes()
     assert got[6].tobytes() == want.tar_pos_sq.tobytes()
 
@@ -246,3 +247,27 @@ def test_unit_multiplicities_are_the_transposed_draws(seed: int, n: int, jackkni
         by_row = spec.multiplicities(column, h, rows)
         got = spec.unit_multiplicities(column, h, rows)
         assert got.flags.c_contiguous and np.array_equal(got, by_row.T)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 40])
+def test_replicate_blocks_of_many_rows_are_each_rows_blocks(rows: int) -> None:
+    """Rows of one call share the work space and the output arrays (grown past their first
+    size when the blocks outnumber it): each row's blocks are those of ``_blocks`` alone."""
+    rng = np.random.default_rng(rows)
+    n_t, n_n = 150, 150
+    order = np.empty(n_t + n_n, np.int64)  # alternating labels, scores ascending: many blocks
+    order[0::2], order[1::2] = np.arange(n_t), n_t + np.arange(n_n)
+    lab = order < n_t
+    lo = np.arange(n_t + n_n, dtype=float)
+    # the target fraction rises along the scores (noisy): PAV keeps many blocks
+    w_t = (np.arange(n_t) + rng.integers(0, 2, (rows, n_t))).astype(np.int64)
+    w_n = (np.arange(n_n)[::-1] + rng.integers(0, 2, (rows, n_n))).astype(np.int64)
+    w_t[:, ::7] = w_n[:, ::7] = 0  # and zero-weight segments vanish
+    got = replicate_blocks(w_t, w_n, order, lab, lo, lo)
+    assert len(got) == rows
+    assert sum(g[0].shape[0] for g in got) > 64  # past the first size of the outputs
+    for r in range(rows):
+        want = _blocks(np.concatenate((w_t[r], w_n[r]))[order], lab, lo, lo)
+        for g, w in zip(got[r], (want.n_tar, want.n_non, want.start, want.lo, want.hi,
+                                 want.tar_pos_sum, want.tar_pos_sq), strict=True):
+            assert g.tobytes() == np.asarray(w, dtype=g.dtype).tobytes()

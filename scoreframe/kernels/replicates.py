@@ -21,14 +21,14 @@ numpy formulation (gather the multiplicities, multiply, ``np.add.reduceat``; the
 chunk the inner one: one read of each trial's codes and terms serves every replicate, and the
 inner loop runs over small contiguous rows (SIMD).
 
-:func:`replicate_blocks` is the PAV of one replicate over its weighted segments in merged
-order: a stack of blocks pooled while a block's target fraction is not below its right
-neighbour's, compared as exact integer cross-products. The isotonic solution is unique, so
-these are the blocks of :func:`~scoreframe.kernels.sorted_scores.pav_runs` (SciPy's isotonic
-regression, then exact pooling of equal fractions). The first pass keeps the segments of
-non-zero weight (weight, position, label) in order; the position sums are then added segment
-by segment in order from that list, the same float additions as before. Only O(segments)
-per replicate, and no Python per segment.
+:func:`replicate_blocks` is the PAV of each replicate over its weighted segments in merged
+order, all the rows of a chunk in one call with one work space: a stack of blocks pooled
+while a block's target fraction is not below its right neighbour's, compared as exact integer
+cross-products. The isotonic solution is unique, so these are the blocks of
+:func:`~scoreframe.kernels.sorted_scores.pav_runs` (SciPy's isotonic regression, then exact
+pooling of equal fractions). Each target segment's position sums are computed as it is
+pushed, and each block's are then added segment by segment in order: the same float additions
+as the numpy formulation. Only O(segments) per replicate, and no Python per segment.
 """
 
 from __future__ import annotations
@@ -109,60 +109,82 @@ def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
         inf[r] = acc_inf[r]
 
 
-def _blocks_body(w_t: Any, w_n: Any, order: Any, lab: Any, lo: Any, hi: Any
-                 ) -> tuple[Any, ...]:  # pragma: no cover - compiled; its twin is tested
-    n_t = w_t.shape[0]
+def _blocks_body(seg_t: Any, seg_n: Any, order: Any, lab: Any, lo: Any, hi: Any
+                 ) -> tuple[Any, Any, Any]:  # pragma: no cover - compiled; its twin is tested
+    n_rows = seg_t.shape[0]  # seg_t (rows, target segments), seg_n (rows, non-target ones)
+    n_t = seg_t.shape[1]
     n_seg = order.shape[0]
-    b_t = np.empty(n_seg, np.int64)  # the stack of blocks: targets, trials, first/last segment
+    # the stack of blocks (reused by every row): targets, trials, first position, first and
+    # last segment (merged index), first target segment (index into t_ps / t_pq)
+    b_t = np.empty(n_seg, np.int64)
     b_n = np.empty(n_seg, np.int64)
-    b_first = np.empty(n_seg, np.int64)  # (indices into the segments of non-zero weight)
+    b_pos = np.empty(n_seg, np.int64)
+    b_first = np.empty(n_seg, np.int64)
     b_last = np.empty(n_seg, np.int64)
-    c_w = np.empty(n_seg, np.int64)  # the segments of non-zero weight, in merged order:
-    c_pos = np.empty(n_seg, np.int64)  # weight, position of the first trial, label, index
-    c_lab = np.empty(n_seg, np.bool_)
-    c_j = np.empty(n_seg, np.int64)
-    k = 0
-    m = 0
-    pos = 0
-    for j in range(n_seg):
-        i = order[j]
-        w = w_t[i] if i < n_t else w_n[i - n_t]
-        if w == 0:
-            continue
-        c_w[m] = w
-        c_pos[m] = pos
-        c_lab[m] = lab[j]
-        c_j[m] = j
-        pos += w
-        b_t[k] = w if lab[j] else 0
-        b_n[k] = w
-        b_first[k] = m
-        b_last[k] = m
-        m += 1
-        k += 1
-        while k > 1 and b_t[k - 2] * b_n[k - 1] >= b_t[k - 1] * b_n[k - 2]:
-            b_t[k - 2] += b_t[k - 1]
-            b_n[k - 2] += b_n[k - 1]
-            b_last[k - 2] = b_last[k - 1]
-            k -= 1
-    t_out = b_t[:k].copy()
-    n_out = b_n[:k].copy()
-    start = np.empty(k, np.int64)
-    lo_out = np.empty(k)
-    hi_out = np.empty(k)
-    psum = np.zeros(k)
-    psq = np.zeros(k)
-    for b in range(k):
-        start[b] = c_pos[b_first[b]]
-        lo_out[b] = lo[c_j[b_first[b]]]
-        hi_out[b] = hi[c_j[b_last[b]]]
-        for q in range(b_first[b], b_last[b] + 1):
-            if c_lab[q]:  # the target positions s + 1 .. s + w, summed in closed form
-                wf = float(c_w[q])
-                s = float(c_pos[q])
-                psum[b] += wf * s + wf * (wf + 1) / 2
-                psq[b] += wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6
-    return t_out, n_out - t_out, start, lo_out, hi_out, psum, psq
+    b_tf = np.empty(n_seg, np.int64)
+    t_ps = np.empty(n_seg)  # per target segment of non-zero weight: its position sums
+    t_pq = np.empty(n_seg)
+    cap = max(64, 8 * n_rows)
+    out_i = np.empty((3, cap), np.int64)  # n_tar, n_non, start of every block of every row
+    out_f = np.empty((4, cap))  # lo, hi, tar_pos_sum, tar_pos_sq
+    offsets = np.zeros(n_rows + 1, np.int64)
+    total = 0
+    for r in range(n_rows):
+        k = 0
+        mt = 0
+        pos = 0
+        for j in range(n_seg):
+            i = order[j]
+            w = seg_t[r, i] if i < n_t else seg_n[r, i - n_t]
+            if w == 0:
+                continue
+            if lab[j]:  # the target positions pos + 1 .. pos + w, summed in closed form
+                wf = float(w)
+                s = float(pos)
+                t_ps[mt] = wf * s + wf * (wf + 1) / 2
+                t_pq[mt] = wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6
+                b_tf[k] = mt
+                mt += 1
+                b_t[k] = w
+            else:
+                b_tf[k] = mt
+                b_t[k] = 0
+            b_n[k] = w
+            b_pos[k] = pos
+            b_first[k] = j
+            b_last[k] = j
+            pos += w
+            k += 1
+            while k > 1 and b_t[k - 2] * b_n[k - 1] >= b_t[k - 1] * b_n[k - 2]:
+                b_t[k - 2] += b_t[k - 1]
+                b_n[k - 2] += b_n[k - 1]
+                b_last[k - 2] = b_last[k - 1]
+                k -= 1
+        if total + k > cap:  # grow the outputs
+            cap = max(2 * cap, total + k)
+            grown_i = np.empty((3, cap), np.int64)
+            grown_f = np.empty((4, cap))
+            grown_i[:, :total] = out_i[:, :total]
+            grown_f[:, :total] = out_f[:, :total]
+            out_i = grown_i
+            out_f = grown_f
+        for b in range(k):
+            q_end = b_tf[b + 1] if b + 1 < k else mt
+            ps = 0.0  # the block's target segments, added in order
+            pq = 0.0
+            for q in range(b_tf[b], q_end):
+                ps += t_ps[q]
+                pq += t_pq[q]
+            out_i[0, total + b] = b_t[b]
+            out_i[1, total + b] = b_n[b] - b_t[b]
+            out_i[2, total + b] = b_pos[b]
+            out_f[0, total + b] = lo[b_first[b]]
+            out_f[1, total + b] = hi[b_last[b]]
+            out_f[2, total + b] = ps
+            out_f[3, total + b] = pq
+        total += k
+        offsets[r + 1] = total
+    return out_i, out_f, offsets
 
 
 def _draws_body(h: Any, rk: Any, table: Any, thresholds: Any, out: Any, by_unit: bool
@@ -305,23 +327,28 @@ def poisson_draws(unit_hashes: NDArray[np.uint64], row_keys: NDArray[np.uint64],
 
 
 def replicate_blocks(w_t: I64, w_n: I64, order: I64, lab: NDArray[np.bool_], lo: F64,
-                     hi: F64) -> tuple[I64, I64, I64, F64, F64, F64, F64]:
-    """PAV blocks of one replicate from its segment weights (the fields of ``Blocks``).
+                     hi: F64) -> list[tuple[I64, I64, I64, F64, F64, F64, F64]]:
+    """PAV blocks of replicates from their segment weights (the fields of ``Blocks``).
+
+    One compiled call for all the rows: the stack and the per-segment work space are
+    allocated once, not per replicate.
 
     Parameters
     ----------
     w_t, w_n
-        The replicate's weight of every target and non-target segment (int64).
+        The weight of every target and non-target segment (int64), one row per replicate:
+        ``(replicates, target segments)`` and ``(replicates, non-target segments)``.
     order
-        The segments in merged score order, as indices into ``concat(w_t, w_n)``.
+        The segments in merged score order, as indices into ``concat(w_t, w_n)`` (of a row).
     lab, lo, hi
         In merged order: each segment's label (target), lowest and highest score.
 
     Returns
     -------
-    n_tar, n_non, start, lo, hi, tar_pos_sum, tar_pos_sq
-        Per block, as in :class:`~scoreframe.kernels.sorted_scores.Blocks`; segments of zero
-        weight vanish.
+    list of tuple
+        Per replicate, ``(n_tar, n_non, start, lo, hi, tar_pos_sum, tar_pos_sq)`` per block,
+        as in :class:`~scoreframe.kernels.sorted_scores.Blocks` (views of shared arrays);
+        segments of zero weight vanish.
 
     See Also
     --------
@@ -330,14 +357,19 @@ def replicate_blocks(w_t: I64, w_n: I64, order: I64, lab: NDArray[np.bool_], lo:
 
     Examples
     --------
-    >>> out = replicate_blocks(np.array([1, 2]), np.array([2, 1]), np.array([2, 0, 3, 1]),
-    ...                        np.array([False, True, False, True]), np.arange(4.0),
-    ...                        np.arange(4.0))
-    >>> [a.tolist() for a in out[:3]]
+    >>> out = replicate_blocks(np.array([[1, 2]]), np.array([[2, 1]]),
+    ...                        np.array([2, 0, 3, 1]), np.array([False, True, False, True]),
+    ...                        np.arange(4.0), np.arange(4.0))
+    >>> [a.tolist() for a in out[0][:3]]
     [[0, 1, 2], [2, 1, 0], [0, 2, 4]]
     """
-    out: tuple[I64, I64, I64, F64, F64, F64, F64] = _compiled("blocks")(
-        np.ascontiguousarray(w_t, np.int64), np.ascontiguousarray(w_n, np.int64),
-        np.ascontiguousarray(order, np.int64), np.ascontiguousarray(lab, np.bool_),
+    w_t = np.atleast_2d(np.ascontiguousarray(w_t, np.int64))
+    w_n = np.atleast_2d(np.ascontiguousarray(w_n, np.int64))
+    if w_t.shape[0] != w_n.shape[0]:
+        raise ValueError(f"w_t has {w_t.shape[0]} rows and w_n {w_n.shape[0]}: expected the same")
+    out_i, out_f, offsets = _compiled("blocks")(
+        w_t, w_n, np.ascontiguousarray(order, np.int64), np.ascontiguousarray(lab, np.bool_),
         np.ascontiguousarray(lo, np.float64), np.ascontiguousarray(hi, np.float64))
-    return out
+    cut = offsets.tolist()
+    return [(out_i[0, a:b], out_i[1, a:b], out_i[2, a:b], out_f[0, a:b], out_f[1, a:b],
+             out_f[2, a:b], out_f[3, a:b]) for a, b in zip(cut[:-1], cut[1:], strict=True)]

@@ -321,8 +321,7 @@ def replicate_stats(s: SortedScores, units: SortedUnits, spec: Replicates, thres
         fa = n_non[:, None] - below_n
         # the compiled PAV compares cross-products of weighted counts in int64: below 2**62
         if compiled and int((n_tar + n_non).max(initial=0)) < 2**31:
-            blocks = [Blocks(*replicate_blocks(seg_t[r], seg_n[r], order, lab, lo, hi))
-                      for r in range(rb.shape[0])]
+            blocks = [Blocks(*f) for f in replicate_blocks(seg_t, seg_n, order, lab, lo, hi)]
         else:  # without numba, or weighted counts whose cross-products could overflow int64
             merged = np.concatenate((seg_t, seg_n), axis=1)[:, order]
             blocks = [_blocks(merged[r], lab, lo, hi) for r in range(rb.shape[0])]
