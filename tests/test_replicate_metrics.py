@@ -237,3 +237,31 @@ def test_a_compute_stack_of_the_wrong_shape_is_a_clear_error() -> None:
                      compute_stack=lambda g: float(g.min_cllr.mean()))
     with pytest.raises(ScoreframeError, match="my_metric.*wrong shape.*got \\(\\)"):
         intervals.replicate_values(stats, ops, [bad])
+
+
+@pytest.mark.parametrize("points", [1, 2, 3, 7, 8, 13])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_mean_over_points_of_a_stack_is_each_rows_mean(points: int, order: str) -> None:
+    """The mean over the operating points of every replicate at once has the bits of
+    ``np.mean`` of that replicate's own vector, in either memory order."""
+    from scoreframe.metrics.binary import _mean_over_points
+
+    rng = np.random.default_rng(points)
+    x = rng.random((500, points)) * rng.choice([1e-9, 1.0, 1e9], (500, points))
+    x = np.asarray(x, order=order)
+    got = _mean_over_points(x)
+    want = np.array([np.mean(row) for row in np.ascontiguousarray(x)])
+    assert got.tobytes() == want.tobytes()
+
+
+def test_min_cllr_of_a_stack_is_each_members_min_cllr() -> None:
+    """minCllr of a stack of replicates (member sums of the PAV cost terms in one pass) has
+    the bits of each member alone."""
+    rng = np.random.default_rng(3)
+    members = []
+    for _ in range(12):
+        n_t, n_n = int(rng.integers(1, 300)), int(rng.integers(1, 300))
+        members.append(pav_blocks(sort_scores(rng.normal(1.0, 1.0, n_t),
+                                              rng.normal(-1.0, 1.0, n_n))))
+    got = min_cllr_stack(BlockStack.of(members))
+    assert got.tobytes() == np.array([min_cllr(m) for m in members]).tobytes()

@@ -115,12 +115,19 @@ def _block_means(b: BlockStack) -> tuple[F64, F64]:
 
 
 def _member_sums(terms: F64, kept: NDArray[np.bool_], offsets: NDArray[np.int64]) -> F64:
-    """``np.sum`` of each member's kept terms: one sum per member (the same rounding as alone)."""
+    """The sum of each member's kept terms (one ``np.add.reduceat`` for all the members).
+
+    A member's sum is the same whether it is alone or in a stack: each member is one slice
+    of ``terms``, reduced on its own.
+    """
     at = np.zeros(kept.shape[0] + 1, dtype=np.int64)
     np.cumsum(kept, out=at[1:])
-    cut = at[offsets].tolist()
-    return np.array([np.sum(terms[a:e]) for a, e in zip(cut[:-1], cut[1:], strict=True)],
-                    dtype=np.float64)
+    cut = at[offsets]
+    out = np.zeros(cut.shape[0] - 1, dtype=np.float64)
+    full = cut[1:] > cut[:-1]  # members with a term; the empty ones stay 0
+    if full.any():  # the next non-empty member starts where an empty one ends
+        out[full] = np.add.reduceat(terms[:int(cut[-1])], cut[:-1][full])
+    return out
 
 
 def pav_llrs(tar: F64, non: F64, *, laplace: bool = False,

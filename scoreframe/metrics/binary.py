@@ -81,13 +81,18 @@ def _bayes_error(ops: OperatingPoints, miss: np.ndarray, fa: np.ndarray, n_tar: 
 def _mean_over_points(x: F64) -> Any:
     """``np.mean`` over the operating points: of a vector, or of each row of a stack.
 
-    Row by row (a loop over replicates, not trials), so that a replicate's value has the
-    rounding ``np.mean`` gives its own vector: numpy may sum the rows of a matrix in another
-    order (pairwise beyond 8 points).
+    A replicate's value has the rounding ``np.mean`` gives its own vector. Below 8 points
+    numpy adds a vector's elements left to right, and a matrix's rows the same way, so the
+    rows are summed at once; from 8 points on numpy may sum the rows of a matrix in another
+    order than a vector (pairwise), so they are summed row by row (a loop over replicates,
+    not trials).
     """
     if x.ndim == 1:
         return np.mean(x)
     add = np.add.reduce  # what np.mean sums with, before dividing by the count
+    if x.shape[-1] < 8:
+        out: F64 = add(x, axis=-1) / x.shape[-1]
+        return out
     return np.array([add(row) for row in x], dtype=np.float64) / x.shape[-1]
 
 
