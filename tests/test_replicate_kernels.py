@@ -16,12 +16,13 @@ from scoreframe.stats._resampling import Replicates
 def sums_twin(mults: list[np.ndarray], codes: list[np.ndarray], starts: np.ndarray,
               fin: slice, piece_starts: np.ndarray, low: np.ndarray, high: np.ndarray
               ) -> tuple[np.ndarray, ...]:
-    """The numpy formulation: every trial's weights, then ``np.add.reduceat``."""
+    """The numpy formulation: every trial's weights, then ``np.add.reduceat`` (the segment
+    weights transposed: a row per segment, as the compiled loop writes them)."""
     n_rows, n = mults[0].shape[1], codes[0].shape[0]
     w = np.ones((n_rows, n))
     for m, c in zip(mults, codes, strict=True):
         w *= np.take(m, c, axis=0).T.astype(float)
-    seg = np.add.reduceat(w, starts, axis=1) if n else np.zeros((n_rows, 0))
+    seg = np.add.reduceat(w, starts, axis=1).T if n else np.zeros((0, n_rows))
     wf = w[:, fin]
     if piece_starts.shape[0]:
         lo = np.add.reduceat(wf * low, piece_starts, axis=1)
@@ -92,7 +93,7 @@ def test_replicate_blocks_equal_scipy_pav_and_the_position_sums(seed: int, n_t: 
     hi = lo + rng.random(n_t + n_n) * 1e-3
     merged = np.concatenate((w_t, w_n))[order]
     want = _blocks(merged, lab, lo, hi)
-    got = replicate_blocks(w_t[None], w_n[None], order, lab, lo, hi)[0]
+    got = replicate_blocks(w_t[:, None], w_n[:, None], order, lab, lo, hi)[0]
     for g, w in zip(got, (want.n_tar, want.n_non, want.start, want.lo, want.hi,
                           want.tar_pos_sum, want.tar_pos_sq), strict=True):
         assert g.shape == w.shape
@@ -111,7 +112,7 @@ def test_replicate_blocks_of_large_weights_keep_the_position_sums_bits() -> None
     lab = order < n_t
     lo = np.arange(n_t + n_n, dtype=float)
     want = _blocks(np.concatenate((w_t, w_n))[order], lab, lo, lo)
-    got = replicate_blocks(w_t, w_n, order, lab, lo, lo)[0]
+    got = replicate_blocks(w_t[:, None], w_n[:, None], order, lab, lo, lo)[0]
     assert got[5].tobytes() == want.tar_pos_sum.tobytes()
     assert got[6].tobytes() == want.tar_pos_sq.tobytes()
 
@@ -224,7 +225,7 @@ def test_prefix_sums_equal_the_cumulative_sums(seed: int, rows: int, n: int, k: 
     rng = np.random.default_rng(seed)
     seg = rng.integers(0, 2**40, (rows, n)).astype(np.int64)
     cuts = rng.integers(0, n + 1, k).astype(np.int64)
-    below, total = _prefix_sums(seg, cuts)
+    below, total = _prefix_sums(np.ascontiguousarray(seg.T), cuts)  # (segments, rows)
     cum = np.concatenate((np.zeros((rows, 1), np.int64), np.cumsum(seg, axis=1)), axis=1)
     assert below.dtype == total.dtype == np.int64
     assert np.array_equal(below, cum[:, cuts]) and np.array_equal(total, cum[:, -1])
@@ -249,7 +250,7 @@ def test_unit_multiplicities_are_the_transposed_draws(seed: int, n: int, jackkni
         assert got.flags.c_contiguous and np.array_equal(got, by_row.T)
 
 
-@pytest.mark.parametrize("rows", [1, 3, 40])
+@pytest.mark.parametrize("rows", [1, 3, 8, 13, 40])
 def test_replicate_blocks_of_many_rows_are_each_rows_blocks(rows: int) -> None:
     """Rows of one call share the work space and the output arrays (grown past their first
     size when the blocks outnumber it): each row's blocks are those of ``_blocks`` alone."""
@@ -263,7 +264,7 @@ def test_replicate_blocks_of_many_rows_are_each_rows_blocks(rows: int) -> None:
     w_t = (np.arange(n_t) + rng.integers(0, 2, (rows, n_t))).astype(np.int64)
     w_n = (np.arange(n_n)[::-1] + rng.integers(0, 2, (rows, n_n))).astype(np.int64)
     w_t[:, ::7] = w_n[:, ::7] = 0  # and zero-weight segments vanish
-    got = replicate_blocks(w_t, w_n, order, lab, lo, lo)
+    got = replicate_blocks(w_t.T, w_n.T, order, lab, lo, lo)  # (segments, rows)
     assert len(got) == rows
     assert sum(g[0].shape[0] for g in got) > 64  # past the first size of the outputs
     for r in range(rows):

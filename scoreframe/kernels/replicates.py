@@ -8,7 +8,9 @@ for every replicate; its two loops are here.
 product of its units' multiplicities, and three sums take them in the same pass:
 
 * the weight of each *segment* (a run of trials, in sorted order, that PAV treats as one),
-  written as an int64 per replicate and segment when the segment ends;
+  written when the segment ends as one contiguous row of int64, a replicate per column
+  (segments are often one or two trials long: a column per segment would cost a scattered
+  store per replicate);
 * the weighted low and high mantissa pieces of the finite Cllr terms, per *piece* (a run of
   terms with one binary exponent, at most ``max_len`` long, so that every partial sum is an
   integer below ``2**53``);
@@ -19,10 +21,11 @@ so the result is the same whatever the order of the additions: it equals, bit fo
 numpy formulation (gather the multiplicities, multiply, ``np.add.reduceat``; the twin in
 ``tests/test_replicate_kernels.py``). The trials are the outer loop and the replicates of the
 chunk the inner one: one read of each trial's codes and terms serves every replicate, and the
-inner loop runs over small contiguous rows (SIMD).
+inner loop runs over small contiguous rows (SIMD): one loop over them per trial.
 
 :func:`replicate_blocks` is the PAV of each replicate over its weighted segments in merged
-order, all the rows of a chunk in one call with one work space: a stack of blocks pooled
+order, all the replicates of a chunk in one call with one work space (eight replicates' weights
+gathered into merged order at a time, one cache line per segment): a stack of blocks pooled
 while a block's target fraction is not below its right neighbour's, compared as exact integer
 cross-products. The isotonic solution is unique, so these are the blocks of
 :func:`~scoreframe.kernels.sorted_scores.pav_runs` (SciPy's isotonic regression, then exact
@@ -49,15 +52,16 @@ I64 = NDArray[np.int64]
 def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
                  piece_starts: Any, low: Any, high: Any, seg: Any, lo: Any, hi: Any,
                  inf: Any) -> None:  # pragma: no cover - compiled; its twin is tested
-    n_rows = seg.shape[0]  # seg is (rows, segments): int64, written once per segment
+    n_rows = seg.shape[1]  # seg is (segments, rows): int64, one contiguous row per segment
     n = codes[0].shape[0]
     n_seg = starts.shape[0]
     n_piece = piece_starts.shape[0]
-    w = np.empty(n_rows)
+    n_cols = len(mults)
     acc = np.zeros(n_rows)
     acc_lo = np.zeros(n_rows)
     acc_hi = np.zeros(n_rows)
     acc_inf = np.zeros(n_rows)
+    w = np.empty(n_rows)
     s = 0
     next_seg = starts[1] if n_seg > 1 else n
     p = -1
@@ -65,7 +69,7 @@ def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
     for t in range(n):
         if t == next_seg:
             for r in range(n_rows):
-                seg[r, s] = np.int64(acc[r])
+                seg[s, r] = np.int64(acc[r])
                 acc[r] = 0.0
             s += 1
             next_seg = starts[s + 1] if s + 1 < n_seg else n
@@ -78,29 +82,36 @@ def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
                     acc_hi[r] = 0.0
             p += 1
             next_piece = fin_lo + piece_starts[p + 1] if p + 1 < n_piece else n + 1
-        m = mults[0]
-        c = codes[0][t]
+        m0 = mults[0][codes[0][t]]  # this trial's multiplicities, one per row
+        m1 = mults[1][codes[1][t]] if n_cols > 1 else m0
+        if n_cols > 2:  # three or more columns: the product first
+            for r in range(n_rows):
+                w[r] = np.float64(m0[r]) * np.float64(m1[r])
+            for k in range(2, n_cols):
+                mk = mults[k][codes[k][t]]
+                for r in range(n_rows):
+                    w[r] *= mk[r]
+        finite = fin_lo <= t < fin_hi
+        a = low[t - fin_lo] if finite else 0.0
+        b = high[t - fin_lo] if finite else 0.0
+        # one pass over the rows: the weight, the segment's sum, and the two pieces (or the
+        # infinite weight); one and two columns without a temporary
         for r in range(n_rows):
-            w[r] = m[c, r]
-        for k in range(1, len(mults)):
-            m = mults[k]
-            c = codes[k][t]
-            for r in range(n_rows):
-                w[r] *= m[c, r]
-        for r in range(n_rows):
-            acc[r] += w[r]
-        if fin_lo <= t < fin_hi:
-            a = low[t - fin_lo]
-            b = high[t - fin_lo]
-            for r in range(n_rows):
-                acc_lo[r] += w[r] * a
-                acc_hi[r] += w[r] * b
-        else:
-            for r in range(n_rows):
-                acc_inf[r] += w[r]
+            if n_cols == 1:
+                wr = np.float64(m0[r])
+            elif n_cols == 2:
+                wr = np.float64(m0[r]) * np.float64(m1[r])
+            else:
+                wr = w[r]
+            acc[r] += wr
+            if finite:
+                acc_lo[r] += wr * a
+                acc_hi[r] += wr * b
+            else:
+                acc_inf[r] += wr
     if n_seg > 0:
         for r in range(n_rows):
-            seg[r, s] = np.int64(acc[r])
+            seg[s, r] = np.int64(acc[r])
     if p >= 0:
         for r in range(n_rows):
             lo[p, r] = acc_lo[r]
@@ -111,9 +122,11 @@ def _sums_body(mults: Any, codes: Any, starts: Any, fin_lo: int, fin_hi: int,
 
 def _blocks_body(seg_t: Any, seg_n: Any, order: Any, lab: Any, lo: Any, hi: Any
                  ) -> tuple[Any, Any, Any]:  # pragma: no cover - compiled; its twin is tested
-    n_rows = seg_t.shape[0]  # seg_t (rows, target segments), seg_n (rows, non-target ones)
-    n_t = seg_t.shape[1]
+    n_rows = seg_t.shape[1]  # seg_t (target segments, rows), seg_n (non-target ones, rows)
+    n_t = seg_t.shape[0]
     n_seg = order.shape[0]
+    group = 8  # rows gathered at once: one cache line of each segment's weights
+    merged = np.empty((n_seg, group), np.int64)  # the group's weights in merged order
     # the stack of blocks (reused by every row): targets, trials, first position, first and
     # last segment (merged index), first target segment (index into t_ps / t_pq)
     b_t = np.empty(n_seg, np.int64)
@@ -129,61 +142,71 @@ def _blocks_body(seg_t: Any, seg_n: Any, order: Any, lab: Any, lo: Any, hi: Any
     out_f = np.empty((4, cap))  # lo, hi, tar_pos_sum, tar_pos_sq
     offsets = np.zeros(n_rows + 1, np.int64)
     total = 0
-    for r in range(n_rows):
-        k = 0
-        mt = 0
-        pos = 0
+    for r0 in range(0, n_rows, group):
+        g = min(group, n_rows - r0)
         for j in range(n_seg):
             i = order[j]
-            w = seg_t[r, i] if i < n_t else seg_n[r, i - n_t]
-            if w == 0:
-                continue
-            if lab[j]:  # the target positions pos + 1 .. pos + w, summed in closed form
-                wf = float(w)
-                s = float(pos)
-                t_ps[mt] = wf * s + wf * (wf + 1) / 2
-                t_pq[mt] = wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6
-                b_tf[k] = mt
-                mt += 1
-                b_t[k] = w
+            if i < n_t:
+                for u in range(g):
+                    merged[j, u] = seg_t[i, r0 + u]
             else:
-                b_tf[k] = mt
-                b_t[k] = 0
-            b_n[k] = w
-            b_pos[k] = pos
-            b_first[k] = j
-            b_last[k] = j
-            pos += w
-            k += 1
-            while k > 1 and b_t[k - 2] * b_n[k - 1] >= b_t[k - 1] * b_n[k - 2]:
-                b_t[k - 2] += b_t[k - 1]
-                b_n[k - 2] += b_n[k - 1]
-                b_last[k - 2] = b_last[k - 1]
-                k -= 1
-        if total + k > cap:  # grow the outputs
-            cap = max(2 * cap, total + k)
-            grown_i = np.empty((3, cap), np.int64)
-            grown_f = np.empty((4, cap))
-            grown_i[:, :total] = out_i[:, :total]
-            grown_f[:, :total] = out_f[:, :total]
-            out_i = grown_i
-            out_f = grown_f
-        for b in range(k):
-            q_end = b_tf[b + 1] if b + 1 < k else mt
-            ps = 0.0  # the block's target segments, added in order
-            pq = 0.0
-            for q in range(b_tf[b], q_end):
-                ps += t_ps[q]
-                pq += t_pq[q]
-            out_i[0, total + b] = b_t[b]
-            out_i[1, total + b] = b_n[b] - b_t[b]
-            out_i[2, total + b] = b_pos[b]
-            out_f[0, total + b] = lo[b_first[b]]
-            out_f[1, total + b] = hi[b_last[b]]
-            out_f[2, total + b] = ps
-            out_f[3, total + b] = pq
-        total += k
-        offsets[r + 1] = total
+                for u in range(g):
+                    merged[j, u] = seg_n[i - n_t, r0 + u]
+        for u in range(g):
+            r = r0 + u
+            k = 0
+            mt = 0
+            pos = 0
+            for j in range(n_seg):
+                w = merged[j, u]
+                if w == 0:
+                    continue
+                if lab[j]:  # the target positions pos + 1 .. pos + w, summed in closed form
+                    wf = float(w)
+                    s = float(pos)
+                    t_ps[mt] = wf * s + wf * (wf + 1) / 2
+                    t_pq[mt] = wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6
+                    b_tf[k] = mt
+                    mt += 1
+                    b_t[k] = w
+                else:
+                    b_tf[k] = mt
+                    b_t[k] = 0
+                b_n[k] = w
+                b_pos[k] = pos
+                b_first[k] = j
+                b_last[k] = j
+                pos += w
+                k += 1
+                while k > 1 and b_t[k - 2] * b_n[k - 1] >= b_t[k - 1] * b_n[k - 2]:
+                    b_t[k - 2] += b_t[k - 1]
+                    b_n[k - 2] += b_n[k - 1]
+                    b_last[k - 2] = b_last[k - 1]
+                    k -= 1
+            if total + k > cap:  # grow the outputs
+                cap = max(2 * cap, total + k)
+                grown_i = np.empty((3, cap), np.int64)
+                grown_f = np.empty((4, cap))
+                grown_i[:, :total] = out_i[:, :total]
+                grown_f[:, :total] = out_f[:, :total]
+                out_i = grown_i
+                out_f = grown_f
+            for b in range(k):
+                q_end = b_tf[b + 1] if b + 1 < k else mt
+                ps = 0.0  # the block's target segments, added in order
+                pq = 0.0
+                for q in range(b_tf[b], q_end):
+                    ps += t_ps[q]
+                    pq += t_pq[q]
+                out_i[0, total + b] = b_t[b]
+                out_i[1, total + b] = b_n[b] - b_t[b]
+                out_i[2, total + b] = b_pos[b]
+                out_f[0, total + b] = lo[b_first[b]]
+                out_f[1, total + b] = hi[b_last[b]]
+                out_f[2, total + b] = ps
+                out_f[3, total + b] = pq
+            total += k
+            offsets[r + 1] = total
     return out_i, out_f, offsets
 
 
@@ -259,8 +282,8 @@ def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.in
     Returns
     -------
     seg, lo, hi, inf
-        ``(replicates, segments)``, ``(replicates, pieces)`` twice, and ``(replicates,)``,
-        all int64 and exact.
+        ``(segments, replicates)`` (one contiguous row per segment, as the loop writes it),
+        ``(replicates, pieces)`` twice, and ``(replicates,)``, all int64 and exact.
 
     See Also
     --------
@@ -273,10 +296,10 @@ def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.in
     >>> seg, lo, hi, inf = class_sums(m, codes, np.array([0, 2]), slice(0, 3),
     ...                               np.array([0]), np.ones(3), np.zeros(3))
     >>> seg.tolist(), lo.tolist(), inf.tolist()
-    ([[1, 0], [5, 3]], [[1], [8]], [0, 0])
+    ([[1, 5], [0, 3]], [[1], [8]], [0, 0])
     """
     n_rows = mults[0].shape[1]
-    seg = np.zeros((n_rows, starts.shape[0]), np.int64)
+    seg = np.zeros((starts.shape[0], n_rows), np.int64)
     lo = np.zeros((piece_starts.shape[0], n_rows))
     hi = np.zeros((piece_starts.shape[0], n_rows))
     inf = np.zeros(n_rows)
@@ -336,10 +359,11 @@ def replicate_blocks(w_t: I64, w_n: I64, order: I64, lab: NDArray[np.bool_], lo:
     Parameters
     ----------
     w_t, w_n
-        The weight of every target and non-target segment (int64), one row per replicate:
-        ``(replicates, target segments)`` and ``(replicates, non-target segments)``.
+        The weight of every target and non-target segment (int64), one column per
+        replicate: ``(target segments, replicates)`` and ``(non-target segments,
+        replicates)``, as :func:`class_sums` gives them.
     order
-        The segments in merged score order, as indices into ``concat(w_t, w_n)`` (of a row).
+        The segments in merged score order, as indices into ``concat(w_t, w_n)``.
     lab, lo, hi
         In merged order: each segment's label (target), lowest and highest score.
 
@@ -357,16 +381,17 @@ def replicate_blocks(w_t: I64, w_n: I64, order: I64, lab: NDArray[np.bool_], lo:
 
     Examples
     --------
-    >>> out = replicate_blocks(np.array([[1, 2]]), np.array([[2, 1]]),
+    >>> out = replicate_blocks(np.array([[1], [2]]), np.array([[2], [1]]),
     ...                        np.array([2, 0, 3, 1]), np.array([False, True, False, True]),
     ...                        np.arange(4.0), np.arange(4.0))
     >>> [a.tolist() for a in out[0][:3]]
     [[0, 1, 2], [2, 1, 0], [0, 2, 4]]
     """
-    w_t = np.atleast_2d(np.ascontiguousarray(w_t, np.int64))
-    w_n = np.atleast_2d(np.ascontiguousarray(w_n, np.int64))
-    if w_t.shape[0] != w_n.shape[0]:
-        raise ValueError(f"w_t has {w_t.shape[0]} rows and w_n {w_n.shape[0]}: expected the same")
+    w_t = np.ascontiguousarray(w_t, np.int64)
+    w_n = np.ascontiguousarray(w_n, np.int64)
+    if w_t.ndim != 2 or w_n.ndim != 2 or w_t.shape[1] != w_n.shape[1]:
+        raise ValueError(f"w_t {w_t.shape} and w_n {w_n.shape}: expected (segments, replicates) "
+                         "with the same replicates")
     out_i, out_f, offsets = _compiled("blocks")(
         w_t, w_n, np.ascontiguousarray(order, np.int64), np.ascontiguousarray(lab, np.bool_),
         np.ascontiguousarray(lo, np.float64), np.ascontiguousarray(hi, np.float64))
