@@ -167,8 +167,10 @@ def _weights(c: _Class, spec: Replicates, rows: I64) -> NDArray[np.integer]:
 
 
 def _sums(c: _Class, w: NDArray[np.integer]) -> tuple[I64, list[int], I64]:
-    """Segment weights ``(segments, replicates)``, exact cost sums (units of
-    ``2**-EXACT_SCALE``) and infinite weight."""
+    """Segment weights, exact cost sums (units of ``2**-EXACT_SCALE``) and infinite weight.
+
+    The segment weights are ``(segments, replicates)``, as the compiled loop gives them.
+    """
     b = w.shape[0]
     seg = np.ascontiguousarray(np.add.reduceat(w, c.starts, axis=1, dtype=np.int64).T) \
         if c.n else np.zeros((0, b), np.int64)
