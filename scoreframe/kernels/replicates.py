@@ -27,9 +27,10 @@ inner loop runs over small contiguous rows (SIMD): one loop over them per trial.
 order, all the replicates of a chunk in one call with one work space (eight replicates' weights
 gathered into merged order at a time, one cache line per segment): a stack of blocks pooled
 while a block's target fraction is not below its right neighbour's, compared as exact integer
-cross-products. The isotonic solution is unique, so these are the blocks of
-:func:`~scoreframe.kernels.sorted_scores.pav_runs` (SciPy's isotonic regression, then exact
-pooling of equal fractions). Each target segment's position sums are computed as it is
+cross-products (a non-target segment, of fraction 0, pools with the top at once; a target
+segment, of fraction 1, only with a top of targets alone). The isotonic solution is unique,
+so these are the blocks of :func:`~scoreframe.kernels.sorted_scores.pav_runs` (SciPy's
+isotonic regression, then exact pooling of equal fractions). Each target segment's position sums are computed as it is
 pushed, and each block's are then added segment by segment in order: the same float additions
 as the numpy formulation. Only O(segments) per replicate, and no Python per segment.
 """
@@ -166,23 +167,36 @@ def _blocks_body(seg_t: Any, seg_n: Any, order: Any, lab: Any, lo: Any, hi: Any
                     s = float(pos)
                     t_ps[mt] = wf * s + wf * (wf + 1) / 2
                     t_pq[mt] = wf * s * s + s * wf * (wf + 1) + wf * (wf + 1) * (2 * wf + 1) / 6
-                    b_tf[k] = mt
+                    if k > 0 and b_t[k - 1] == b_n[k - 1]:  # onto a block of targets only:
+                        b_t[k - 1] += w  # pooled (equal fractions), and nothing below
+                        b_n[k - 1] += w  # it can pool (fractions rise strictly)
+                        b_last[k - 1] = j
+                    else:  # fraction 1 above a lower one: a block of its own
+                        b_t[k] = w
+                        b_n[k] = w
+                        b_pos[k] = pos
+                        b_first[k] = j
+                        b_last[k] = j
+                        b_tf[k] = mt
+                        k += 1
                     mt += 1
-                    b_t[k] = w
-                else:
-                    b_tf[k] = mt
-                    b_t[k] = 0
-                b_n[k] = w
-                b_pos[k] = pos
-                b_first[k] = j
-                b_last[k] = j
+                elif k == 0:  # the first block
+                    b_t[0] = 0
+                    b_n[0] = w
+                    b_pos[0] = pos
+                    b_first[0] = j
+                    b_last[0] = j
+                    b_tf[0] = mt
+                    k = 1
+                else:  # fraction 0 is never above the top's: pooled with it, then down
+                    b_n[k - 1] += w
+                    b_last[k - 1] = j
+                    while k > 1 and b_t[k - 2] * b_n[k - 1] >= b_t[k - 1] * b_n[k - 2]:
+                        b_t[k - 2] += b_t[k - 1]
+                        b_n[k - 2] += b_n[k - 1]
+                        b_last[k - 2] = b_last[k - 1]
+                        k -= 1
                 pos += w
-                k += 1
-                while k > 1 and b_t[k - 2] * b_n[k - 1] >= b_t[k - 1] * b_n[k - 2]:
-                    b_t[k - 2] += b_t[k - 1]
-                    b_n[k - 2] += b_n[k - 1]
-                    b_last[k - 2] = b_last[k - 1]
-                    k -= 1
             if total + k > cap:  # grow the outputs
                 cap = max(2 * cap, total + k)
                 grown_i = np.empty((3, cap), np.int64)
