@@ -272,3 +272,22 @@ def test_replicate_blocks_of_many_rows_are_each_rows_blocks(rows: int) -> None:
         for g, w in zip(got[r], (want.n_tar, want.n_non, want.start, want.lo, want.hi,
                                  want.tar_pos_sum, want.tar_pos_sq), strict=True):
             assert g.tobytes() == np.asarray(w, dtype=g.dtype).tobytes()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 5000), st.integers(1, 3000))
+def test_unit_codes_number_the_distinct_hashes(seed: int, n: int, units: int) -> None:
+    """The hash table's codes give the hashes back, its units are distinct and in order of
+    first appearance, and they are those of ``np.unique`` (past several table growths)."""
+    from scoreframe.kernels.replicates import unit_codes
+
+    rng = np.random.default_rng(seed)
+    pool = rng.integers(0, 2**64, units, dtype=np.uint64)
+    pool[: units // 3] &= np.uint64(0xFF)  # small values: many collide in the low bits
+    h = pool[rng.integers(0, units, n)]
+    codes, uniq = unit_codes(h)
+    assert codes.dtype == np.int32
+    assert np.array_equal(uniq[codes], h)
+    assert np.array_equal(np.sort(uniq), np.unique(h))
+    first = np.unique(h, return_index=True)[1]
+    assert np.array_equal(uniq, h[np.sort(first)])

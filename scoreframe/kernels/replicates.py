@@ -30,9 +30,13 @@ while a block's target fraction is not below its right neighbour's, compared as 
 cross-products (a non-target segment, of fraction 0, pools with the top at once; a target
 segment, of fraction 1, only with a top of targets alone). The isotonic solution is unique,
 so these are the blocks of :func:`~scoreframe.kernels.sorted_scores.pav_runs` (SciPy's
-isotonic regression, then exact pooling of equal fractions). Each target segment's position sums are computed as it is
-pushed, and each block's are then added segment by segment in order: the same float additions
-as the numpy formulation. Only O(segments) per replicate, and no Python per segment.
+isotonic regression, then exact pooling of equal fractions). Each target segment's position
+sums are computed as it is pushed, and each block's are then added segment by segment in
+order: the same float additions as the numpy formulation. Only O(segments) per replicate, and
+no Python per segment.
+
+:func:`unit_codes` numbers a range's units (models, segments...) through a hash table, in
+one pass, for the per-unit multiplicities the per-trial loop reads.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["class_sums", "compiled_available", "poisson_draws", "replicate_blocks"]
+__all__ = ["class_sums", "compiled_available", "poisson_draws", "replicate_blocks",
+           "unit_codes"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -246,6 +251,38 @@ def _draws_body(h: Any, rk: Any, table: Any, thresholds: Any, out: Any, by_unit:
             out[a, b] = k
 
 
+def _codes_body(h: Any, codes: Any, uniq: Any) -> int:  # pragma: no cover - compiled; tested
+    n = h.shape[0]
+    bits = 10
+    size = 1 << bits
+    table = np.full(size, -1, np.int64)  # open addressing: the index into uniq, or -1
+    golden = np.uint64(0x9E3779B97F4A7C15)
+    n_u = 0
+    for t in range(n):
+        x = h[t]
+        slot = np.int64((x * golden) >> np.uint64(64 - bits))  # the product's top bits
+        while table[slot] != -1 and uniq[table[slot]] != x:
+            slot = (slot + 1) & (size - 1)
+        if table[slot] == -1:
+            uniq[n_u] = x
+            table[slot] = n_u
+            n_u += 1
+            if 2 * n_u > size:  # half full: twice the size, every unit placed again
+                bits += 1
+                size = 1 << bits
+                table = np.full(size, -1, np.int64)
+                for q in range(n_u):
+                    y = uniq[q]
+                    sl = np.int64((y * golden) >> np.uint64(64 - bits))
+                    while table[sl] != -1:
+                        sl = (sl + 1) & (size - 1)
+                    table[sl] = q
+                codes[t] = n_u - 1
+                continue
+        codes[t] = table[slot]
+    return n_u
+
+
 @cache
 def compiled_available() -> bool:
     """True when numba imports.
@@ -266,7 +303,8 @@ def compiled_available() -> bool:
 def _compiled(name: str) -> Callable[..., Any]:
     import numba  # noqa: PLC0415 - a second of JIT set-up, paid only when replicates run
 
-    body: Any = {"sums": _sums_body, "blocks": _blocks_body, "draws": _draws_body}[name]
+    body: Any = {"sums": _sums_body, "blocks": _blocks_body, "draws": _draws_body,
+                 "codes": _codes_body}[name]
     return numba.njit(nogil=True, cache=True, error_model="numpy")(body)
 
 
@@ -412,3 +450,37 @@ def replicate_blocks(w_t: I64, w_n: I64, order: I64, lab: NDArray[np.bool_], lo:
     cut = offsets.tolist()
     return [(out_i[0, a:b], out_i[1, a:b], out_i[2, a:b], out_f[0, a:b], out_f[1, a:b],
              out_f[2, a:b], out_f[3, a:b]) for a, b in zip(cut[:-1], cut[1:], strict=True)]
+
+
+def unit_codes(hashes: NDArray[np.uint64]) -> tuple[NDArray[np.int32] | I64, NDArray[np.uint64]]:
+    """The distinct unit hashes, in order of first appearance, and each trial's index into them.
+
+    One pass through a hash table (open addressing, grown as the units come): no sort. The
+    order of the units does not matter to the replicates (a unit's multiplicities depend on
+    its hash alone); ``uniq[codes]`` gives the hashes back.
+
+    Parameters
+    ----------
+    hashes
+        Each trial's unit hash.
+
+    Returns
+    -------
+    codes, uniq
+        int32 codes (int64 from 2**31 units on) and the distinct hashes.
+
+    See Also
+    --------
+    class_sums : Reads the codes.
+
+    Examples
+    --------
+    >>> codes, uniq = unit_codes(np.array([7, 3, 7, 9], dtype=np.uint64))
+    >>> codes.tolist(), uniq.tolist()
+    ([0, 1, 0, 2], [7, 3, 9])
+    """
+    h = np.ascontiguousarray(hashes, np.uint64)
+    codes = np.empty(h.shape[0], np.int64)
+    uniq = np.empty(h.shape[0], np.uint64)
+    n_u = int(_compiled("codes")(h, codes, uniq))
+    return (codes.astype(np.int32) if n_u < 2**31 else codes), uniq[:n_u].copy()

@@ -46,7 +46,12 @@ from numpy.typing import NDArray
 
 from scoreframe._cached_property import cached_property
 from scoreframe.kernels.elementary import EXACT_SCALE, softplus
-from scoreframe.kernels.replicates import class_sums, compiled_available, replicate_blocks
+from scoreframe.kernels.replicates import (
+    class_sums,
+    compiled_available,
+    replicate_blocks,
+    unit_codes,
+)
 from scoreframe.kernels.sorted_scores import Blocks, SortedScores, pav_runs
 from scoreframe.stats._replicate_biometric import ReplicateContext, replicate_verification
 from scoreframe.stats._replicate_families import ClassUnits, prepare_extras, replicate_extras
@@ -116,8 +121,12 @@ def _class(x: F64, other: F64, hashes: Sequence[U64], thr: F64, *, target: bool,
             codes.append(None)
             uniq.append(np.ascontiguousarray(h, dtype=np.uint64))
         else:
-            u, inv = np.unique(h, return_inverse=True)
-            codes.append(inv.astype(np.int32 if u.shape[0] < 2**31 else np.int64))
+            if compiled_available():  # one pass through a hash table
+                code, u = unit_codes(h)
+                codes.append(code)
+            else:
+                u, inv = np.unique(h, return_inverse=True)
+                codes.append(inv.astype(np.int32 if u.shape[0] < 2**31 else np.int64))
             uniq.append(u)
     with np.errstate(over="ignore"):
         terms = softplus(-x) if target else softplus(x)
