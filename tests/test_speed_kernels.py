@@ -280,3 +280,35 @@ def test_softplus_sums_are_the_softplus_terms_summed_exactly(case: str) -> None:
         assert abs(total - want) * (1 << 52) <= 4 * want + 1
     assert el.softplus_sums(np.zeros(0), [0.0, 1.0]) == [0, 0]
     assert el.softplus_sums(x, []) == []
+
+
+def test_softplus_sums_at_a_power_of_two_and_beyond_the_normal_exponentials() -> None:
+    """Two llrs one unit apart whose shifted terms straddle 2.0 (a review's counterexample:
+    the terms of one formula fell by a unit there and the ascending sum came out 0), llrs
+    whose exp(x) or exp(-x) leave the normal range, and additivity over every split."""
+    x = np.array([0.2609712537478465, 0.2609712537478466])
+    shift = 0.28035360086507133
+    (got,) = el.softplus_sums(x, [shift])
+    want = el.exact_sum(el.softplus(x + shift))
+    assert abs(got - want) * (1 << 52) <= 4 * want
+    for xs, sh in (([-800.0], 400.0), ([-740.0], 7.0), ([800.0], -400.0), ([705.0], -7.0)):
+        (g,) = el.softplus_sums(np.array(xs), [sh])
+        w = el.exact_sum(el.softplus(np.array(xs) + sh))
+        assert abs(g - w) * (1 << 52) <= 4 * w + (1 << (el.EXACT_SCALE - 1074))
+    rng = np.random.default_rng(4)
+    xs = np.sort(np.r_[rng.normal(0.0, 3.0, 300), -750.0, -701.0, 702.0, 0.25, 0.25 + 2e-16])
+    shifts = np.linspace(-7.0, 7.0, 9)
+    whole = el.softplus_sums(xs, shifts)
+    for k in (1, 150, 301, 303):
+        parts = [a + b for a, b in zip(el.softplus_sums(xs[:k], shifts),
+                                       el.softplus_sums(xs[k:], shifts), strict=True)]
+        assert parts == whole
+
+
+def test_ascending_exact_sum_of_terms_out_of_order_at_a_power_of_two() -> None:
+    """An 'ascending' array whose exponent falls back once (2.0 then its predecessor) is
+    summed exactly, by the general path, not grouped wrongly (it once gave 0)."""
+    below = np.nextafter(2.0, 0.0)
+    for x in (np.array([2.0, below]), np.r_[np.linspace(1.0, below, 100), 2.0, below, 3.0]):
+        assert el.exact_sum(x, ascending=True) == el.exact_sum(x)
+        assert el.exact_to_float(el.exact_sum(x, ascending=True)) == math.fsum(x.tolist())

@@ -169,14 +169,17 @@ def _softplus_into(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:
 def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     """:func:`exact_sum` of ``softplus(x + shift)`` for each shift, ``x`` ascending.
 
-    One exponential per trial instead of one per trial and shift: with ``u = x + shift``,
-    ``softplus(u) = log1p(exp(x) * exp(shift))`` where ``u <= 0`` and
-    ``u + log1p(exp(-x) * exp(-shift))`` where ``u > 0`` (the split point of each shift is a
-    binary search, since ``x`` ascends). ``exp(x)`` is needed only for the ``x`` below the
-    largest ``-shift`` and ``exp(-x)`` only above the smallest, so neither overflows while
-    every ``|shift| <= 512`` (prior log odds are far smaller; larger shifts take
-    :func:`softplus` per shift). Each term is within a few units of the last place of
-    ``softplus``; the terms ascend, so each sum is one :func:`exact_sum` pass.
+    One exponential per trial instead of one per trial and shift. With ``u = x + shift``:
+    where ``u <= 0``, ``softplus(u) = log1p(exp(x) * exp(shift))``; where ``u > 0``, it is
+    ``u + log1p(exp(-x) * exp(-shift))``, with ``u`` taken exactly (the exact sums of ``x``
+    above each split point, computed once, plus the shift times the count) and the log part
+    summed on its own (it descends along ``x``). Each log term is a function of its own trial
+    that is monotone along ``x``, so every :func:`exact_sum` gets its terms in order and the
+    sums of a split of ``x`` add up to the sum of the whole. The split point of each shift is
+    a binary search. Trials with ``|x| > 700`` (whose ``exp(x)`` or ``exp(-x)`` would leave
+    the normal range) take their exponential of ``u`` itself, and shifts beyond ``512`` take
+    :func:`softplus` per shift. Each term is within a few units of the last place of
+    ``softplus(u)`` (``u`` itself exactly above 0).
 
     Parameters
     ----------
@@ -206,29 +209,69 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     t = np.asarray(shifts, dtype=np.float64).ravel()
     if t.size == 0:
         return []
-    if x.size == 0:
+    n = x.shape[0]
+    if n == 0:
         return [0] * t.size
     if not np.all(np.abs(t) <= 512.0):
         return [exact_sum(softplus(x + shift), ascending=True) for shift in t.tolist()]
-    low = int(np.searchsorted(x, -float(t.min()), side="right"))  # x <= -shift for some shift
-    high = int(np.searchsorted(x, -float(t.max()), side="right"))  # x > -shift from here on
-    with np.errstate(under="ignore"):
-        e_pos = np.exp(x[:low])
-        e_neg = np.exp(-x[high:])
-    term, part = np.empty(x.shape[0]), np.empty(x.shape[0] - high)
+    # every x < -700 has u <= 0 and every x > 700 has u > 0 (|shift| <= 512)
+    lo_x = int(np.searchsorted(x, -700.0, side="left"))
+    hi_x = int(np.searchsorted(x, 700.0, side="right"))
+    cut = np.searchsorted(x, -t, side="right")  # per shift: u <= 0 below
+    low, high = max(lo_x, int(cut.max())), min(hi_x, int(cut.min()))
+    e_pos = np.exp(x[lo_x:low])
+    e_neg = np.exp(-x[high:hi_x])[::-1].copy()  # descending x: the log part ascends
+    # the sums of u above each cut, exactly: sums of x between the cuts, then suffix sums
+    bounds = np.unique(np.append(cut, n)).tolist()
+    x_above = {n: 0}
+    for a, b in zip(bounds[-2::-1], bounds[:0:-1], strict=True):
+        x_above[a] = x_above[b] + _exact_sorted_sum(x[a:b])
+    buf = np.empty(n)
     sums = []
-    for shift in t.tolist():
-        j = int(np.searchsorted(x, -shift, side="right"))  # u <= 0 below j
-        a, b, c = term[:j], term[j:], part[j - high:]
-        with np.errstate(under="ignore"):
-            np.multiply(e_pos[:j], math.exp(shift), out=a)
-            np.multiply(e_neg[j - high:], math.exp(-shift), out=b)
-        np.log1p(a, out=a)
-        np.log1p(b, out=b)
-        np.add(x[j:], shift, out=c)
-        b += c
-        sums.append(exact_sum(term, ascending=True))
+    for shift, j in zip(t.tolist(), cut.tolist(), strict=True):
+        total = x_above[j] + (n - j) * _exact_float(shift)  # u above the cut, exactly
+        if lo_x:  # log1p(exp(u)) below the normal exp(x), from u itself
+            out = buf[:lo_x]
+            np.add(x[:lo_x], shift, out=out)
+            with np.errstate(under="ignore"):
+                np.exp(out, out=out)
+            np.log1p(out, out=out)
+            total += exact_sum(out, ascending=True)
+        if j > lo_x:  # log1p(exp(x) * exp(shift)), ascending
+            a_ = buf[:j - lo_x]
+            with np.errstate(under="ignore"):
+                np.multiply(e_pos[:j - lo_x], math.exp(shift), out=a_)
+            np.log1p(a_, out=a_)
+            total += exact_sum(a_, ascending=True)
+        if hi_x > j:  # log1p(exp(-x) * exp(-shift)), x from the top down: ascending
+            b_ = buf[:hi_x - j]
+            with np.errstate(under="ignore"):
+                np.multiply(e_neg[:hi_x - j], math.exp(-shift), out=b_)
+            np.log1p(b_, out=b_)
+            total += exact_sum(b_, ascending=True)
+        if hi_x < n:  # log1p(exp(-u)) above the normal exp(-x), from u itself
+            out = buf[:n - hi_x]
+            np.add(x[hi_x:], shift, out=out)
+            np.negative(out, out=out)
+            with np.errstate(under="ignore"):
+                np.exp(out, out=out)
+            np.log1p(out, out=out)
+            total += exact_sum(out[::-1], ascending=True)
+        sums.append(total)
     return sums
+
+
+def _exact_float(v: float) -> int:
+    """One float as an exact sum (units of ``2**-EXACT_SCALE``)."""
+    m, e = math.frexp(v)  # v = m * 2**e, 53-bit m
+    return int(m * 2**53) << (e - 53 + EXACT_SCALE) if v else 0
+
+
+def _exact_sorted_sum(x: NDArray[np.float64]) -> int:
+    """:func:`exact_sum` of ascending floats of any sign (the negatives read backwards)."""
+    k = int(np.searchsorted(x, 0.0, side="left"))
+    neg = exact_sum(-x[:k][::-1], ascending=True) if k else 0
+    return (exact_sum(x[k:], ascending=True) if k < x.shape[0] else 0) - neg
 
 
 #: Exact sums are integers in units of ``2**-EXACT_SCALE`` (below the smallest subnormal).
@@ -245,7 +288,9 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
     the mantissas are summed per exponent in integer arithmetic (split in two halves so no
     partial sum overflows). ``ascending=True`` promises non-negative input in ascending order
     (as the Cllr terms of sorted scores are): runs of one exponent are then found by binary
-    search and summed with ``np.add.reduceat``, a few passes over the data.
+    search and summed with ``np.add.reduceat``, a few passes over the data. Where the
+    exponents do not rise at the ends or around a change (terms that fall by a unit of the
+    last place at a power of two), the general path sums the chunk instead.
 
     >>> exact_to_float(exact_sum([0.1] * 10)), sum([0.1] * 10)
     (1.0, 0.9999999999999999)
@@ -255,7 +300,7 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
     chunk = 1 << 25  # 2**25 halves of < 2**37 each: no int64 partial sum overflows
     for i in range(0, x.shape[0], chunk):
         bits = x[i:i + chunk].view(np.int64)
-        if ascending:
+        if ascending and _runs_in_order(bits):
             part = _ascending_sum(x[i:i + chunk])
             if part is not None:
                 total += part
@@ -284,6 +329,31 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
         for k in np.flatnonzero((hb != 0) | (lb != 0)).tolist():
             total += ((int(hb[k]) << 26) + int(lb[k])) << (k - 1075 + EXACT_SCALE)
     return total
+
+
+#: Elements on each side of a change of binary exponent that :func:`_runs_in_order` checks.
+_RUN_EDGE = 64
+
+
+def _runs_in_order(bits: NDArray[np.int64]) -> bool:
+    """Whether the exponents of an "ascending" array rise around each change (a cheap check).
+
+    Terms computed in floating point can fall by a unit of the last place where their exact
+    values rise; at a power of two that puts a larger exponent before a smaller one, and the
+    ascending sums would group them wrongly. The ends and the ``_RUN_EDGE`` elements on each
+    side of every change found by binary search are checked; an array that fails takes the
+    general path of :func:`exact_sum` (the same exact sum, slower).
+    """
+    n = bits.shape[0]
+    first, last = int(bits[0]) >> 52, int(bits[-1]) >> 52
+    if first > last or first < 0:
+        return False
+    if first == last:
+        return True
+    vals = np.arange(first + 1, last + 1, dtype=np.int64)
+    starts = np.unique(np.searchsorted(bits, vals << 52))
+    at = (starts[:, None] + np.arange(-_RUN_EDGE, _RUN_EDGE)[None, :]).clip(0, n - 1)
+    return bool((np.diff(bits[at] >> 52, axis=1) >= 0).all())
 
 
 def _ascending_sum(x: NDArray[np.float64]) -> int | None:
