@@ -265,3 +265,10 @@ def test_min_cllr_of_a_stack_is_each_members_min_cllr() -> None:
                                               rng.normal(-1.0, 1.0, n_n))))
     got = min_cllr_stack(BlockStack.of(members))
     assert got.tobytes() == np.array([min_cllr(m) for m in members]).tobytes()
+    for value, b in zip(got.tolist(), members, strict=True):  # the definition, summed apart
+        t, n = b.n_tar.astype(float), b.n_non.astype(float)
+        with np.errstate(divide="ignore"):  # blocks of one class: llr -inf or inf
+            llr = np.log(t) - np.log(n) - (math.log(t.sum()) - math.log(n.sum()))
+        cost = math.fsum((t[t > 0] * np.logaddexp(0.0, -llr[t > 0])).tolist()) / t.sum() + \
+            math.fsum((n[n > 0] * np.logaddexp(0.0, llr[n > 0])).tolist()) / n.sum()
+        assert value == pytest.approx(cost / (2 * math.log(2)), rel=1e-13)
