@@ -227,37 +227,37 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     for a, b in zip(bounds[-2::-1], bounds[:0:-1], strict=True):
         x_above[a] = x_above[b] + _exact_sorted_sum(x[a:b])
     buf = np.empty(n)
+    neg_x = np.negative(x[hi_x:][::-1])  # above the normals, from the top down
     sums = []
     for shift, j in zip(t.tolist(), cut.tolist(), strict=True):
-        total = x_above[j] + (n - j) * _exact_float(shift)  # u above the cut, exactly
-        if lo_x:  # log1p(exp(u)) below the normal exp(x), from u itself
+        # four ascending pieces side by side in buf, summed in one pass: log1p(exp(u)) from
+        # u below the normal exp(x); log1p(exp(x) * exp(shift)) up to the cut; then, from the
+        # top down, log1p(exp(-x) * exp(-shift)) and log1p(exp(-u)) above the normal exp(-x)
+        pieces = [0, lo_x, j, hi_x, n]
+        if lo_x:
             out = buf[:lo_x]
             np.add(x[:lo_x], shift, out=out)
             with np.errstate(under="ignore"):
                 np.exp(out, out=out)
             np.log1p(out, out=out)
-            total += exact_sum(out, ascending=True)
-        if j > lo_x:  # log1p(exp(x) * exp(shift)), ascending
-            a_ = buf[:j - lo_x]
+        if j > lo_x:
+            a_ = buf[lo_x:j]
             with np.errstate(under="ignore"):
                 np.multiply(e_pos[:j - lo_x], math.exp(shift), out=a_)
             np.log1p(a_, out=a_)
-            total += exact_sum(a_, ascending=True)
-        if hi_x > j:  # log1p(exp(-x) * exp(-shift)), x from the top down: ascending
-            b_ = buf[:hi_x - j]
+        if hi_x > j:
+            b_ = buf[j:hi_x]
             with np.errstate(under="ignore"):
                 np.multiply(e_neg[:hi_x - j], math.exp(-shift), out=b_)
             np.log1p(b_, out=b_)
-            total += exact_sum(b_, ascending=True)
-        if hi_x < n:  # log1p(exp(-u)) above the normal exp(-x), from u itself
-            out = buf[:n - hi_x]
-            np.add(x[hi_x:], shift, out=out)
-            np.negative(out, out=out)
+        if hi_x < n:
+            out = buf[hi_x:]
+            np.subtract(neg_x, shift, out=out)
             with np.errstate(under="ignore"):
                 np.exp(out, out=out)
             np.log1p(out, out=out)
-            total += exact_sum(out[::-1], ascending=True)
-        sums.append(total)
+        # u above the cut, exactly, and the log terms
+        sums.append(x_above[j] + (n - j) * _exact_float(shift) + _pieces_sum(buf, pieces))
     return sums
 
 
@@ -333,6 +333,7 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
 
 #: Elements on each side of a change of binary exponent that :func:`_runs_in_order` checks.
 _RUN_EDGE = 64
+_EDGE_OFFSETS = np.arange(-_RUN_EDGE, _RUN_EDGE)
 
 
 def _runs_in_order(bits: NDArray[np.int64]) -> bool:
@@ -354,6 +355,70 @@ def _runs_in_order(bits: NDArray[np.int64]) -> bool:
     starts = np.unique(np.searchsorted(bits, vals << 52))
     at = (starts[:, None] + np.arange(-_RUN_EDGE, _RUN_EDGE)[None, :]).clip(0, n - 1)
     return bool((np.diff(bits[at] >> 52, axis=1) >= 0).all())
+
+
+def _pieces_sum(x: NDArray[np.float64], bounds: list[int]) -> int:
+    """:func:`exact_sum` of consecutive pieces ``x[bounds[k]:bounds[k + 1]]``, each ascending.
+
+    The pieces' runs of one exponent are summed together, in one pass (as
+    :func:`_ascending_sum` sums one piece's), after the checks of :func:`_runs_in_order`
+    (the ends of each piece, and ``_RUN_EDGE`` elements on each side of every change of
+    exponent, all pieces at once); a piece that fails them, or a float sum that overflows,
+    sends every piece to :func:`exact_sum` on its own (the same exact sum).
+    """
+    bits = x.view(np.int64)
+    pieces = [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    if not pieces:
+        return 0
+
+    def apart() -> int:
+        return sum(exact_sum(x[a:b], ascending=True) for a, b in pieces)
+
+    starts_all, vals_all, edge_all, lo_all, hi_all = [], [], [], [], []
+    for a, b in pieces:
+        first, last = int(bits[a]) >> 52, int(bits[b - 1]) >> 52
+        if first > last or first < 0 or b - a > (1 << 25):
+            return apart()
+        vals = np.arange(first, last + 1, dtype=np.int64)
+        starts = np.searchsorted(bits[a:b], vals << 52) + a
+        keep = np.diff(np.append(starts, b)) > 0
+        starts, vals = starts[keep], vals[keep]
+        starts_all.append(starts)
+        vals_all.append(vals)
+        if starts.shape[0] > 1:  # changes of exponent inside the piece, and its ends
+            edge_all.append(starts[1:])
+            lo_all.append(np.full(starts.shape[0] - 1, a))
+            hi_all.append(np.full(starts.shape[0] - 1, b - 1))
+    if edge_all:
+        at = (np.concatenate(edge_all)[:, None] + _EDGE_OFFSETS[None, :]).clip(
+            np.concatenate(lo_all)[:, None], np.concatenate(hi_all)[:, None])
+        if not (np.diff(bits[at] >> 52, axis=1) >= 0).all():
+            return apart()
+    end = pieces[-1][1]
+    starts = np.concatenate(starts_all)
+    counts = np.diff(np.append(starts, end))
+    wrapped = np.add.reduceat(x[:end].view(np.uint64), starts)  # sum of bits mod 2**64
+    with np.errstate(over="ignore"):
+        approx = np.add.reduceat(x[:end], starts)
+    if not np.isfinite(approx).all():
+        return apart()
+    return _runs_total(np.concatenate(vals_all), counts, wrapped, approx)
+
+
+def _runs_total(vals: NDArray[np.int64], counts: NDArray[np.int64], wrapped: NDArray[np.uint64],
+                approx: NDArray[np.float64]) -> int:
+    """The exact sum of runs of one exponent from their wrapped bit sums and float sums."""
+    total = 0
+    for e, c, low, v in zip(vals.tolist(), counts.tolist(), wrapped.tolist(), approx.tolist(),
+                            strict=True):
+        base = c * (e << 52)
+        # sum of the fractions f (units of 2**(max(e, 1) - 1075)), from the float sum
+        frac = int(math.ldexp(v, 1075 - e)) - (c << 52) if e else int(math.ldexp(v, 1074))
+        near = base + frac  # within 2**51 of the exact sum of the bit patterns
+        exact = low + (((near - low + (1 << 63)) >> 64) << 64)
+        mant = exact - base + (c << 52 if e else 0)
+        total += mant << (max(e, 1) - 1075 + EXACT_SCALE)
+    return total
 
 
 def _ascending_sum(x: NDArray[np.float64]) -> int | None:
@@ -378,17 +443,7 @@ def _ascending_sum(x: NDArray[np.float64]) -> int | None:
         approx = np.add.reduceat(x, starts)
     if not np.isfinite(approx).all():
         return None
-    total = 0
-    for e, c, low, v in zip(vals.tolist(), counts.tolist(), wrapped.tolist(), approx.tolist(),
-                            strict=True):
-        base = c * (e << 52)
-        # sum of the fractions f (units of 2**(max(e, 1) - 1075)), from the float sum
-        frac = int(math.ldexp(v, 1075 - e)) - (c << 52) if e else int(math.ldexp(v, 1074))
-        near = base + frac  # within 2**51 of the exact sum of the bit patterns
-        exact = low + (((near - low + (1 << 63)) >> 64) << 64)
-        mant = exact - base + (c << 52 if e else 0)
-        total += mant << (max(e, 1) - 1075 + EXACT_SCALE)
-    return total
+    return _runs_total(vals, counts, wrapped, approx)
 
 
 def exact_to_float(total: int) -> float:
