@@ -221,11 +221,16 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     low, high = max(lo_x, int(cut.max())), min(hi_x, int(cut.min()))
     e_pos = np.exp(x[lo_x:low])
     e_neg = np.exp(-x[high:hi_x])[::-1].copy()  # descending x: the log part ascends
-    # the sums of u above each cut, exactly: sums of x between the cuts, then suffix sums
+    # the sums of u above each cut, exactly: sums of x between the cuts (the positives as
+    # they are, the negatives negated and read backwards: two passes), then suffix sums
     bounds = np.unique(np.append(cut, n)).tolist()
+    z = int(np.searchsorted(x, 0.0, side="left"))
+    pos = _pieces_sums(x, [max(b, z) for b in bounds])
+    neg_part = np.negative(x[bounds[0]:z][::-1])
+    neg = _pieces_sums(neg_part, [z - min(b, z) for b in bounds[::-1]])[::-1]
     x_above = {n: 0}
-    for a, b in zip(bounds[-2::-1], bounds[:0:-1], strict=True):
-        x_above[a] = x_above[b] + _exact_sorted_sum(x[a:b])
+    for k in range(len(bounds) - 2, -1, -1):
+        x_above[bounds[k]] = x_above[bounds[k + 1]] + pos[k] - neg[k]
     buf = np.empty(n)
     neg_x = np.negative(x[hi_x:][::-1])  # above the normals, from the top down
     sums = []
@@ -265,13 +270,6 @@ def _exact_float(v: float) -> int:
     """One float as an exact sum (units of ``2**-EXACT_SCALE``)."""
     m, e = math.frexp(v)  # v = m * 2**e, 53-bit m
     return int(m * 2**53) << (e - 53 + EXACT_SCALE) if v else 0
-
-
-def _exact_sorted_sum(x: NDArray[np.float64]) -> int:
-    """:func:`exact_sum` of ascending floats of any sign (the negatives read backwards)."""
-    k = int(np.searchsorted(x, 0.0, side="left"))
-    neg = exact_sum(-x[:k][::-1], ascending=True) if k else 0
-    return (exact_sum(x[k:], ascending=True) if k < x.shape[0] else 0) - neg
 
 
 #: Exact sums are integers in units of ``2**-EXACT_SCALE`` (below the smallest subnormal).
@@ -358,24 +356,33 @@ def _runs_in_order(bits: NDArray[np.int64]) -> bool:
 
 
 def _pieces_sum(x: NDArray[np.float64], bounds: list[int]) -> int:
-    """:func:`exact_sum` of consecutive pieces ``x[bounds[k]:bounds[k + 1]]``, each ascending.
+    """:func:`exact_sum` of consecutive pieces ``x[bounds[k]:bounds[k + 1]]``, each ascending."""
+    return sum(_pieces_sums(x, bounds))
+
+
+def _pieces_sums(x: NDArray[np.float64], bounds: list[int]) -> list[int]:
+    """Exact sums of consecutive pieces ``x[bounds[k]:bounds[k + 1]]``, each ascending.
 
     The pieces' runs of one exponent are summed together, in one pass (as
     :func:`_ascending_sum` sums one piece's), after the checks of :func:`_runs_in_order`
     (the ends of each piece, and ``_RUN_EDGE`` elements on each side of every change of
     exponent, all pieces at once); a piece that fails them, or a float sum that overflows,
-    sends every piece to :func:`exact_sum` on its own (the same exact sum).
+    sends every piece to :func:`exact_sum` on its own (the same exact sums).
     """
     bits = x.view(np.int64)
-    pieces = [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    pieces = [(k, a, b) for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))
+              if b > a]
+    out = [0] * (len(bounds) - 1)
     if not pieces:
-        return 0
+        return out
 
-    def apart() -> int:
-        return sum(exact_sum(x[a:b], ascending=True) for a, b in pieces)
+    def apart() -> list[int]:
+        for k, a, b in pieces:
+            out[k] = exact_sum(x[a:b], ascending=True)
+        return out
 
-    starts_all, vals_all, edge_all, lo_all, hi_all = [], [], [], [], []
-    for a, b in pieces:
+    starts_all, vals_all, own_all, edge_all, lo_all, hi_all = [], [], [], [], [], []
+    for k, a, b in pieces:
         first, last = int(bits[a]) >> 52, int(bits[b - 1]) >> 52
         if first > last or first < 0 or b - a > (1 << 25):
             return apart()
@@ -385,6 +392,7 @@ def _pieces_sum(x: NDArray[np.float64], bounds: list[int]) -> int:
         starts, vals = starts[keep], vals[keep]
         starts_all.append(starts)
         vals_all.append(vals)
+        own_all.append(np.full(starts.shape[0], k))
         if starts.shape[0] > 1:  # changes of exponent inside the piece, and its ends
             edge_all.append(starts[1:])
             lo_all.append(np.full(starts.shape[0] - 1, a))
@@ -394,7 +402,7 @@ def _pieces_sum(x: NDArray[np.float64], bounds: list[int]) -> int:
             np.concatenate(lo_all)[:, None], np.concatenate(hi_all)[:, None])
         if not (np.diff(bits[at] >> 52, axis=1) >= 0).all():
             return apart()
-    end = pieces[-1][1]
+    end = pieces[-1][2]
     starts = np.concatenate(starts_all)
     counts = np.diff(np.append(starts, end))
     wrapped = np.add.reduceat(x[:end].view(np.uint64), starts)  # sum of bits mod 2**64
@@ -402,23 +410,31 @@ def _pieces_sum(x: NDArray[np.float64], bounds: list[int]) -> int:
         approx = np.add.reduceat(x[:end], starts)
     if not np.isfinite(approx).all():
         return apart()
-    return _runs_total(np.concatenate(vals_all), counts, wrapped, approx)
+    for k, v in zip(np.concatenate(own_all).tolist(),
+                    _run_values(np.concatenate(vals_all), counts, wrapped, approx),
+                    strict=True):
+        out[k] += v
+    return out
 
 
-def _runs_total(vals: NDArray[np.int64], counts: NDArray[np.int64], wrapped: NDArray[np.uint64],
-                approx: NDArray[np.float64]) -> int:
-    """The exact sum of runs of one exponent from their wrapped bit sums and float sums."""
-    total = 0
-    for e, c, low, v in zip(vals.tolist(), counts.tolist(), wrapped.tolist(), approx.tolist(),
-                            strict=True):
-        base = c * (e << 52)
-        # sum of the fractions f (units of 2**(max(e, 1) - 1075)), from the float sum
-        frac = int(math.ldexp(v, 1075 - e)) - (c << 52) if e else int(math.ldexp(v, 1074))
-        near = base + frac  # within 2**51 of the exact sum of the bit patterns
-        exact = low + (((near - low + (1 << 63)) >> 64) << 64)
-        mant = exact - base + (c << 52 if e else 0)
-        total += mant << (max(e, 1) - 1075 + EXACT_SCALE)
-    return total
+def _run_values(vals: NDArray[np.int64], counts: NDArray[np.int64], wrapped: NDArray[np.uint64],
+                approx: NDArray[np.float64]) -> list[int]:
+    """The exact sum of each run of one biased exponent ``e`` (units of ``2**-EXACT_SCALE``).
+
+    A run of ``c`` terms has the mantissa sum ``M = sum(bits) - c * ((e - 1) << 52)``
+    (normal; ``sum(bits)`` for subnormals), known modulo ``2**64`` from the wrapped bit sum
+    and to within ``c**2 <= 2**50`` from the float sum, which fixes the multiple of
+    ``2**64``: both for all runs at once, then ``M * 2**(max(e, 1) - 1075)`` per run.
+    """
+    normal = vals > 0
+    implicit = counts.astype(np.uint64) * ((np.maximum(vals, 1) - 1).astype(np.uint64)
+                                           << np.uint64(52))
+    low = np.where(normal, wrapped - implicit, wrapped)  # M mod 2**64 (uint64, wrapping)
+    near = np.ldexp(approx, np.where(normal, 1075 - vals, 1074))  # M, to within 2**50
+    high = np.rint((near - low.astype(np.float64)) * 2.0**-64).astype(np.int64)
+    shift = np.maximum(vals, 1) - 1075 + EXACT_SCALE
+    return [((h << 64) + lo_) << sh for h, lo_, sh in
+            zip(high.tolist(), low.tolist(), shift.tolist(), strict=True)]
 
 
 def _ascending_sum(x: NDArray[np.float64]) -> int | None:
@@ -443,7 +459,7 @@ def _ascending_sum(x: NDArray[np.float64]) -> int | None:
         approx = np.add.reduceat(x, starts)
     if not np.isfinite(approx).all():
         return None
-    return _runs_total(vals, counts, wrapped, approx)
+    return sum(_run_values(vals, counts, wrapped, approx))
 
 
 def exact_to_float(total: int) -> float:
