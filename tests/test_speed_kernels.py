@@ -312,3 +312,20 @@ def test_ascending_exact_sum_of_terms_out_of_order_at_a_power_of_two() -> None:
     for x in (np.array([2.0, below]), np.r_[np.linspace(1.0, below, 100), 2.0, below, 3.0]):
         assert el.exact_sum(x, ascending=True) == el.exact_sum(x)
         assert el.exact_to_float(el.exact_sum(x, ascending=True)) == math.fsum(x.tolist())
+
+
+def test_softplus_sums_of_few_trials_are_those_of_many(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A range small enough for every term at once gets the same terms as a large one: the
+    sums are the same bits either way, and a split across the two sizes adds up exactly."""
+    rng = np.random.default_rng(8)
+    x = np.sort(rng.normal(-1.0, 3.0, 6000))
+    shifts = np.linspace(-7.0, 7.0, 57)
+    whole = el.softplus_sums(x, shifts)  # 342,000 terms: one shift at a time
+    assert x.size * shifts.size > el._SMALL_TERMS >= 100 * shifts.size
+    for k in (1, 100, 3000):
+        parts = [a + b for a, b in zip(el.softplus_sums(x[:k], shifts),  # at once
+                                       el.softplus_sums(x[k:], shifts), strict=True)]
+        assert parts == whole
+    small = el.softplus_sums(x[:2000], shifts)
+    monkeypatch.setattr(el, "_SMALL_TERMS", 0)
+    assert el.softplus_sums(x[:2000], shifts) == small

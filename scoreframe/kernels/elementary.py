@@ -177,9 +177,10 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     that is monotone along ``x``, so every :func:`exact_sum` gets its terms in order and the
     sums of a split of ``x`` add up to the sum of the whole. The split point of each shift is
     a binary search. Trials with ``|x| > 700`` (whose ``exp(x)`` or ``exp(-x)`` would leave
-    the normal range) take their exponential of ``u`` itself, and shifts beyond ``512`` take
-    :func:`softplus` per shift. Each term is within a few units of the last place of
-    ``softplus(u)`` (``u`` itself exactly above 0).
+    the normal range) take their exponential of ``u`` itself, shifts beyond ``512`` take
+    :func:`softplus` per shift. A few trials (``_SMALL_TERMS`` terms in all) get the same
+    terms for every shift at once (the per-shift Python overhead would outweigh them). Each
+    term is within a few units of the last place of ``softplus(u)``.
 
     Parameters
     ----------
@@ -231,6 +232,18 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     x_above = {n: 0}
     for k in range(len(bounds) - 2, -1, -1):
         x_above[bounds[k]] = x_above[bounds[k + 1]] + pos[k] - neg[k]
+    if lo_x == 0 and hi_x == n and n * t.size <= _SMALL_TERMS:
+        # few trials: the same terms for every shift at once, then one exact pass for all
+        with np.errstate(over="ignore", under="ignore"):  # overflows only outside the pieces
+            a_all = np.log1p(np.exp(x)[None, :] * np.array([math.exp(v) for v in t])[:, None])
+            b_all = np.log1p(np.exp(-x)[::-1][None, :]
+                             * np.array([math.exp(-v) for v in t])[:, None])
+        pieces = [p for r, j in enumerate(cut.tolist())
+                  for p in (a_all[r, :j], b_all[r, :n - j])]
+        owner = np.repeat(np.arange(t.size), n)  # both pieces of a shift hold n terms
+        logs = _owner_sums(np.concatenate(pieces), owner, t.size)
+        return [x_above[j] + (n - j) * _exact_float(shift) + logs[r]
+                for r, (shift, j) in enumerate(zip(t.tolist(), cut.tolist(), strict=True))]
     buf = np.empty(n)
     neg_x = np.negative(x[hi_x:][::-1])  # above the normals, from the top down
     sums = []
@@ -264,6 +277,29 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
         # u above the cut, exactly, and the log terms
         sums.append(x_above[j] + (n - j) * _exact_float(shift) + _pieces_sum(buf, pieces))
     return sums
+
+
+def _owner_sums(x: NDArray[np.float64], owner: NDArray[np.int64], n_owners: int) -> list[int]:
+    """Exact sums of non-negative floats grouped by ``owner``, in any order (one pass).
+
+    The mantissas are summed per (owner, exponent) cell in two halves of at most 27 bits, as
+    floats (exact: a cell holds fewer than ``2**26`` terms), then shifted into place.
+    """
+    if x.shape[0] >= 1 << 26:
+        raise ValueError(f"{x.shape[0]} terms: expected fewer than 2**26")
+    bits = x.view(np.int64)
+    field = bits >> 52  # non-negative: the sign bit is 0
+    mant = bits & ((1 << 52) - 1)
+    mant |= (field > 0).astype(np.int64) << 52
+    cell = owner * 2048 + np.maximum(field, 1)
+    size = n_owners * 2048
+    high = np.bincount(cell, weights=(mant >> 26).astype(np.float64), minlength=size)
+    low = np.bincount(cell, weights=(mant & 0x3FFFFFF).astype(np.float64), minlength=size)
+    out = [0] * n_owners
+    for k in np.flatnonzero((high != 0) | (low != 0)).tolist():
+        o, e = divmod(k, 2048)
+        out[o] += ((int(high[k]) << 26) + int(low[k])) << (e - 1075 + EXACT_SCALE)
+    return out
 
 
 def _exact_float(v: float) -> int:
@@ -329,6 +365,9 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
     return total
 
 
+#: Terms (trials x shifts) up to which :func:`softplus_sums` computes every term at once:
+#: for a small range, the per-shift Python overhead (~0.1 ms) outweighs the exponentials.
+_SMALL_TERMS = 1 << 15
 #: Elements on each side of a change of binary exponent that :func:`_runs_in_order` checks.
 _RUN_EDGE = 64
 _EDGE_OFFSETS = np.arange(-_RUN_EDGE, _RUN_EDGE)
