@@ -137,6 +137,7 @@ def test_replicates_without_numba_are_the_same_bits(monkeypatch) -> None:
         iv = sf.Intervals(bootstrap=30, resample=resample)
         fast = sf.evaluate(df, by="condition", intervals=iv)
         monkeypatch.setattr(_replicates, "compiled_available", lambda: False)
+        monkeypatch.setattr(replicates, "compiled_available", lambda: False)  # unit_codes
         slow = sf.evaluate(df, by="condition", intervals=iv)
         monkeypatch.undo()
         assert replicates.compiled_available()

@@ -241,7 +241,7 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
         pieces = [p for r, j in enumerate(cut.tolist())
                   for p in (a_all[r, :j], b_all[r, :n - j])]
         owner = np.repeat(np.arange(t.size), n)  # both pieces of a shift hold n terms
-        logs = _owner_sums(np.concatenate(pieces), owner, t.size)
+        logs = _grouped_sums(np.concatenate(pieces), owner, t.size)
         return [x_above[j] + (n - j) * _exact_float(shift) + logs[r]
                 for r, (shift, j) in enumerate(zip(t.tolist(), cut.tolist(), strict=True))]
     buf = np.empty(n)
@@ -275,23 +275,27 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
                 np.exp(out, out=out)
             np.log1p(out, out=out)
         # u above the cut, exactly, and the log terms
-        sums.append(x_above[j] + (n - j) * _exact_float(shift) + _pieces_sum(buf, pieces))
+        sums.append(x_above[j] + (n - j) * _exact_float(shift) + sum(_pieces_sums(buf, pieces)))
     return sums
 
 
-def _owner_sums(x: NDArray[np.float64], owner: NDArray[np.int64], n_owners: int) -> list[int]:
-    """Exact sums of non-negative floats grouped by ``owner``, in any order (one pass).
+def _grouped_sums(x: NDArray[np.float64], owner: NDArray[np.int64] | None,
+                  n_owners: int) -> list[int]:
+    """Exact sums of finite floats grouped by ``owner`` (``None``: one group), in any order.
 
-    The mantissas are summed per (owner, exponent) cell in two halves of at most 27 bits, as
-    floats (exact: a cell holds fewer than ``2**26`` terms), then shifted into place.
+    The general path of :func:`exact_sum`, one pass: the mantissas are summed per (owner,
+    exponent) cell in two halves of at most 27 bits, as floats (exact: fewer than ``2**25``
+    terms), then shifted into place.
     """
-    if x.shape[0] >= 1 << 26:
-        raise ValueError(f"{x.shape[0]} terms: expected fewer than 2**26")
+    if x.shape[0] > 1 << 25:
+        raise ValueError(f"{x.shape[0]} terms: expected at most 2**25")
     bits = x.view(np.int64)
-    field = bits >> 52  # non-negative: the sign bit is 0
-    mant = bits & ((1 << 52) - 1)
-    mant |= (field > 0).astype(np.int64) << 52
-    cell = owner * 2048 + np.maximum(field, 1)
+    field = (bits >> 52) & 0x7FF  # biased exponent; 0 = subnormal
+    mant = bits & 0xFFFFFFFFFFFFF
+    mant |= (field > 0).astype(np.int64) << 52  # implicit bit: mant * 2**(field - 1075)
+    np.maximum(field, 1, out=field)  # subnormals: mant * 2**(1 - 1075)
+    np.negative(mant, out=mant, where=bits < 0)
+    cell = field if owner is None else owner * 2048 + field
     size = n_owners * 2048
     high = np.bincount(cell, weights=(mant >> 26).astype(np.float64), minlength=size)
     low = np.bincount(cell, weights=(mant & 0x3FFFFFF).astype(np.float64), minlength=size)
@@ -324,7 +328,8 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
     (as the Cllr terms of sorted scores are): runs of one exponent are then found by binary
     search and summed with ``np.add.reduceat``, a few passes over the data. Where the
     exponents do not rise at the ends or around a change (terms that fall by a unit of the
-    last place at a power of two), the general path sums the chunk instead.
+    last place at a power of two), or a run's float sum overflows, the general path sums
+    the chunk instead (:func:`_grouped_sums`, the same exact sum).
 
     >>> exact_to_float(exact_sum([0.1] * 10)), sum([0.1] * 10)
     (1.0, 0.9999999999999999)
@@ -333,98 +338,54 @@ def exact_sum(x: ArrayLike, *, ascending: bool = False) -> int:
     total = 0
     chunk = 1 << 25  # 2**25 halves of < 2**37 each: no int64 partial sum overflows
     for i in range(0, x.shape[0], chunk):
-        bits = x[i:i + chunk].view(np.int64)
-        if ascending and _runs_in_order(bits):
-            part = _ascending_sum(x[i:i + chunk])
-            if part is not None:
-                total += part
-                continue
-            field = bits >> 52  # non-negative input: the sign bit is 0
-            vals = np.arange(int(field[0]), int(field[-1]) + 1, dtype=np.int64)
-            starts = np.searchsorted(field, vals)
-            counts = np.diff(np.append(starts, field.shape[0]))
-            nz = counts > 0
-            vals, starts, counts = vals[nz], starts[nz], counts[nz]
-            hi = np.add.reduceat(bits >> 26, starts)
-            lo = np.add.reduceat(bits & 0x3FFFFFF, starts)
-            # sum of mantissas = sum of bits - count * (e << 52) + count * 2**52 (normal)
-            for e, c, h, low in zip(vals.tolist(), counts.tolist(), hi.tolist(), lo.tolist(),
-                                    strict=True):
-                mant = (h << 26) + low - c * (e << 52) + (c << 52 if e > 0 else 0)
-                total += mant << (max(e, 1) - 1075 + EXACT_SCALE)
-            continue
-        field = (bits >> 52) & 0x7FF  # biased exponent; 0 = subnormal
-        mant = bits & 0xFFFFFFFFFFFFF
-        mant |= (field > 0).astype(np.int64) << 52  # implicit bit: mant * 2**(field - 1075)
-        np.maximum(field, 1, out=field)  # subnormals: mant * 2**(1 - 1075)
-        np.negative(mant, out=mant, where=bits < 0)
-        hb = np.bincount(field, weights=(mant >> 26).astype(np.float64), minlength=2047)
-        lb = np.bincount(field, weights=(mant & 0x3FFFFFF).astype(np.float64), minlength=2047)
-        for k in np.flatnonzero((hb != 0) | (lb != 0)).tolist():
-            total += ((int(hb[k]) << 26) + int(lb[k])) << (k - 1075 + EXACT_SCALE)
+        part = x[i:i + chunk]
+        runs = _ascending_runs(part, [0, part.shape[0]]) if ascending else None
+        total += runs[0] if runs is not None else _grouped_sums(part, None, 1)[0]
     return total
 
 
 #: Terms (trials x shifts) up to which :func:`softplus_sums` computes every term at once:
 #: for a small range, the per-shift Python overhead (~0.1 ms) outweighs the exponentials.
 _SMALL_TERMS = 1 << 15
-#: Elements on each side of a change of binary exponent that :func:`_runs_in_order` checks.
+#: Elements on each side of a change of binary exponent that :func:`_ascending_runs` checks.
 _RUN_EDGE = 64
 _EDGE_OFFSETS = np.arange(-_RUN_EDGE, _RUN_EDGE)
-
-
-def _runs_in_order(bits: NDArray[np.int64]) -> bool:
-    """Whether the exponents of an "ascending" array rise around each change (a cheap check).
-
-    Terms computed in floating point can fall by a unit of the last place where their exact
-    values rise; at a power of two that puts a larger exponent before a smaller one, and the
-    ascending sums would group them wrongly. The ends and the ``_RUN_EDGE`` elements on each
-    side of every change found by binary search are checked; an array that fails takes the
-    general path of :func:`exact_sum` (the same exact sum, slower).
-    """
-    n = bits.shape[0]
-    first, last = int(bits[0]) >> 52, int(bits[-1]) >> 52
-    if first > last or first < 0:
-        return False
-    if first == last:
-        return True
-    vals = np.arange(first + 1, last + 1, dtype=np.int64)
-    starts = np.unique(np.searchsorted(bits, vals << 52))
-    at = (starts[:, None] + np.arange(-_RUN_EDGE, _RUN_EDGE)[None, :]).clip(0, n - 1)
-    return bool((np.diff(bits[at] >> 52, axis=1) >= 0).all())
-
-
-def _pieces_sum(x: NDArray[np.float64], bounds: list[int]) -> int:
-    """:func:`exact_sum` of consecutive pieces ``x[bounds[k]:bounds[k + 1]]``, each ascending."""
-    return sum(_pieces_sums(x, bounds))
 
 
 def _pieces_sums(x: NDArray[np.float64], bounds: list[int]) -> list[int]:
     """Exact sums of consecutive pieces ``x[bounds[k]:bounds[k + 1]]``, each ascending.
 
-    The pieces' runs of one exponent are summed together, in one pass (as
-    :func:`_ascending_sum` sums one piece's), after the checks of :func:`_runs_in_order`
-    (the ends of each piece, and ``_RUN_EDGE`` elements on each side of every change of
-    exponent, all pieces at once); a piece that fails them, or a float sum that overflows,
-    sends every piece to :func:`exact_sum` on its own (the same exact sums).
+    One pass for all the pieces (:func:`_ascending_runs`); where its checks fail, each piece
+    by the general path of :func:`exact_sum` (the same exact sums).
+    """
+    sums = _ascending_runs(x, bounds)
+    return sums if sums is not None else [
+        exact_sum(x[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _ascending_runs(x: NDArray[np.float64], bounds: list[int]) -> list[int] | None:
+    """Exact sums of consecutive ascending non-negative pieces, or ``None`` (not in order).
+
+    Within a run of one biased exponent ``e`` the bit patterns are ``(e << 52) + f`` with the
+    52-bit fraction ``f``: the runs of every piece are found by binary search and summed
+    together in one pass (:func:`_run_values`). Terms computed in floating point can fall by
+    a unit of the last place where their exact values rise; at a power of two that puts a
+    larger exponent before a smaller one, and the runs would be grouped wrongly. So the ends
+    of each piece and the ``_RUN_EDGE`` elements on each side of every change of exponent
+    are checked first (all pieces at once). ``None`` when a check fails, a piece is longer
+    than ``2**25`` or a run's float sum overflows.
     """
     bits = x.view(np.int64)
+    out = [0] * (len(bounds) - 1)
     pieces = [(k, a, b) for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))
               if b > a]
-    out = [0] * (len(bounds) - 1)
     if not pieces:
         return out
-
-    def apart() -> list[int]:
-        for k, a, b in pieces:
-            out[k] = exact_sum(x[a:b], ascending=True)
-        return out
-
     starts_all, vals_all, own_all, edge_all, lo_all, hi_all = [], [], [], [], [], []
     for k, a, b in pieces:
         first, last = int(bits[a]) >> 52, int(bits[b - 1]) >> 52
         if first > last or first < 0 or b - a > (1 << 25):
-            return apart()
+            return None
         vals = np.arange(first, last + 1, dtype=np.int64)
         starts = np.searchsorted(bits[a:b], vals << 52) + a
         keep = np.diff(np.append(starts, b)) > 0
@@ -440,7 +401,7 @@ def _pieces_sums(x: NDArray[np.float64], bounds: list[int]) -> list[int]:
         at = (np.concatenate(edge_all)[:, None] + _EDGE_OFFSETS[None, :]).clip(
             np.concatenate(lo_all)[:, None], np.concatenate(hi_all)[:, None])
         if not (np.diff(bits[at] >> 52, axis=1) >= 0).all():
-            return apart()
+            return None
     end = pieces[-1][2]
     starts = np.concatenate(starts_all)
     counts = np.diff(np.append(starts, end))
@@ -448,7 +409,7 @@ def _pieces_sums(x: NDArray[np.float64], bounds: list[int]) -> list[int]:
     with np.errstate(over="ignore"):
         approx = np.add.reduceat(x[:end], starts)
     if not np.isfinite(approx).all():
-        return apart()
+        return None
     for k, v in zip(np.concatenate(own_all).tolist(),
                     _run_values(np.concatenate(vals_all), counts, wrapped, approx),
                     strict=True):
@@ -474,31 +435,6 @@ def _run_values(vals: NDArray[np.int64], counts: NDArray[np.int64], wrapped: NDA
     shift = np.maximum(vals, 1) - 1075 + EXACT_SCALE
     return [((h << 64) + lo_) << sh for h, lo_, sh in
             zip(high.tolist(), low.tolist(), shift.tolist(), strict=True)]
-
-
-def _ascending_sum(x: NDArray[np.float64]) -> int | None:
-    """:func:`exact_sum` of non-negative floats in ascending order, in two passes (or ``None``).
-
-    Within a run of one biased exponent ``e`` the bit patterns are ``(e << 52) + f`` with the
-    52-bit fraction ``f``, so the exact sum of the run's bit patterns gives the sum of its
-    mantissas. One wrapping ``uint64`` sum gives it modulo ``2**64``; the float sum of the
-    run's values (relative error below ``c * 2**-53`` for ``c`` terms, so an absolute error
-    below ``c**2 <= 2**50`` units of the last place) fixes the multiple of ``2**64``. ``None``
-    when a run's float sum overflows (the caller then sums in 26-bit halves).
-    """
-    bits = x.view(np.int64)
-    first, last = int(bits[0]) >> 52, int(bits[-1]) >> 52
-    vals = np.arange(first, last + 1, dtype=np.int64)
-    starts = np.searchsorted(bits, vals << 52)  # bit patterns ascend with the values
-    counts = np.diff(np.append(starts, bits.shape[0]))
-    nz = counts > 0
-    vals, starts, counts = vals[nz], starts[nz], counts[nz]
-    wrapped = np.add.reduceat(x.view(np.uint64), starts)  # sum of bits mod 2**64
-    with np.errstate(over="ignore"):
-        approx = np.add.reduceat(x, starts)
-    if not np.isfinite(approx).all():
-        return None
-    return sum(_run_values(vals, counts, wrapped, approx))
 
 
 def exact_to_float(total: int) -> float:

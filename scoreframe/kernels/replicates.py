@@ -457,7 +457,8 @@ def unit_codes(hashes: NDArray[np.uint64]) -> tuple[NDArray[np.int32] | I64, NDA
 
     One pass through a hash table (open addressing, grown as the units come): no sort. The
     order of the units does not matter to the replicates (a unit's multiplicities depend on
-    its hash alone); ``uniq[codes]`` gives the hashes back.
+    its hash alone); ``uniq[codes]`` gives the hashes back. Without numba, ``np.unique``
+    (the units sorted).
 
     Parameters
     ----------
@@ -480,6 +481,10 @@ def unit_codes(hashes: NDArray[np.uint64]) -> tuple[NDArray[np.int32] | I64, NDA
     ([0, 1, 0, 2], [7, 3, 9])
     """
     h = np.ascontiguousarray(hashes, np.uint64)
+    if not compiled_available():  # the same numbering up to the order of the units
+        uniq, inv = np.unique(h, return_inverse=True)
+        small = uniq.shape[0] < 2**31
+        return (inv.astype(np.int32) if small else inv.astype(np.int64)), uniq
     codes = np.empty(h.shape[0], np.int64)
     uniq = np.empty(h.shape[0], np.uint64)
     n_u = int(_compiled("codes")(h, codes, uniq))

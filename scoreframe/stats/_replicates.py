@@ -122,12 +122,8 @@ def _class(x: F64, other: F64, hashes: Sequence[U64], thr: F64, *, target: bool,
             codes.append(None)
             uniq.append(np.ascontiguousarray(h, dtype=np.uint64))
         else:
-            if compiled_available():  # one pass through a hash table
-                code, u = unit_codes(h)
-                codes.append(code)
-            else:
-                u, inv = np.unique(h, return_inverse=True)
-                codes.append(inv.astype(np.int32 if u.shape[0] < 2**31 else np.int64))
+            code, u = unit_codes(h)
+            codes.append(code)
             uniq.append(u)
     with np.errstate(over="ignore"):
         terms = softplus(-x) if target else softplus(x)
