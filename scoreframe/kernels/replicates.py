@@ -2,7 +2,8 @@
 
 numpy and numba only (numba is imported when a kernel is first called: importing this module
 costs nothing). :mod:`scoreframe.stats._replicates` re-weights the sorted trials of a range
-for every replicate; its two loops are here.
+for every replicate; its compiled loops are here (the draws, the unit codes, the per-trial
+sums and the PAV).
 
 :func:`class_sums` is the one per-trial loop: for every trial, the replicate weights are the
 product of its units' multiplicities, and three sums take them in the same pass:
