@@ -2,6 +2,6 @@
 
 import sys
 
-from scoreframe.cli import main
+from scoreframe.cli import run
 
-sys.exit(main())
+sys.exit(run())

@@ -144,3 +144,27 @@ def test_no_traceback_in_a_real_process(tmp_path):
                     proc.stderr), proc.stderr
     assert proc.stderr.count("line 2") == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+def test_the_process_entry_leaves_out_full_collections_and_freezes_at_exit(tmp_path):
+    """``run`` (``python -m scoreframe``, the console script) returns main's status with
+    the full collections off and every object frozen for the exit; ``main`` leaves the
+    collector alone (notebooks and tests call it)."""
+    code = (
+        "import gc, json, sys\n"
+        "from scoreframe.cli import main, run\n"
+        "before = gc.get_threshold()\n"
+        "m = main(['--version'])\n"
+        "after_main = (gc.get_threshold(), gc.get_freeze_count())\n"
+        "r = run(['convert', '--key', sys.argv[1], '-o', sys.argv[2]])\n"
+        "print(json.dumps([before, m, after_main, r, gc.get_threshold(),"
+        " gc.get_freeze_count()]))\n")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("m1 s1 target\nm1\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(bad), str(tmp_path / "o.parquet")],
+                          capture_output=True, text=True, check=True)
+    before, m, (thr_main, frozen_main), r, thr_run, frozen_run = json.loads(
+        proc.stdout.strip().splitlines()[-1])
+    assert m == 0 and thr_main == before and frozen_main == 0
+    assert r == 2 and "ragged" in proc.stderr  # the user error's status, as main gives it
+    assert thr_run[:2] == before[:2] and thr_run[2] >= 1 << 30 and frozen_run > 1000

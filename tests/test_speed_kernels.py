@@ -329,3 +329,85 @@ def test_softplus_sums_of_few_trials_are_those_of_many(monkeypatch: pytest.Monke
     small = el.softplus_sums(x[:2000], shifts)
     monkeypatch.setattr(el, "_SMALL_TERMS", 0)
     assert el.softplus_sums(x[:2000], shifts) == small
+
+
+def compiled_exact(x: np.ndarray) -> int:
+    """The exact sum by the compiled pass (a fresh table)."""
+    from scoreframe.kernels.compiled import jit
+
+    table = np.zeros((2048, 2), dtype=np.int64)
+    span = np.array([2048, 0], dtype=np.int64)
+    assert jit(el._exact_table_body)(np.ascontiguousarray(x, dtype=np.float64), table, span)
+    return el._table_total(table, int(span[0]), int(span[1]))
+
+
+@pytest.mark.parametrize("case", ["sorted", "signed_wide", "subnormals", "mixed_specials",
+                                  "runs_across_blocks", "one_long_run", "max_mantissa"])
+def test_compiled_exact_sum_is_the_rational_sum(case: str) -> None:
+    """The compiled pass (runs of one sign and exponent, a vector block where a run goes
+    on) against the slow reference, in any order, with runs starting and ending anywhere
+    around its blocks of 256."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(11)
+    block = el._EXACT_BLOCK
+    x = {"sorted": np.log1p(np.exp(np.sort(rng.normal(0.0, 4.0, 5000)))),
+         "signed_wide": rng.normal(size=3000) * 10.0 ** rng.integers(-320, 300, 3000),
+         "subnormals": np.abs(rng.normal(size=2000)) * 1e-310,
+         "mixed_specials": rng.choice([0.0, -0.0, 5e-324, -5e-324, 1.0, -1.0,
+                                       2.0**1023, -(2.0**1023)], 1000),
+         "runs_across_blocks": np.repeat([1.5, -3.0, 0.75, 1.5],
+                                         [block - 1, block + 2, 3 * block, 1]),
+         "one_long_run": np.full(4 * block + 5, 1.0 + 2.0**-52),
+         "max_mantissa": np.full(2 * block + 3, np.nextafter(2.0, 0.0))}[case]
+    assert compiled_exact(x) == exact(x)
+    assert compiled_exact(x[::-1]) == exact(x)
+    for k in (0, 1, block - 1, block, block + 1):
+        if k <= x.size:
+            assert compiled_exact(x[:k]) + compiled_exact(x[k:]) == exact(x)
+
+
+def test_compiled_exact_sum_refuses_infinities_and_nan() -> None:
+    pytest.importorskip("numba")
+    from scoreframe.kernels.compiled import jit
+
+    for bad in (np.inf, -np.inf, np.nan):
+        x = np.r_[np.ones(300), bad, np.ones(3)]
+        span = np.array([2048, 0], dtype=np.int64)
+        assert not jit(el._exact_table_body)(x, np.zeros((2048, 2), np.int64), span)
+    with pytest.raises(ValueError, match="finite"):
+        el._blocked_log_sums(np.array([0.0, np.nan]), np.array([0.0]), [1], 0, 2)
+
+
+@pytest.mark.parametrize("block", [5, 64, 1 << 16])
+def test_softplus_sums_compiled_are_the_numpy_sums(monkeypatch: pytest.MonkeyPatch,
+                                                   block: int) -> None:
+    """The compiled, blocked path gives the numpy path's sums bit for bit (the same terms,
+    summed exactly in another order), with cuts inside, at and beyond the blocks' edges and
+    trials beyond the normal exponentials."""
+    pytest.importorskip("numba")
+    from scoreframe.kernels import compiled
+
+    rng = np.random.default_rng(12)
+    x = np.sort(np.r_[rng.normal(-1.0, 4.0, 3000), -np.inf, -750.0, -701.0, 702.0, 800.0,
+                      -7.0, 7.0, 0.0])
+    shifts = np.r_[np.linspace(-7.0, 7.0, 57), -300.0, 450.0]
+    monkeypatch.setattr(el, "_SMALL_TERMS", 0)
+    monkeypatch.setattr(el, "_LOG_BLOCK", block)
+    assert compiled.compiled_available()
+    fast = el.softplus_sums(x, shifts)
+    monkeypatch.setattr(el, "compiled_available", lambda: False)
+    assert el.softplus_sums(x, shifts) == fast
+    for part in (x[:1], x[:7], x[5:9], x[-3:]):
+        slow = el.softplus_sums(part, shifts)
+        monkeypatch.setattr(el, "compiled_available", compiled.compiled_available)
+        assert el.softplus_sums(part, shifts) == slow
+        monkeypatch.setattr(el, "compiled_available", lambda: False)
+
+
+def test_warm_up_sets_numba_up_once() -> None:
+    from scoreframe.kernels import compiled
+
+    first = compiled.warm_up()
+    first.join(timeout=120)
+    assert not first.is_alive()
+    assert compiled.warm_up() is first  # once per process

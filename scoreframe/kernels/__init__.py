@@ -1,7 +1,8 @@
 """Numerical kernels: pure functions on numpy arrays.
 
 This package may import only numpy, scipy and numba (never polars, duckdb or altair; numba
-only inside :mod:`scoreframe.kernels.replicates`' kernels, when first called). Every binary metric
+only through :mod:`scoreframe.kernels.compiled`, when a compiled loop first runs: the
+replicates' and the ECE sums'). Every binary metric
 starts from one :class:`~scoreframe.kernels.sorted_scores.SortedScores` (the scores of one group,
 targets and non-targets each sorted once) and its PAV blocks; see DESIGN.md section 3.
 

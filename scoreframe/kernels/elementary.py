@@ -1,6 +1,8 @@
 """Elementary functions of the field (docs/math.md section 1): sigmoid, logit, probit, softplus.
 
-numpy/scipy only.
+numpy/scipy, and numba through :mod:`scoreframe.kernels.compiled` for the exact sums of
+:func:`softplus_sums` (a numpy path gives the same integers without it). The exact sums
+(:func:`exact_sum`) are here too.
 """
 
 from __future__ import annotations
@@ -8,12 +10,14 @@ from __future__ import annotations
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, ndtri
 
 from scoreframe._cores import usable_cores
+from scoreframe.kernels.compiled import compiled_available, jit
 
 __all__ = [
     "effective_prior",
@@ -180,7 +184,10 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     the normal range) take their exponential of ``u`` itself, shifts beyond ``512`` take
     :func:`softplus` per shift. A few trials (``_SMALL_TERMS`` terms in all) get the same
     terms for every shift at once (the per-shift Python overhead would outweigh them). Each
-    term is within a few units of the last place of ``softplus(u)``.
+    term is within a few units of the last place of ``softplus(u)``. With numba the log
+    terms are summed by a compiled pass (:func:`_blocked_log_sums`), a block of trials at a
+    time for every shift; without it by :func:`exact_sum`'s ascending runs: the same terms,
+    so the same integers.
 
     Parameters
     ----------
@@ -244,6 +251,10 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
         logs = _grouped_sums(np.concatenate(pieces), owner, t.size)
         return [x_above[j] + (n - j) * _exact_float(shift) + logs[r]
                 for r, (shift, j) in enumerate(zip(t.tolist(), cut.tolist(), strict=True))]
+    if compiled_available():  # the same terms, summed by a compiled pass, block by block
+        logs_c = _blocked_log_sums(x, t, cut.tolist(), lo_x, hi_x)
+        return [x_above[j] + (n - j) * _exact_float(shift) + logs_c[r]
+                for r, (shift, j) in enumerate(zip(t.tolist(), cut.tolist(), strict=True))]
     buf = np.empty(n)
     neg_x = np.negative(x[hi_x:][::-1])  # above the normals, from the top down
     sums = []
@@ -275,8 +286,154 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
                 np.exp(out, out=out)
             np.log1p(out, out=out)
         # u above the cut, exactly, and the log terms
-        sums.append(x_above[j] + (n - j) * _exact_float(shift) + sum(_pieces_sums(buf, pieces)))
+        sums.append(x_above[j] + (n - j) * _exact_float(shift)
+                    + sum(_pieces_sums(buf, pieces)))
     return sums
+
+
+_NOT_FINITE = "softplus_sums takes finite or -inf scores: got +inf or NaN"
+#: Trials per block of :func:`_blocked_log_sums`: a block's exponentials and terms stay in
+#: the core's cache while every shift reads them.
+_LOG_BLOCK = 1 << 16
+
+
+def _blocked_log_sums(x: NDArray[np.float64], t: NDArray[np.float64], cut: list[int],
+                      lo_x: int, hi_x: int) -> list[int]:
+    """The exact sums of :func:`softplus_sums`' log terms per shift, by the compiled pass.
+
+    The terms are those of the numpy path, trial for trial (``log1p(exp(x) * exp(shift))``
+    below the shift's cut, ``log1p(exp(-x) * exp(-shift))`` above it, ``log1p(exp(+-u))``
+    beyond ``|x| > 700``); the exact sum does not depend on their order, so the trials are
+    taken a block at a time, every shift reading the block's exponentials while they are in
+    the cache, and each shift's sum is added into its own table (:func:`_exact_table_body`).
+    """
+    body = jit(_exact_table_body)
+    k, n = t.shape[0], x.shape[0]
+    tables = np.zeros((k, 2048, 2), dtype=np.int64)
+    spans = np.zeros((k, 2), dtype=np.int64)
+    spans[:, 0] = 2048
+    c_pos = [math.exp(v) for v in t.tolist()]
+    c_neg = [math.exp(-v) for v in t.tolist()]
+    buf = np.empty(max(min(hi_x - lo_x, _LOG_BLOCK), lo_x, n - hi_x, 1))
+    for r, shift in enumerate(t.tolist()):  # beyond the normal exponentials (rare)
+        for part, sign in ((x[:lo_x], 1.0), (x[hi_x:], -1.0)):
+            if part.shape[0]:
+                out = buf[:part.shape[0]]
+                np.add(part, shift, out=out)
+                if sign < 0:
+                    np.negative(out, out=out)
+                with np.errstate(under="ignore"):
+                    np.exp(out, out=out)
+                np.log1p(out, out=out)
+                if not body(out, tables[r], spans[r]):
+                    raise ValueError(_NOT_FINITE)
+    top, bottom = max(cut), min(cut)
+    e_pos = np.empty(_LOG_BLOCK)
+    e_neg = np.empty(_LOG_BLOCK)
+    for b0 in range(lo_x, hi_x, _LOG_BLOCK):
+        b1 = min(b0 + _LOG_BLOCK, hi_x)
+        # exp(x) below the highest cut, exp(-x) above the lowest: a shift reads one of them
+        p_end, n_start = max(min(b1, top), b0), min(max(b0, bottom), b1)
+        np.exp(x[b0:p_end], out=e_pos[:p_end - b0])
+        np.negative(x[n_start:b1], out=e_neg[:b1 - n_start])
+        np.exp(e_neg[:b1 - n_start], out=e_neg[:b1 - n_start])
+        out = buf[:b1 - b0]
+        for r in range(k):
+            jb = min(max(cut[r], b0), b1)
+            with np.errstate(under="ignore"):
+                np.multiply(e_pos[:jb - b0], c_pos[r], out=out[:jb - b0])
+                np.multiply(e_neg[jb - n_start:b1 - n_start], c_neg[r], out=out[jb - b0:])
+            np.log1p(out, out=out)
+            if not body(out, tables[r], spans[r]):
+                raise ValueError(_NOT_FINITE)
+    return [_table_total(tables[r], int(spans[r, 0]), int(spans[r, 1])) for r in range(k)]
+
+
+def _table_total(table: NDArray[np.int64], lowest: int, highest: int) -> int:
+    """The exact sum held in rows ``lowest..highest`` of a table of :func:`_exact_table_body`.
+
+    Row ``r`` holds multiples of ``2**(r - 1075)``: summed from the top row down (a shift
+    and an add per row), in units of ``2**-EXACT_SCALE``. The rows are cleared.
+    """
+    if highest < lowest:
+        return 0
+    rows = table[lowest:highest + 1]
+    high, low = rows[:, 0].tolist(), rows[:, 1].tolist()
+    rows[:] = 0
+    total, at = 0, highest
+    for k in range(highest - lowest, -1, -1):
+        v = (high[k] << 26) + low[k]
+        if v:
+            total = (total << (at - lowest - k)) + v
+            at = lowest + k
+    return total << (at - 1075 + EXACT_SCALE) if total else 0
+
+
+_FRACTION = 0xFFFFFFFFFFFFF  # the 52 fraction bits of a float64
+_SIGN_EXPONENT = ~_FRACTION  # its sign and exponent bits (as an int64 mask)
+#: Terms per block of :func:`_exact_table_body`'s vector loop.
+_EXACT_BLOCK = 256
+
+
+def _exact_table_body(x: Any, table: Any, span: Any) -> bool:
+    """Add the exact sum of ``x`` into ``table``, one row per binary exponent (compiled).
+
+    A float is ``s * m * 2**(max(e, 1) - 1075)`` with its sign ``s``, biased exponent ``e``
+    and 53-bit integer mantissa ``m`` (the implicit bit set when ``e > 0``). Row ``max(e, 1)``
+    of ``table`` gets ``s`` times the sums of the high 27 and low 26 bits of the mantissas
+    (columns 0 and 1: integers below ``2**63`` for fewer than ``2**36`` terms). The terms are
+    summed in runs of one sign and exponent (those of a sorted range change exponent
+    rarely): a block of ``_EXACT_BLOCK`` terms all of the run's sign and exponent is summed
+    in vector registers; a block where they change is walked term by term. ``span`` gets
+    the lowest and highest rows written (widened: ``span`` starts as ``[2048, 0]``). False
+    when ``x`` holds an infinity or a NaN.
+    """
+    bits = x.view(np.int64)
+    n = bits.shape[0]
+    if n == 0:
+        return True
+    lowest, highest = 2048, 0
+    head = bits[0] & _SIGN_EXPONENT  # the run's sign and exponent bits
+    high, low, count = 0, 0, 0
+    i = 0
+    while i <= n:
+        block = bits[i:i + _EXACT_BLOCK]  # a slice: indices the compiler knows are in range
+        if i < n:
+            other = 0
+            for k in range(block.shape[0]):
+                other |= (block[k] & _SIGN_EXPONENT) ^ head
+            if other == 0:  # the whole block continues the run
+                for k in range(block.shape[0]):
+                    f = block[k] & _FRACTION
+                    high += f >> 26
+                    low += f & 0x3FFFFFF
+                count += block.shape[0]
+                i += block.shape[0]
+                continue
+        for k in range(block.shape[0] + (1 if i + block.shape[0] == n else 0)):
+            # term by term; one step past the last term (k == n - i) ends the last run
+            h = block[k] & _SIGN_EXPONENT if k < block.shape[0] else 1
+            if h != head:  # the run ends (it holds at least its first term)
+                e = (head >> 52) & 0x7FF
+                if e == 0x7FF:
+                    return False
+                if e > 0:
+                    high += count << 26  # the implicit bits: 2**52 = 2**26 * 2**26 each
+                if head < 0:
+                    high, low = -high, -low
+                row = max(e, 1)
+                table[row, 0] += high
+                table[row, 1] += low
+                lowest, highest = min(lowest, row), max(highest, row)
+                head, high, low, count = h, 0, 0, 0
+            if k < block.shape[0]:
+                f = block[k] & _FRACTION
+                high += f >> 26
+                low += f & 0x3FFFFFF
+                count += 1
+        i += block.shape[0] + (1 if i + block.shape[0] == n else 0)
+    span[0], span[1] = min(span[0], lowest), max(span[1], highest)
+    return True
 
 
 def _grouped_sums(x: NDArray[np.float64], owner: NDArray[np.int64] | None,

@@ -43,11 +43,12 @@ one pass, for the per-unit multiplicities the per-trial loop reads.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from scoreframe.kernels.compiled import compiled_available, jit
 
 __all__ = ["class_sums", "compiled_available", "poisson_draws", "replicate_blocks",
            "unit_codes"]
@@ -284,29 +285,10 @@ def _codes_body(h: Any, codes: Any, uniq: Any) -> int:  # pragma: no cover - com
     return n_u
 
 
-@cache
-def compiled_available() -> bool:
-    """True when numba imports.
-
-    numba is a dependency; without it the replicates take numpy passes, with the same results.
-
-    >>> isinstance(compiled_available(), bool)
-    True
-    """
-    try:
-        import numba  # noqa: F401, PLC0415 - imported when replicates first run
-    except ImportError:
-        return False
-    return True
-
-
-@cache
 def _compiled(name: str) -> Callable[..., Any]:
-    import numba  # noqa: PLC0415 - a second of JIT set-up, paid only when replicates run
-
     body: Any = {"sums": _sums_body, "blocks": _blocks_body, "draws": _draws_body,
                  "codes": _codes_body}[name]
-    return numba.njit(nogil=True, cache=True, error_model="numpy")(body)
+    return jit(body)
 
 
 def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.integer]],

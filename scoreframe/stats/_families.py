@@ -658,6 +658,7 @@ class EceSums(_TwoSided):
 
     bytes_per_trial = 16  # temporaries per trial of the range
     additive = True
+    compiled = True  # the exact sums of the log terms (kernels.elementary.softplus_sums)
 
     prior_log_odds: tuple[float, ...] = ()
 

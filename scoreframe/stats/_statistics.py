@@ -146,6 +146,9 @@ class Statistic(ABC):
     #: pair counts): a pooled unit then merges its conditions' values instead of reading its
     #: trials again (:func:`~scoreframe.stats.summary.reduce_sorted`, ``parts``).
     additive: bool = False
+    #: The kernel runs compiled loops (:mod:`scoreframe.kernels.compiled`): the engines set
+    #: numba up in the background before they read.
+    compiled: bool = False
 
     @abstractmethod
     def reduce(self, r: RangeData) -> Any:

@@ -26,6 +26,7 @@ import polars as pl
 from scoreframe._cores import usable_cores
 from scoreframe.errors import FormatError, Place, ValidationError, message
 from scoreframe.frames.lazy import Data, as_lazy, is_frame_like, scan_raw
+from scoreframe.kernels.compiled import warm_up
 from scoreframe.stats._engine_option import (
     DEFAULT_MEMORY_LIMIT,
     ENGINE_KINDS,
@@ -141,6 +142,9 @@ def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequen
     ``p``/``q`` are the operating points' effective priors, needed by the equalized DCF.
     """
     eng = as_engine(engine)
+    if eng.kind != "dask" and (request.replicates is not None
+                               or any(st.compiled for st in request.statistics)):
+        warm_up()  # numba's set-up (compiled loops run here) overlaps the read
     limit = eng.limit
     where_name = source_name(data)
     lf = scan_raw(data, where=where)  # labels as stored: checked in the pass
