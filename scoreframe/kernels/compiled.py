@@ -68,8 +68,9 @@ def _warm() -> None:
 def warm_up() -> threading.Thread:
     """Set numba up in a background thread, once per process (a daemon; returns it).
 
-    Called by the engines when a reduction will run compiled loops, before it reads: the
-    set-up overlaps the read instead of stalling the workers. Without numba it does nothing.
+    Called by the engines before they read when a statistic of the reduction runs compiled
+    loops (:attr:`~scoreframe.stats._statistics.Statistic.compiled`): the set-up overlaps the
+    read instead of stalling the workers. Without numba it does nothing.
 
     >>> warm_up().join(timeout=60)
     """

@@ -142,9 +142,10 @@ def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequen
     ``p``/``q`` are the operating points' effective priors, needed by the equalized DCF.
     """
     eng = as_engine(engine)
-    if eng.kind != "dask" and (request.replicates is not None
-                               or any(st.compiled for st in request.statistics)):
-        warm_up()  # numba's set-up (compiled loops run here) overlaps the read
+    if eng.kind != "dask" and any(st.compiled for st in request.statistics):
+        # numba's set-up overlaps the read (the ECE sums' first range would wait for it;
+        # replicates first need it well after the read's peak memory, and set it up then)
+        warm_up()
     limit = eng.limit
     where_name = source_name(data)
     lf = scan_raw(data, where=where)  # labels as stored: checked in the pass
