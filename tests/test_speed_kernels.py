@@ -411,3 +411,61 @@ def test_warm_up_sets_numba_up_once() -> None:
     first.join(timeout=120)
     assert not first.is_alive()
     assert compiled.warm_up() is first  # once per process
+
+
+def test_jit_compiles_without_a_cache_where_numba_cannot_write_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only install and home: numba refuses ``cache=True`` ("no locator available");
+    the loop is then compiled without a cache instead of failing."""
+    numba = pytest.importorskip("numba")
+    from scoreframe.kernels import compiled
+
+    real = numba.njit
+    asked: list[bool] = []
+
+    def njit(**kw: object) -> object:
+        asked.append(bool(kw.get("cache")))
+        if kw.get("cache"):
+            raise RuntimeError("cannot cache function 'f': no locator available for file 'f'")
+        return real(**kw)
+
+    def add_one(x: int) -> int:
+        return x + 1
+
+    monkeypatch.setattr(numba, "njit", njit)
+    assert compiled.jit.__wrapped__(add_one)(41) == 42  # type: ignore[attr-defined]
+    assert asked == [True, False]
+
+
+def test_warm_up_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The set-up ahead of time swallows its errors (the kernel's own call reports them)."""
+    from scoreframe.kernels import compiled
+
+    def broken() -> bool:
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(compiled, "compiled_available", broken)
+    compiled._warm()  # returns quietly
+
+
+def test_engines_set_numba_up_only_for_compiled_statistics_of_enough_trials(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import polars as pl
+
+    from scoreframe.results.curves import ForensicCurves
+    from scoreframe.results.evaluate import group_statistics
+    from scoreframe.stats import engine
+
+    calls: list[int] = []
+    monkeypatch.setattr(engine, "warm_up", lambda: calls.append(1))
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame({"score": rng.normal(size=400), "label": rng.random(400) < 0.3})
+    curves = ForensicCurves(0)
+    group_statistics(df, thresholds=curves.thresholds, statistics=(curves.ece,))
+    group_statistics(df)
+    assert calls == []  # 400 trials: below WARM_UP_ROWS
+    monkeypatch.setattr(engine, "WARM_UP_ROWS", 100)
+    group_statistics(df)  # no compiled statistic
+    assert calls == []
+    group_statistics(df, thresholds=curves.thresholds, statistics=(curves.ece,))
+    assert calls == [1]

@@ -200,7 +200,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     hundreds of thousands that Altair's and numba's modules hold included: a report of
     10^7 trials ran four of them (0.23 s) and its exit took 0.36 s more, while the cyclic
     garbage they find in a command is a few thousand objects (the argument parser's),
-    whatever the data (measured in ``benchmarks/RESULTS.md``, section ``report_size``).
+    whatever the data or the number of score ranges (``benchmarks/RESULTS.md``, section
+    ``targets``, target 22-4).
     A notebook or a test calling :func:`main` keeps the collector as it was.
     """
     gen0, gen1, _ = gc.get_threshold()

@@ -40,16 +40,23 @@ def compiled_available() -> bool:
 
 @cache
 def jit(body: Callable[..., Any]) -> Callable[..., Any]:
-    """``body`` compiled by numba (once per process; the machine code is cached on disk).
+    """``body`` compiled by numba (when first called; its machine code cached on disk).
 
-    ``body`` is a function of a module's source file (where its machine code is cached).
+    ``body`` is a function of a module's source file: its machine code is cached beside it
+    (or in numba's user cache directory). Where neither can be written (a read-only install
+    and home), numba refuses to cache, and the loop is compiled in every process instead.
+    Two threads asking at once may both build the compiler's dispatcher; numba compiles
+    one at a time (the second loads the first's cache).
 
     >>> jit(_warm_body)(41) if compiled_available() else 42
     42
     """
     import numba  # noqa: PLC0415 - a fraction of a second, paid only when compiled loops run
 
-    return numba.njit(nogil=True, cache=True, error_model="numpy")(body)
+    try:
+        return numba.njit(nogil=True, cache=True, error_model="numpy")(body)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        return numba.njit(nogil=True, cache=False, error_model="numpy")(body)
 
 
 def _warm_body(x: int) -> int:
@@ -61,8 +68,11 @@ _warming_lock = threading.Lock()
 
 
 def _warm() -> None:
-    if compiled_available():
-        jit(_warm_body)(1)  # numba's one-time set-up, then a cached function loaded
+    try:
+        if compiled_available():
+            jit(_warm_body)(1)  # numba's one-time set-up, then a cached function loaded
+    except Exception:  # noqa: BLE001 - a set-up ahead of time only: the kernel's own call
+        return  # compiles again and reports what is wrong there
 
 
 def warm_up() -> threading.Thread:

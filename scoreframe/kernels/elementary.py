@@ -186,8 +186,8 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     terms for every shift at once (the per-shift Python overhead would outweigh them). Each
     term is within a few units of the last place of ``softplus(u)``. With numba the log
     terms are summed by a compiled pass (:func:`_blocked_log_sums`), a block of trials at a
-    time for every shift; without it by :func:`exact_sum`'s ascending runs: the same terms,
-    so the same integers.
+    time for every shift; without it (and for the few trials above) by numpy passes: the
+    same terms, so the same integers.
 
     Parameters
     ----------
@@ -309,6 +309,8 @@ def _blocked_log_sums(x: NDArray[np.float64], t: NDArray[np.float64], cut: list[
     """
     body = jit(_exact_table_body)
     k, n = t.shape[0], x.shape[0]
+    if n >= 1 << 36:  # a table row's column sums stay below 2**63 up to 2**36 terms
+        raise ValueError(f"{n} trials: expected fewer than 2**36 in one range")
     tables = np.zeros((k, 2048, 2), dtype=np.int64)
     spans = np.zeros((k, 2), dtype=np.int64)
     spans[:, 0] = 2048

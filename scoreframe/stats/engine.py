@@ -103,6 +103,11 @@ def _validated_on_write(data: object) -> bool:
     return bool(check(data)) if check is not None else False
 
 
+#: Trials from which a reduction with compiled statistics sets numba up before it reads
+#: (:func:`~scoreframe.kernels.compiled.warm_up`); fewer may never run a compiled loop.
+WARM_UP_ROWS = 100_000
+
+
 def _row_estimate(data: object, lf: pl.LazyFrame) -> int:
     """Rows the reduction will hold: exact for frames, from Parquet footers for paths."""
     if isinstance(data, pl.DataFrame):
@@ -142,10 +147,6 @@ def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequen
     ``p``/``q`` are the operating points' effective priors, needed by the equalized DCF.
     """
     eng = as_engine(engine)
-    if eng.kind != "dask" and any(st.compiled for st in request.statistics):
-        # numba's set-up overlaps the read (the ECE sums' first range would wait for it;
-        # replicates first need it well after the read's peak memory, and set it up then)
-        warm_up()
     limit = eng.limit
     where_name = source_name(data)
     lf = scan_raw(data, where=where)  # labels as stored: checked in the pass
@@ -190,8 +191,14 @@ def reduce_statistics(data: Data, *, by: Sequence[str] = (), equalize_by: Sequen
         grouped=bool(group_cols),
         replicate_columns=0 if request.replicates is None else len(request.replicates.columns)
     ) + request.bytes_per_trial
+    compiled = eng.kind != "dask" and any(st.compiled for st in request.statistics)
+    rows = _row_estimate(data, lf) if eng.kind == "auto" or compiled else 0
+    if compiled and rows >= WARM_UP_ROWS:
+        # numba's set-up overlaps the read (the ECE sums' first range would wait for it;
+        # replicates first need it well after the read's peak memory, and set it up then)
+        warm_up()
     if eng.kind in ("streaming", "dask") or (
-            eng.kind == "auto" and _row_estimate(data, lf) * per_trial > limit):
+            eng.kind == "auto" and rows * per_trial > limit):
         from scoreframe.stats import outofcore
 
         workers = eng.workers
