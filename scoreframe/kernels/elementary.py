@@ -226,9 +226,6 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     lo_x = int(np.searchsorted(x, -700.0, side="left"))
     hi_x = int(np.searchsorted(x, 700.0, side="right"))
     cut = np.searchsorted(x, -t, side="right")  # per shift: u <= 0 below
-    low, high = max(lo_x, int(cut.max())), min(hi_x, int(cut.min()))
-    e_pos = np.exp(x[lo_x:low])
-    e_neg = np.exp(-x[high:hi_x])[::-1].copy()  # descending x: the log part ascends
     # the sums of u above each cut, exactly: sums of x between the cuts (the positives as
     # they are, the negatives negated and read backwards: two passes), then suffix sums
     bounds = np.unique(np.append(cut, n)).tolist()
@@ -239,30 +236,42 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
     x_above = {n: 0}
     for k in range(len(bounds) - 2, -1, -1):
         x_above[bounds[k]] = x_above[bounds[k + 1]] + pos[k] - neg[k]
+    cuts = cut.tolist()
     if lo_x == 0 and hi_x == n and n * t.size <= _SMALL_TERMS:
         # few trials: the same terms for every shift at once, then one exact pass for all
         with np.errstate(over="ignore", under="ignore"):  # overflows only outside the pieces
             a_all = np.log1p(np.exp(x)[None, :] * np.array([math.exp(v) for v in t])[:, None])
             b_all = np.log1p(np.exp(-x)[::-1][None, :]
                              * np.array([math.exp(-v) for v in t])[:, None])
-        pieces = [p for r, j in enumerate(cut.tolist())
-                  for p in (a_all[r, :j], b_all[r, :n - j])]
+        pieces = [p for r, j in enumerate(cuts) for p in (a_all[r, :j], b_all[r, :n - j])]
         owner = np.repeat(np.arange(t.size), n)  # both pieces of a shift hold n terms
         logs = _grouped_sums(np.concatenate(pieces), owner, t.size)
-        return [x_above[j] + (n - j) * _exact_float(shift) + logs[r]
-                for r, (shift, j) in enumerate(zip(t.tolist(), cut.tolist(), strict=True))]
-    if compiled_available():  # the same terms, summed by a compiled pass, block by block
-        logs_c = _blocked_log_sums(x, t, cut.tolist(), lo_x, hi_x)
-        return [x_above[j] + (n - j) * _exact_float(shift) + logs_c[r]
-                for r, (shift, j) in enumerate(zip(t.tolist(), cut.tolist(), strict=True))]
+    elif compiled_available():  # the same terms, summed by a compiled pass, block by block
+        logs = _blocked_log_sums(x, t, cuts, lo_x, hi_x)
+    else:
+        logs = _ascending_log_sums(x, t, cuts, lo_x, hi_x)
+    # u above the cut, exactly, and the log terms
+    return [x_above[j] + (n - j) * _exact_float(shift) + logs[r]
+            for r, (shift, j) in enumerate(zip(t.tolist(), cuts, strict=True))]
+
+
+def _ascending_log_sums(x: NDArray[np.float64], t: NDArray[np.float64], cut: list[int],
+                        lo_x: int, hi_x: int) -> list[int]:
+    """The exact sums of :func:`softplus_sums`' log terms per shift, by numpy passes.
+
+    Per shift, four ascending pieces side by side in one buffer, summed in one pass
+    (:func:`_pieces_sums`): ``log1p(exp(u))`` below the normal ``exp(x)``;
+    ``log1p(exp(x) * exp(shift))`` up to the cut; then, from the top down,
+    ``log1p(exp(-x) * exp(-shift))`` and ``log1p(exp(-u))`` above the normal ``exp(-x)``.
+    """
+    n = x.shape[0]
+    low, high = max(lo_x, max(cut)), min(hi_x, min(cut))
+    e_pos = np.exp(x[lo_x:low])
+    e_neg = np.exp(-x[high:hi_x])[::-1].copy()  # descending x: the log part ascends
     buf = np.empty(n)
     neg_x = np.negative(x[hi_x:][::-1])  # above the normals, from the top down
     sums = []
-    for shift, j in zip(t.tolist(), cut.tolist(), strict=True):
-        # four ascending pieces side by side in buf, summed in one pass: log1p(exp(u)) from
-        # u below the normal exp(x); log1p(exp(x) * exp(shift)) up to the cut; then, from the
-        # top down, log1p(exp(-x) * exp(-shift)) and log1p(exp(-u)) above the normal exp(-x)
-        pieces = [0, lo_x, j, hi_x, n]
+    for shift, j in zip(t.tolist(), cut, strict=True):
         if lo_x:
             out = buf[:lo_x]
             np.add(x[:lo_x], shift, out=out)
@@ -285,9 +294,7 @@ def softplus_sums(x: ArrayLike, shifts: ArrayLike) -> list[int]:
             with np.errstate(under="ignore"):
                 np.exp(out, out=out)
             np.log1p(out, out=out)
-        # u above the cut, exactly, and the log terms
-        sums.append(x_above[j] + (n - j) * _exact_float(shift)
-                    + sum(_pieces_sums(buf, pieces)))
+        sums.append(sum(_pieces_sums(buf, [0, lo_x, j, hi_x, n])))
     return sums
 
 
@@ -412,7 +419,8 @@ def _exact_table_body(x: Any, table: Any, span: Any) -> bool:
                 count += block.shape[0]
                 i += block.shape[0]
                 continue
-        for k in range(block.shape[0] + (1 if i + block.shape[0] == n else 0)):
+        steps = block.shape[0] + (1 if i + block.shape[0] == n else 0)
+        for k in range(steps):
             # term by term; one step past the last term (k == n - i) ends the last run
             h = block[k] & _SIGN_EXPONENT if k < block.shape[0] else 1
             if h != head:  # the run ends (it holds at least its first term)
@@ -433,7 +441,7 @@ def _exact_table_body(x: Any, table: Any, span: Any) -> bool:
                 high += f >> 26
                 low += f & 0x3FFFFFF
                 count += 1
-        i += block.shape[0] + (1 if i + block.shape[0] == n else 0)
+        i += steps
     span[0], span[1] = min(span[0], lowest), max(span[1], highest)
     return True
 
@@ -458,10 +466,12 @@ def _grouped_sums(x: NDArray[np.float64], owner: NDArray[np.int64] | None,
     size = n_owners * 2048
     high = np.bincount(cell, weights=(mant >> 26).astype(np.float64), minlength=size)
     low = np.bincount(cell, weights=(mant & 0x3FFFFFF).astype(np.float64), minlength=size)
-    out = [0] * n_owners
-    for k in np.flatnonzero((high != 0) | (low != 0)).tolist():
-        o, e = divmod(k, 2048)
-        out[o] += ((int(high[k]) << 26) + int(low[k])) << (e - 1075 + EXACT_SCALE)
+    # the sums are integers below 2**53: as int64, a table per owner (_exact_table_body's)
+    tables = np.stack((high, low), axis=-1).astype(np.int64).reshape(n_owners, 2048, 2)
+    out = []
+    for table in tables:
+        rows = np.flatnonzero(table.any(axis=1))
+        out.append(_table_total(table, int(rows[0]), int(rows[-1])) if rows.size else 0)
     return out
 
 

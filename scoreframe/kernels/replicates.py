@@ -42,7 +42,7 @@ one pass, for the per-unit multiplicities the per-trial loop reads.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -285,12 +285,6 @@ def _codes_body(h: Any, codes: Any, uniq: Any) -> int:  # pragma: no cover - com
     return n_u
 
 
-def _compiled(name: str) -> Callable[..., Any]:
-    body: Any = {"sums": _sums_body, "blocks": _blocks_body, "draws": _draws_body,
-                 "codes": _codes_body}[name]
-    return jit(body)
-
-
 def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.integer]],
                starts: I64, fin: slice,
                piece_starts: I64, low: F64, high: F64
@@ -340,7 +334,7 @@ def class_sums(mults: Sequence[NDArray[np.uint8]], codes: Sequence[NDArray[np.in
     inf = np.zeros(n_rows)
     if codes[0].shape[0]:
         small = all(c.dtype == np.int32 for c in codes)  # one tuple type: int32 or int64
-        _compiled("sums")(tuple(np.ascontiguousarray(m, dtype=np.uint8) for m in mults),
+        jit(_sums_body)(tuple(np.ascontiguousarray(m, dtype=np.uint8) for m in mults),
                     tuple(np.ascontiguousarray(c, dtype=np.int32 if small else np.int64)
                           for c in codes),
                     starts.astype(np.int64), int(fin.start), int(fin.stop),
@@ -378,7 +372,7 @@ def poisson_draws(unit_hashes: NDArray[np.uint64], row_keys: NDArray[np.uint64],
     """
     shape = (row_keys.shape[0], unit_hashes.shape[0])
     out = np.empty(shape[::-1] if by_unit else shape, dtype=np.uint8)
-    _compiled("draws")(np.ascontiguousarray(unit_hashes, np.uint64),
+    jit(_draws_body)(np.ascontiguousarray(unit_hashes, np.uint64),
                        np.ascontiguousarray(row_keys, np.uint64), table, thresholds, out,
                        by_unit)
     return out
@@ -427,7 +421,7 @@ def replicate_blocks(w_t: I64, w_n: I64, order: I64, lab: NDArray[np.bool_], lo:
     if w_t.ndim != 2 or w_n.ndim != 2 or w_t.shape[1] != w_n.shape[1]:
         raise ValueError(f"w_t {w_t.shape} and w_n {w_n.shape}: expected (segments, replicates) "
                          "with the same replicates")
-    out_i, out_f, offsets = _compiled("blocks")(
+    out_i, out_f, offsets = jit(_blocks_body)(
         w_t, w_n, np.ascontiguousarray(order, np.int64), np.ascontiguousarray(lab, np.bool_),
         np.ascontiguousarray(lo, np.float64), np.ascontiguousarray(hi, np.float64))
     cut = offsets.tolist()
@@ -470,5 +464,5 @@ def unit_codes(hashes: NDArray[np.uint64]) -> tuple[NDArray[np.int32] | I64, NDA
         return (inv.astype(np.int32) if small else inv.astype(np.int64)), uniq
     codes = np.empty(h.shape[0], np.int64)
     uniq = np.empty(h.shape[0], np.uint64)
-    n_u = int(_compiled("codes")(h, codes, uniq))
+    n_u = int(jit(_codes_body)(h, codes, uniq))
     return (codes.astype(np.int32) if n_u < 2**31 else codes), uniq[:n_u].copy()
