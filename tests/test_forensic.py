@@ -305,6 +305,40 @@ def test_tippett_and_ece_plots(real_cm):
     at0 = [v for v in vals if v["prior_log_odds"] == 0.0 and v["series"] == "cm"]
     assert at0[0]["LRs"] == pytest.approx(sf.cllr(t, n), rel=1e-4)  # 5 significant digits
     assert len(spec["layer"][1]["data"]["values"]) == 281  # the reference, drawn once
+    assert {spec["layer"][i]["mark"]["interpolate"] for i in (0, 1)} == {"natural"}
+    uneven = forensic.ece_curve(t, n, prior_log_odds=[-2.0, 0.0, 0.5, 3.0])
+    assert ece_plot(uneven).to_dict()["layer"][0]["mark"]["interpolate"] == "linear"
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 3.0])
+def test_report_ece_grid_draws_the_exact_curve(real_cm, scale):
+    """The report's coarse ECE grid, drawn as the chart draws it, stays under a pixel.
+
+    The chart draws a natural cubic spline through the grid's exact points (Vega-Lite's
+    ``interpolate="natural"``: d3's natural spline, parametrized by the point index, which on a
+    uniform grid is SciPy's natural ``CubicSpline`` in the prior log odds). Measured against the
+    exact ECE on a grid 16 times finer, in pixels of the chart's height (300 px from 0 to the
+    highest curve): far below one pixel, where straight segments between the same points would
+    be off by several (the reason the grid can be this coarse).
+    """
+    from scipy.interpolate import CubicSpline
+
+    from scoreframe.results.curves import ECE_GRID
+    from scoreframe.views.plots.style import HEIGHT
+
+    t, n, _ = real_cm
+    t, n = t * scale, n * scale
+    lo, hi, k = ECE_GRID
+    coarse = forensic.ece_curve(t, n, prior_log_odds=np.linspace(lo, hi, k))
+    fine = forensic.ece_curve(t, n, prior_log_odds=np.linspace(lo, hi, 16 * (k - 1) + 1))
+    measures = ("ece", "ece_min", "ece_ref")
+    pixel = max(fine[c].max() for c in measures) / HEIGHT
+    x, xf = coarse["prior_log_odds"].to_numpy(), fine["prior_log_odds"].to_numpy()
+    for c in measures:
+        drawn = CubicSpline(x, coarse[c].to_numpy(), bc_type="natural")(xf)
+        assert np.max(np.abs(drawn - fine[c].to_numpy())) < 0.2 * pixel, c
+    straight = np.interp(xf, x, coarse["ece_ref"].to_numpy())
+    assert np.max(np.abs(straight - fine["ece_ref"].to_numpy())) > pixel
 
 
 @settings(max_examples=100, deadline=None)

@@ -606,3 +606,15 @@ def test_render_html_escapes_titles():
     rep = build_report(df, operating_points=[0.1])
     rep.title = "<b>x</b>"
     assert "<title>&lt;b&gt;x&lt;/b&gt;</title>" in render_html(rep)
+
+
+def test_shared_data_keeps_types_apart():
+    """Rows equal in Python but not in JSON (1, 1.0, True) are not merged into one dataset."""
+    def spec(v):
+        return {"data": {"values": [{"a": v, "b": "x"}, {"a": v, "b": "y"}]}, "mark": "point"}
+
+    shared, packed = share_data({"p": spec(1), "q": spec(1.0), "r": spec(True), "s": spec(1)})
+    names = {k: s["data"]["name"] for k, s in shared.items()}
+    assert names["p"] == names["s"] and len({names["p"], names["q"], names["r"]}) == 3
+    assert [_unpack(packed[names[k]])[0]["a"] for k in "pqr"] == [1, 1.0, True]
+    assert [type(_unpack(packed[names[k]])[0]["a"]) for k in "pqr"] == [int, float, bool]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import pickle
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -594,6 +595,22 @@ def _grid_steps(col: list[float]) -> dict[str, Any]:
     return {"q": scale, "z": [q[0], *(b - a for a, b in zip(q, q[1:], strict=False))]}
 
 
+def _rows_key(rows: list[dict[str, Any]]) -> bytes:
+    """A key of one dataset's rows: equal keys mean equal rows, value types included.
+
+    The rows' pickle (only ever written, never loaded): a fraction of the cost of their
+    JSON. ``1``, ``1.0`` and ``True`` (equal in Python, not in JSON) pickle apart. Equal rows
+    built differently (another key order) may pickle apart too: they are then stored twice,
+    which costs bytes, never a wrong chart.
+
+    >>> _rows_key([{"a": 1, "b": 0.5}]) == _rows_key([{"a": 1, "b": 0.5}])
+    True
+    >>> _rows_key([{"a": 1}]) == _rows_key([{"a": 1.0}])
+    False
+    """
+    return pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def share_data(specs: dict[str, dict[str, Any]]
                ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """Move every chart's inline rows into one table of named datasets, each stored once.
@@ -603,7 +620,7 @@ def share_data(specs: dict[str, dict[str, Any]]
     ``datasets``); each is packed by :func:`pack_rows`. Returns the specs and the datasets.
     """
     packed: dict[str, dict[str, Any]] = {}
-    seen: dict[str, str] = {}
+    seen: dict[bytes, str] = {}
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -617,7 +634,7 @@ def share_data(specs: dict[str, dict[str, Any]]
         out = {k: (v if rows and k == "data" else walk(v)) for k, v in node.items()}
         if rows:
             assert isinstance(data, dict)
-            key = json.dumps(data["values"], sort_keys=True, allow_nan=False)
+            key = _rows_key(data["values"])
             name = seen.get(key)
             if name is None:
                 p = pack_rows(data["values"])

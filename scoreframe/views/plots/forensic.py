@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
+import numpy as np
 import polars as pl
 
 from scoreframe.views.plots.style import (
@@ -55,6 +56,21 @@ def thin_rows(df: pl.DataFrame, *, max_points: int, keep: pl.Expr | None = None)
     if keep is not None:
         cond = cond | keep
     return df.filter(cond)
+
+
+def _uniform_grid(x: pl.Series) -> bool:
+    """Whether the distinct values of ``x`` are evenly spaced (to 1e-9 of the step), >= 3 of them.
+
+    Examples
+    --------
+    >>> _uniform_grid(pl.Series([0.0, 0.5, 1.0, 0.5])), _uniform_grid(pl.Series([0.0, 0.5, 2.0]))
+    (True, False)
+    """
+    v = np.unique(x.drop_nulls().to_numpy().astype(np.float64))
+    if v.shape[0] < 3 or not np.all(np.isfinite(v)):
+        return False
+    step = np.diff(v)
+    return bool(np.all(np.abs(step - step.mean()) <= 1e-9 * step.mean()))
 
 
 def _x_axis(df: pl.DataFrame, column: str, log10: bool, title: str) -> tuple[pl.DataFrame, str]:
@@ -128,7 +144,11 @@ def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
     The sibling of :func:`scoreframe.views.plots.ape_plot`, drawn with the same series and measure
     encodings: actual (``ece``, bold) and PAV (``ece_min``) per series, and the reference
     ``ece_ref`` once, grey and dotted. At prior log odds 0 the curves read Cllr and minCllr
-    (Ramos et al. 2013).
+    (Ramos et al. 2013). The ECE is a smooth function of the prior log odds: on a uniform grid
+    the curves are drawn as natural cubic splines through the exact values (Vega-Lite's
+    ``interpolate="natural"``), which at the report's step of 0.5 stay within a few hundredths
+    of a pixel of the exact curve, where straight segments between the same points would
+    miss it by a few pixels; on any other grid, as straight segments.
 
     Parameters
     ----------
@@ -146,8 +166,8 @@ def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
     --------
     >>> from scoreframe.metrics.forensic import ece_curve
     >>> c = ece_plot(ece_curve([1.0, 2.0], [-1.0]), log10=True).to_dict()
-    >>> c["layer"][0]["encoding"]["x"]["title"]
-    'prior log10 odds'
+    >>> c["layer"][0]["encoding"]["x"]["title"], c["layer"][0]["mark"]["interpolate"]
+    ('prior log10 odds', 'natural')
     """
     df = series_labels(as_polars(ece), series)
     df, xtitle = _x_axis(df, "prior_log_odds", log10, "prior ln odds")
@@ -156,7 +176,9 @@ def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
     style = styles_for(order, styles)
     measures = {"ece": "LRs", "ece_min": "PAV LRs"}
     x = alt.X("prior_log_odds:Q", title=xtitle, scale=alt.Scale(nice=False, zero=False))
-    curves = measures_chart(df, measures).mark_line(clip=True).encode(
+    shape: Literal["natural", "linear"] = (
+        "natural" if _uniform_grid(df["prior_log_odds"]) else "linear")
+    curves = measures_chart(df, measures).mark_line(clip=True, interpolate=shape).encode(
         x=x, y=alt.Y("value:Q", title="empirical cross-entropy (bits)"),
         **series_encodings(order, style, dash=several),
         **measure_encodings(list(measures.values()), several_series=several),
@@ -164,8 +186,8 @@ def ece_plot(ece: Any, *, series: Sequence[str] | None = None,
         tooltip=[f"{SERIES}:N", "measure:N", alt.Tooltip("prior_log_odds:Q", format=".2f"),
                  alt.Tooltip("value:Q", format=".4f")])
     first = df.filter(pl.col(SERIES) == order[0]).select("prior_log_odds", "ece_ref")
-    ref = alt.Chart(inline_data(first)).mark_line(color="#777", strokeDash=[1, 2],
-                                                  strokeWidth=1.0, clip=True).encode(
+    ref = alt.Chart(inline_data(first)).mark_line(color="#777", strokeDash=[1, 2], strokeWidth=1.0,
+                                                  clip=True, interpolate=shape).encode(
         x="prior_log_odds:Q", y="ece_ref:Q")
     head = alt.Title(title, subtitle="grey dotted: the reference system (LR = 1)")
     return alt.layer(curves, ref).properties(width=width, height=height, title=head)
