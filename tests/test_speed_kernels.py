@@ -469,3 +469,39 @@ def test_engines_set_numba_up_only_for_compiled_statistics_of_enough_trials(
     assert calls == []
     group_statistics(df, thresholds=curves.thresholds, statistics=(curves.ece,))
     assert calls == [1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_end_labels_and_block_corners_are_their_brute_force_twins(seed: int) -> None:
+    """end_labels: the first and last run labels of label_runs; the DET corners kept at PAV
+    block ends by a binary search are those np.isin keeps (ties between classes included)."""
+    from scoreframe.kernels.sorted_scores import end_labels, label_runs
+    from scoreframe.stats._statistics import Context
+    from scoreframe.stats.summary import _det_corners
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        t = np.sort(rng.integers(-4, 5, rng.integers(0, 12)).astype(float))
+        n = np.sort(rng.integers(-4, 5, rng.integers(0, 12)).astype(float))
+        if t.size + n.size == 0:
+            continue
+        s = SortedScores(t, n)
+        lab = label_runs(s)[1]
+        assert end_labels(s) == (bool(lab[0]), bool(lab[-1]))
+        if t.size and n.size:
+            run_len, run_lab = label_runs(s)
+            cum_tar = np.cumsum(np.where(run_lab, run_len, 0))
+            cum_non = np.cumsum(np.where(run_lab, 0, run_len))
+            hull = np.cumsum(s.blocks.n_tar)
+            miss, fa = _det_corners(cum_tar, cum_non, Context(t.size, n.size), 0.5, hull)
+            # the rule with np.isin, written out
+            x = np.floor(np.clip(el.probit((n.size - cum_non) / n.size), -1e6, 1e6) / 0.5)
+            y = np.floor(np.clip(el.probit(cum_tar / t.size), -1e6, 1e6) / 0.5)
+            keep = np.ones(x.shape[0], dtype=bool)
+            if x.shape[0] > 2:
+                same = (x[1:] == x[:-1]) & (y[1:] == y[:-1])
+                keep[1:] = ~same
+                keep[:-1] |= ~same
+                keep[-1:] = True
+                keep |= np.isin(cum_tar, hull)
+            assert miss.tolist() == cum_tar[keep].tolist() and fa.tolist() == cum_non[keep].tolist()

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from scoreframe._cached_property import cached_property
 from scoreframe.kernels.elementary import exact_sum, softplus
 
-__all__ = ["BlockStack", "Blocks", "SortedScores", "concat_blocks", "label_runs",
+__all__ = ["BlockStack", "Blocks", "SortedScores", "concat_blocks", "end_labels", "label_runs",
            "nontarget_cost_sum", "pav_blocks", "pav_runs", "sort_scores", "target_cost_sum"]
 
 F64 = NDArray[np.float64]
@@ -284,6 +284,20 @@ class BlockStack:
                 np.log(self.total_non.astype(np.float64))
             out: F64 = (np.log(t) - np.log(m)) - prior[own]
         return out
+
+
+def end_labels(s: SortedScores) -> tuple[bool, bool]:
+    """The labels of the first and the last run of :func:`label_runs`, without the runs.
+
+    >>> s = SortedScores(np.array([1.0, 3.0]), np.array([0.0, 2.0]))
+    >>> end_labels(s), label_runs(s)[1][[0, -1]].tolist()
+    ((False, True), [False, True])
+    """
+    t, n = s.n_tar, s.n_non
+    if t == 0 or n == 0:
+        return t > 0, t > 0
+    pos = s.tar_positions  # ties: targets first
+    return bool(pos[0] == 0), bool(pos[-1] == t + n - 1)
 
 
 def label_runs(s: SortedScores) -> tuple[I64, NDArray[np.bool_]]:

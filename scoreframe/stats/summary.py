@@ -38,7 +38,7 @@ from scoreframe.kernels.sorted_scores import (
     Blocks,
     SortedScores,
     concat_blocks,
-    label_runs,
+    end_labels,
     pav_blocks,
 )
 from scoreframe.stats._biometric import (
@@ -324,7 +324,9 @@ def _det_corners(cum_tar: I64, cum_non: I64, ctx: Context, resolution: float,
         keep[1:] = ~same
         keep[:-1] |= ~same
         keep[-keep_tail:] = True  # the range's last corner(s) stay: the path keeps both ends
-        keep |= np.isin(cum_tar, hull_tar)
+        if hull_tar.shape[0]:  # np.isin(cum_tar, hull_tar) of two ascending arrays, unsorted
+            at = np.minimum(np.searchsorted(hull_tar, cum_tar), hull_tar.shape[0] - 1)
+            keep |= hull_tar[at] == cum_tar
     return cum_tar[keep], cum_non[keep]
 
 
@@ -387,11 +389,10 @@ class DetCorners(Statistic):
         if r.n == 0:
             return self.empty()
         cum_tar, cum_non = r.corners
-        _, run_lab = label_runs(r.s)
         hull = r.ctx.offset_tar + np.cumsum(r.blocks.n_tar)
         miss, fa = _det_corners(cum_tar[1:], cum_non[1:], r.ctx, self.resolution, hull,
                                 keep_tail=2)
-        return miss, fa, bool(run_lab[0]), bool(run_lab[-1])
+        return miss, fa, *end_labels(r.s)
 
     def merge(self, a: tuple[I64, I64, bool | None, bool | None] | None,
               b: tuple[I64, I64, bool | None, bool | None] | None
