@@ -216,10 +216,7 @@ def display_rows(df: pl.DataFrame, *, digits: int = 5) -> list[dict[str, Any]]:
             col = pl.when(col.is_infinite()).then(col.sign() * OFF_SCALE).otherwise(col)
             exprs.append(col.round_sig_figs(digits).alias(c))
     clean = df.with_columns(exprs) if exprs else df
-    # column by column, then zipped: the same dicts as ``to_dicts()`` in half the time
-    names = clean.columns
-    return [dict(zip(names, v, strict=True))
-            for v in zip(*(clean.get_column(c).to_list() for c in names), strict=True)]
+    return clean.to_dicts()
 
 
 def inline_data(df: pl.DataFrame, *, digits: int = 5) -> alt.Data:
