@@ -1,21 +1,24 @@
-"""The report's per-group charts written as dicts (views/plots/_group_specs) equal Altair's.
+"""The report's charts written as dicts (views/_group_specs, views/_summary_specs) equal Altair's.
 
-The HTML draws every group's DET, NBER and histogram from dicts built without Altair objects;
-they must be exactly what ``to_dict()`` of the public plotting functions' charts gives (the same
-keys in the same order, the same rows), so the page is the one the Altair charts would make.
+The HTML draws every group's DET, NBER and histogram, and the charts across groups (DET, NBER,
+APE, Tippett, ECE), from dicts built without Altair; they must be exactly what ``to_dict()`` of
+the public plotting functions' charts gives (the same keys in the same order, the same rows),
+so the page is the one the Altair charts would make.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
 import polars as pl
 import pytest
 
-from scoreframe.views.plots._group_specs import group_specs
+from scoreframe.views._group_specs import group_specs
 from scoreframe.views.report import build_report, render_html
 
 
@@ -33,14 +36,16 @@ def trials(sizes: dict[str, int], *, seed: int) -> pl.DataFrame:
     return pl.concat(parts)
 
 
-@pytest.fixture(scope="module", params=["str", "int"])
+@pytest.fixture(scope="module", params=["str", "int", "forensic"])
 def report(request):
     sizes = {"tiny": 40, "small": 400, "mid": 4_000, "large": 20_000}
     df = trials(sizes, seed=len(request.param))
     if request.param == "int":  # integer group values: labels cast by Polars, keys by str()
         df = df.with_columns(pl.col("condition").replace_strict(
             {c: 10 * i for i, c in enumerate(sizes)}, return_dtype=pl.Int64))
-    return build_report(df, by="condition", operating_points=[0.001, 0.01, 0.1, 0.5])
+    metrics = ["forensic"] if request.param == "forensic" else None
+    return build_report(df, by="condition", operating_points=[0.001, 0.01, 0.1, 0.5],
+                        metrics=metrics)
 
 
 def test_group_dicts_are_altairs_byte_for_byte(report):
@@ -52,7 +57,43 @@ def test_group_dicts_are_altairs_byte_for_byte(report):
         if isinstance(fast, dict):
             n_dicts += 1
             assert json.dumps(fast) == json.dumps(chart.to_dict(validate=False)), name
-    assert n_dicts == 3 * report.summary.height  # every group's three charts, no fallback
+    # every group's three charts and the summary's DET, NBER, APE (+ Tippett, ECE): no fallback
+    summary = 5 if report.tippett is not None else 3
+    assert n_dicts == 3 * report.summary.height + summary
+
+
+def test_writing_a_report_needs_no_altair(tmp_path):
+    """A report whose charts are all written as dicts never imports Altair (~0.2 s saved)."""
+    code = (
+        "import sys, numpy as np, polars as pl\n"
+        "from scoreframe.views.report import build_report, write_report\n"
+        "rng = np.random.default_rng(0)\n"
+        "df = pl.DataFrame({'condition': np.repeat(['a', 'b'], 500),\n"
+        "                   'score': rng.normal(size=1000), 'label': rng.random(1000) < 0.3})\n"
+        "rep = build_report(df, by='condition', metrics=['forensic'])\n"
+        f"write_report(rep, {str(tmp_path / 'r.html')!r})\n"
+        "print('altair' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+    assert (tmp_path / "r.html").stat().st_size > 100_000
+
+
+def test_default_theme_is_altairs():
+    """The config and $schema written without Altair are those Altair writes by default."""
+    import altair as alt
+
+    from scoreframe.views import _vega
+
+    spec = alt.LayerChart(layer=[alt.Chart(alt.Data(values=[{"x": 0}])).mark_point()]
+                          ).to_dict(validate=False)
+    assert spec["config"] == _vega.DEFAULT_CONFIG and spec["$schema"] == _vega.DEFAULT_SCHEMA
+    assert _vega.vega_top() == (_vega.DEFAULT_CONFIG, _vega.DEFAULT_SCHEMA)  # Altair imported
+    alt.theme.enable("dark")
+    try:
+        assert _vega.vega_top() is None  # a theme adding keys: the report asks Altair
+    finally:
+        alt.theme.enable("default")
 
 
 def test_group_dicts_cover_points_inside_and_outside_the_box(report):

@@ -25,14 +25,16 @@ import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import polars as pl
 
 from scoreframe.errors import ScoreframeError
 from scoreframe.metrics._options import Biometric
 from scoreframe.stats.summary import VerificationRequest
+
+if TYPE_CHECKING:
+    import altair as alt
 
 __all__ = ["BiometricSection", "biometric_section", "section_html"]
 

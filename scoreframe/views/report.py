@@ -6,10 +6,12 @@ Views layer. The numbers come from one :func:`scoreframe.results.evaluate.evalua
 The
 charts are :mod:`scoreframe.views.plots`; Vega, Vega-Lite and vega-embed are inlined from
 vl-convert's
-bundle, so the file opens without network access. Every group's DET, NBER and histogram go
-into the page as the Vega-Lite dicts those charts' ``to_dict()`` gives, written directly
-(:mod:`scoreframe.views.plots._group_specs`: no Altair objects, the data of all groups
-prepared at once); :meth:`Report.charts` still builds them as Altair charts.
+bundle, so the file opens without network access. The charts across groups (DET, NBER, APE,
+Tippett, ECE) and every group's DET, NBER and histogram go into the page as the Vega-Lite
+dicts those charts' ``to_dict()`` gives, written directly
+(:mod:`scoreframe.views._summary_specs`, :mod:`scoreframe.views._group_specs`: no Altair
+objects, the data of all groups prepared at once), so writing a report imports Altair only
+for the other sections' charts; :meth:`Report.charts` still builds them all as Altair charts.
 """
 
 from __future__ import annotations
@@ -19,15 +21,14 @@ import json
 import math
 import pickle
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import numpy as np
 import polars as pl
-from altair.utils.schemapi import debug_mode
 
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.frames.lazy import Data, as_lazy
@@ -53,14 +54,18 @@ from scoreframe.results.evaluate import (
 )
 from scoreframe.stats.engine import EngineLike
 from scoreframe.stats.summary import ScoreHistogram
-from scoreframe.views import plots
+from scoreframe.views import _summary_specs as summary_specs
+from scoreframe.views._group_specs import group_specs
 from scoreframe.views._report_biometric import section_html as biometric_html
-from scoreframe.views.plots._group_specs import group_specs
-from scoreframe.views.plots.save import javascript_bundle
-from scoreframe.views.plots.style import SeriesStyle, series_labels, series_scale
+from scoreframe.views._vega import SeriesStyle, javascript_bundle, series_labels, series_scale
+
+if TYPE_CHECKING:
+    import altair as alt
 
 __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", "write_report"]
 
+#: ``(section, name, chart)``: an Altair chart, or the Vega-Lite dict its ``to_dict()`` gives.
+ChartItem = tuple[str, str, "alt.TopLevelMixin | dict[str, Any]"]
 #: ``progress(done, total)``: called as groups are evaluated and as charts render.
 Progress = Callable[[int, int], None]
 
@@ -98,7 +103,7 @@ class Report:
     comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
     biometric: Any = None  # views._report_biometric.BiometricSection (biometric=...)
     _charts: list[tuple[str, str, alt.TopLevelMixin]] | None = field(default=None, repr=False)
-    _items: list[tuple[str, str, alt.TopLevelMixin | dict[str, Any]]] | None = field(
+    _items: list[ChartItem] | None = field(
         default=None, repr=False)
 
     @property
@@ -134,79 +139,102 @@ class Report:
     def charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
         """``(section, name, chart)`` for every chart: across groups first, then per group."""
         if self._charts is None:
-            # Altair validates every schema object as it is built (a jsonschema pass per
-            # object, about a quarter of building a report's charts); the report's charts are
-            # made by the plotting functions, which the tests validate.
-            with debug_mode(False):
+            with _unvalidated():
                 self._charts = [(s, n, c) for s, n, c in self._build_charts(fast=False)
                                 if not isinstance(c, dict)]
         return self._charts
 
-    def _chart_items(self) -> list[tuple[str, str, alt.TopLevelMixin | dict[str, Any]]]:
+    def _chart_items(self) -> list[ChartItem]:
         """The charts as :meth:`charts` lists them, the per-group ones as Vega-Lite dicts.
 
         The dicts are what ``to_dict()`` of those charts gives, built without Altair objects
-        (:func:`scoreframe.views.plots._group_specs.group_specs`); the HTML needs no more.
+        (:mod:`scoreframe.views._summary_specs`, :func:`scoreframe.views._group_specs.group_specs`);
+        the HTML needs no more.
         """
         if self._charts is not None:
             return list(self._charts)
         if self._items is None:
-            with debug_mode(False):
-                self._items = self._build_charts(fast=True)
+            self._items = self._build_charts(fast=True)
         return self._items
 
-    def _build_charts(self, *, fast: bool
-                      ) -> list[tuple[str, str, alt.TopLevelMixin | dict[str, Any]]]:
+    def _build_charts(self, *, fast: bool) -> list[ChartItem]:
+        """The charts; with ``fast``, as Vega-Lite dicts wherever they can be written directly.
+
+        Altair (:mod:`scoreframe.views.plots`) is imported only for a chart that needs it:
+        with ``fast``, the sections other than the summary, forensic and per-group charts.
+        """
         st = self.styles
         gcols = self.group_cols or None
-        out: list[tuple[str, str, alt.TopLevelMixin | dict[str, Any]]] = [
-            ("all groups", "det", plots.det_plot(self.det, points=self.points, series=gcols,
-                                                 styles=st, title="DET (all groups)")),
-            ("all groups", "nber", plots.nber_plot(self.nber, p_target=self.p_target,
-                                                   series=gcols, styles=st,
-                                                   title="Normalized Bayes error rate")),
-            ("all groups", "ape", plots.ape_plot(self.ape, self.summary.filter(
-                pl.col("cllr").is_not_null()), series=gcols, styles=st,
-                title="APE (all groups)")),
+        series = gcols or []
+        scored = self.summary.filter(pl.col("cllr").is_not_null())
+
+        def made(section: str, name: str, spec: Callable[[], dict[str, Any] | None],
+                 chart: Callable[[Any], alt.TopLevelMixin]) -> ChartItem:
+            """The chart's dict when ``fast`` and it can be written directly, else Altair's."""
+            d = spec() if fast and gcols else None
+            if d is not None:
+                return section, name, d
+            with _unvalidated() as plots:
+                return section, name, chart(plots)
+
+        out: list[ChartItem] = [
+            made("all groups", "det",
+                 lambda: summary_specs.det_spec(self.det, self.points, series=series, styles=st,
+                                                title="DET (all groups)"),
+                 lambda plots: plots.det_plot(self.det, points=self.points, series=gcols,
+                                              styles=st, title="DET (all groups)")),
+            made("all groups", "nber",
+                 lambda: summary_specs.nber_spec(self.nber, series=series, styles=st,
+                                                 p_target=self.p_target,
+                                                 title="Normalized Bayes error rate"),
+                 lambda plots: plots.nber_plot(self.nber, p_target=self.p_target, series=gcols,
+                                               styles=st, title="Normalized Bayes error rate")),
+            made("all groups", "ape",
+                 lambda: summary_specs.ape_spec(self.ape, scored, series=series, styles=st,
+                                                title="APE (all groups)"),
+                 lambda plots: plots.ape_plot(self.ape, scored, series=gcols, styles=st,
+                                              title="APE (all groups)")),
         ]
         if self.calibration is not None:
-            out.append(("all groups", "calibration",
-                        plots.calibration_plot(self.calibration, title="Calibration map")))
+            with _unvalidated() as plots:
+                out.append(("all groups", "calibration",
+                            plots.calibration_plot(self.calibration, title="Calibration map")))
         if self.intervals is not None:
-            from scoreframe.views.plots.intervals import det_interval_plot, nber_interval_plot
-
-            ci = self.summary_ci
-            out += [
-                ("intervals", "det_intervals", det_interval_plot(
-                    self.det, self.intervals, series=gcols, styles=st,
-                    title=f"DET with {ci} intervals at the minDCF points")),
-                ("intervals", "nber_intervals", nber_interval_plot(
-                    self.nber, self.intervals, series=gcols, styles=st,
-                    title=f"NBER with {ci} intervals of act/min DCF"))]
+            with _unvalidated() as plots:
+                ci = self.summary_ci
+                out += [
+                    ("intervals", "det_intervals", plots.det_interval_plot(
+                        self.det, self.intervals, series=gcols, styles=st,
+                        title=f"DET with {ci} intervals at the minDCF points")),
+                    ("intervals", "nber_intervals", plots.nber_interval_plot(
+                        self.nber, self.intervals, series=gcols, styles=st,
+                        title=f"NBER with {ci} intervals of act/min DCF"))]
         if self.comparison is not None:
-            from scoreframe.views.plots.intervals import forest_plot
-
-            out.append(("intervals", "forest", forest_plot(self.comparison)))
+            with _unvalidated() as plots:
+                out.append(("intervals", "forest", plots.forest_plot(self.comparison)))
         if self.tippett is not None and self.tippett.height:
-            from scoreframe.views.plots.forensic import ece_plot, tippett_plot
-
-            out.append(("forensic", "tippett", tippett_plot(self.tippett, series=gcols,
-                                                            styles=st)))
-            if self.ece is not None and self.ece.height:
-                out.append(("forensic", "ece", ece_plot(self.ece, series=gcols, styles=st)))
+            tippett, ece = self.tippett, self.ece
+            out.append(made(
+                "forensic", "tippett",
+                lambda: summary_specs.tippett_spec(tippett, series=series, styles=st),
+                lambda plots: plots.tippett_plot(tippett, series=gcols, styles=st)))
+            if ece is not None and ece.height:
+                out.append(made(
+                    "forensic", "ece", lambda: summary_specs.ece_spec(ece, series=series,
+                                                                     styles=st),
+                    lambda plots: plots.ece_plot(ece, series=gcols, styles=st)))
         if self.t_dcf is not None:
-            from scoreframe.views.plots.spoof import t_dcf_plot
-
-            out.append(("spoofing", "t_dcf", t_dcf_plot(self.t_dcf)))
+            with _unvalidated() as plots:
+                out.append(("spoofing", "t_dcf", plots.t_dcf_plot(self.t_dcf)))
         if self.biometric is not None:
-            out += self.biometric.charts(series=gcols, styles=st)
-        if not gcols:
-            out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
-            return out
-        keys = self.summary.filter(pl.col("cllr").is_not_null()).select(gcols).rows()
+            with _unvalidated():
+                out += self.biometric.charts(series=gcols, styles=st)
+        keys = scored.select(gcols).rows() if gcols else []
         if len(keys) < 2:
-            out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
+            with _unvalidated() as plots:
+                out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
             return out
+        assert gcols is not None
         specs = group_specs(det=self.det, points=self.points, nber=self.nber,
                             histograms=self.histograms, keys=keys, gcols=gcols, styles=st,
                             p_target=self.p_target) if fast else None
@@ -219,19 +247,34 @@ class Report:
                         (label, f"histogram_{slug}", hist)]
                 continue
             cond = pl.all_horizontal([pl.col(c) == v for c, v in zip(gcols, key, strict=True)])
-            out += [
-                (label, f"det_{slug}", plots.det_plot(self.det.filter(cond),
-                                                      points=self.points.filter(cond),
-                                                      series=gcols, styles=st, curve="both",
-                                                      title=f"DET: {label}")),
-                (label, f"nber_{slug}", plots.nber_plot(self.nber.filter(cond), components=True,
-                                                        p_target=self.p_target, series=gcols,
-                                                        styles=st, title=f"NBER: {label}")),
-                (label, f"histogram_{slug}", plots.histogram_plot(
-                    self.histograms.filter(cond), title=f"Scores: {label}")),
-            ]
+            with _unvalidated() as plots:
+                out += [
+                    (label, f"det_{slug}", plots.det_plot(
+                        self.det.filter(cond), points=self.points.filter(cond), series=gcols,
+                        styles=st, curve="both", title=f"DET: {label}")),
+                    (label, f"nber_{slug}", plots.nber_plot(
+                        self.nber.filter(cond), components=True, p_target=self.p_target,
+                        series=gcols, styles=st, title=f"NBER: {label}")),
+                    (label, f"histogram_{slug}", plots.histogram_plot(
+                        self.histograms.filter(cond), title=f"Scores: {label}")),
+                ]
         return out
 
+
+@contextmanager
+def _unvalidated() -> Iterator[Any]:
+    """:mod:`scoreframe.views.plots` (importing Altair), its charts built without validation.
+
+    Altair validates every schema object as it is built (a jsonschema pass per object, about
+    a quarter of building a report's charts); the report's charts are made by the plotting
+    functions, which the tests validate.
+    """
+    from altair.utils.schemapi import debug_mode  # noqa: PLC0415 - Altair, when needed
+
+    from scoreframe.views import plots  # noqa: PLC0415 - Altair, when needed
+
+    with debug_mode(False):
+        yield plots
 
 def build_report(data: Data, *, by: Sequence[str] | str | None = None, where: str | None = None,
                  metrics: MetricsLike = None,
@@ -753,9 +796,11 @@ def write_report(report: Report, path: str | Path, *, title: str | None = None,
         out = Path(export_dir)
         out.mkdir(exist_ok=True)
         done = len(charts)
+        from scoreframe.views.plots import save_chart  # noqa: PLC0415 - Altair, for exports
+
         for _, name, chart in report.charts():  # Altair charts (vl-convert renders them)
             for fmt in export_formats:
-                plots.save_chart(chart, out / f"{name}.{fmt.lstrip('.')}", overwrite=True)
+                save_chart(chart, out / f"{name}.{fmt.lstrip('.')}", overwrite=True)
                 done += 1
                 if progress is not None:
                     progress(done, total)

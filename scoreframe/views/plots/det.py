@@ -13,11 +13,13 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 import altair as alt
-import numpy as np
 import polars as pl
 
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.kernels.elementary import probit
+from scoreframe.views._vega import POINT_SHAPES, display_decimate
+from scoreframe.views._vega import omitted_note as _omitted_note
+from scoreframe.views._vega import prior_label as _prior_label
 from scoreframe.views.plots.style import (
     DET_BOX,
     HEIGHT,
@@ -37,76 +39,6 @@ __all__ = ["GUIDES", "POINT_SHAPES", "det_plot", "display_decimate"]
 
 #: The reference lines of :func:`det_plot` (``guides=``), all drawn by default.
 GUIDES: tuple[Literal["eer", "dr30"], ...] = ("eer", "dr30")
-
-#: Marker shape of the DCF operating points of each prior, in the order the priors appear.
-POINT_SHAPES = ("circle", "square", "triangle-up", "diamond", "triangle-down", "cross",
-                "triangle-left", "triangle-right")
-
-
-def display_decimate(df: pl.DataFrame, *, cell: float,
-                     box: tuple[float, float, float, float] | None = None) -> pl.DataFrame:
-    """Keep about one steppy-curve point per ``cell`` x ``cell`` probit cell, per series.
-
-    The first and last point of every run of points inside one cell are kept, and every
-    steppy point that is also a ROCCH row of its series (the hull vertices), so the drawn shape
-    moves by less than a cell (under a pixel at the default cell size). With ``box``
-    (``(xlo, xhi, ylo, yhi)`` in probit units) the points outside the box share one cell per
-    outer region (left, right, below, above and the corners): a chord between two points of
-    one region stays in that convex region, so nothing visible changes while the long tails
-    outside the box shrink to their end points. ROCCH rows are kept.
-    """
-    if cell <= 0 or df.height < 3:
-        return df
-    hull = df.filter(pl.col("curve") == "rocch").select(SERIES, "pfa", "pmiss").unique()
-    df = df.with_row_index("_row").join(
-        hull.with_columns(_on_hull=pl.lit(True)), on=[SERIES, "pfa", "pmiss"], how="left",
-        nulls_equal=True).sort("_row").with_columns(pl.col("_on_hull").fill_null(False))
-    parts = []
-    for (_, kind), part in df.partition_by([SERIES, "curve"], as_dict=True,
-                                           maintain_order=True).items():
-        if kind != "steppy" or part.height < 3:
-            parts.append(part)
-            continue
-        keep = _runs_kept(part["probit_pfa"].to_numpy(), part["probit_pmiss"].to_numpy(),
-                          part["_on_hull"].to_numpy(), cell, box)
-        parts.append(part.filter(pl.Series(keep)))
-    return pl.concat(parts).sort("_row").drop("_row", "_on_hull")
-
-
-def _runs_kept(x: np.ndarray, y: np.ndarray, hull: np.ndarray, cell: float,
-               box: tuple[float, float, float, float] | None) -> np.ndarray:
-    """Mask: first and last point of each run of equal cells, hull points, both ends."""
-    fx = np.floor(np.clip(x, -1e6, 1e6) / cell)
-    fy = np.floor(np.clip(y, -1e6, 1e6) / cell)
-    code = np.zeros(x.shape[0], dtype=np.int8)
-    if box is not None:
-        xlo, xhi, ylo, yhi = box
-        code = ((x < xlo) * 1 + (x > xhi) * 2 + (y < ylo) * 4 + (y > yhi) * 8).astype(np.int8)
-        fx = np.where(code > 0, 0.0, fx)
-        fy = np.where(code > 0, 0.0, fy)
-    change = np.ones(x.shape[0], dtype=bool)
-    same = (code[1:] == code[:-1]) & (fx[1:] == fx[:-1]) & (fy[1:] == fy[:-1])
-    change[1:] = ~same
-    change[:-1] |= ~same
-    change[0] = change[-1] = True  # both ends of the path, whatever their cells
-    keep: np.ndarray = change | (hull & (code == 0))
-    return keep
-
-
-def _prior_label(p: float) -> str:
-    return f"{p:g}"
-
-
-def _omitted_note(omitted: Sequence[str], width: int) -> list[str]:
-    """Subtitle lines naming the DCF points outside the box (whole items per line)."""
-    note = ["DCF points outside the box, not drawn:"]
-    for item in omitted:  # about one character per 6 px
-        if len(note[-1]) + len(item) + 2 > max(40, width // 6):
-            note.append(item)
-        else:
-            note[-1] += (" " if note[-1].endswith(":") else "; ") + item
-    return note
-
 
 def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
              points: Any = None, series: Sequence[str] | None = None,

@@ -9,14 +9,14 @@ report.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import altair as alt
-import numpy as np
 import polars as pl
 
+from scoreframe.views._vega import LN10, thin_rows
+from scoreframe.views._vega import uniform_grid as _uniform_grid
 from scoreframe.views.plots.style import (
     HEIGHT,
     SERIES,
@@ -33,45 +33,6 @@ from scoreframe.views.plots.style import (
 )
 
 __all__ = ["ece_plot", "thin_rows", "tippett_plot"]
-
-LN10 = math.log(10.0)
-
-
-def thin_rows(df: pl.DataFrame, *, max_points: int, keep: pl.Expr | None = None) -> pl.DataFrame:
-    """At most about ``max_points`` rows per series, evenly spaced in row order.
-
-    The first and last row of each series (and rows where ``keep`` is true) are always kept;
-    display only (a pixel holds many sweep points).
-
-    Examples
-    --------
-    >>> df = pl.DataFrame({"series": ["a"] * 10, "x": range(10)})
-    >>> thin_rows(df, max_points=4)["x"].to_list()
-    [0, 3, 6, 9]
-    """
-    idx = pl.int_range(pl.len()).over(SERIES)
-    n = pl.len().over(SERIES)
-    step = ((n + max_points - 1) // max_points).clip(lower_bound=1)
-    cond = (idx % step == 0) | (idx == n - 1)
-    if keep is not None:
-        cond = cond | keep
-    return df.filter(cond)
-
-
-def _uniform_grid(x: pl.Series) -> bool:
-    """Whether the distinct values of ``x`` are evenly spaced (to 1e-9 of the step), >= 3 of them.
-
-    Examples
-    --------
-    >>> _uniform_grid(pl.Series([0.0, 0.5, 1.0, 0.5])), _uniform_grid(pl.Series([0.0, 0.5, 2.0]))
-    (True, False)
-    """
-    v = np.unique(x.drop_nulls().to_numpy().astype(np.float64))
-    if v.shape[0] < 3 or not np.all(np.isfinite(v)):
-        return False
-    step = np.diff(v)
-    return bool(np.all(np.abs(step - step.mean()) <= 1e-9 * step.mean()))
-
 
 def _x_axis(df: pl.DataFrame, column: str, log10: bool, title: str) -> tuple[pl.DataFrame, str]:
     if log10:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import os
-import tempfile
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +9,10 @@ import altair as alt
 
 from scoreframe.errors import UsageError, message
 from scoreframe.io.atomic import atomic_output
+from scoreframe.views._vega import CACHE_ENV, javascript_bundle
 
 __all__ = ["CACHE_ENV", "FORMATS", "chart_bytes", "javascript_bundle", "save_chart"]
 
-#: Environment variable naming the directory of scoreframe's on-disk cache.
-CACHE_ENV = "SCOREFRAME_CACHE_DIR"
 
 #: File suffixes :func:`save_chart` writes.
 FORMATS = (".html", ".htm", ".svg", ".png", ".pdf")
@@ -98,40 +93,3 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, overwrite: bool = 
         tmp.write_bytes(chart_bytes(chart, suffix, scale=scale))
     return path
 
-
-def _cache_dir() -> Path:
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "scoreframe"
-
-
-@functools.cache
-def javascript_bundle() -> str:
-    """Vega, Vega-Lite and vega-embed as one script, for offline HTML (from vl-convert).
-
-    Bundling takes seconds, so the script is kept for the process and on disk (in
-    ``$SCOREFRAME_CACHE_DIR``, else ``$XDG_CACHE_HOME/scoreframe`` or ``~/.cache/scoreframe``),
-    keyed by the vl-convert version; an unwritable cache directory only costs the time.
-    """
-    import vl_convert as vlc
-
-    path = _cache_dir() / f"vl-convert-{version('vl-convert-python')}-bundle.js"
-    try:
-        text = path.read_text(encoding="utf-8")
-        if "vegaEmbed" in text:
-            return text
-    except OSError:
-        pass
-    text = vlc.javascript_bundle(None)  # type: ignore[arg-type]  # None: the whole bundle
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-    return text

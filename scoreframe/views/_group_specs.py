@@ -20,24 +20,29 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import altair as alt
 import polars as pl
 
 from scoreframe.kernels.elementary import logit, probit
-from scoreframe.views.plots.det import POINT_SHAPES, _omitted_note, _prior_label, display_decimate
-from scoreframe.views.plots.style import (
+from scoreframe.views._vega import (
     DET_BOX,
     HEIGHT,
     MEASURE_DASHES,
     MEASURE_WIDTHS,
+    POINT_SHAPES,
     SERIES,
     WIDTH,
     SeriesStyle,
-    det_axis,
+    det_axis_options,
+    display_decimate,
     display_rows,
-    inline_data,
+    omitted_note,
+    prior_label,
     series_labels,
+    vega_top,
 )
+from scoreframe.views._vega import field as _field
+from scoreframe.views._vega import legend_dict as _legend
+from scoreframe.views._vega import mark as _mark
 
 __all__ = ["group_specs"]
 
@@ -48,31 +53,6 @@ _NBER_MEASURES = {"act_dcf_norm": "actual", "min_dcf_norm": "minimum",
                   "act_miss_norm": "actual: miss part",
                   "act_fa_norm": "actual: false-alarm part"}
 _Y_MAX = 1.2
-
-
-def _field(name: str, kind: str, **extra: Any) -> dict[str, Any]:
-    """A channel ``{"field", ..., "type"}`` with Altair's alphabetical key order."""
-    return dict(sorted({"field": name, "type": kind, **extra}.items()))
-
-
-def _legend(title: str | None, **kw: Any) -> dict[str, Any]:
-    """:func:`~scoreframe.views.plots.style.legend` as a dict."""
-    opts: dict[str, Any] = {"symbolType": "stroke", "symbolStrokeWidth": 2, "symbolSize": 500,
-                            "labelLimit": 260, "orient": "right", "title": title}
-    return dict(sorted((opts | kw).items()))
-
-
-def _mark(kind: str, **props: Any) -> dict[str, Any]:
-    return {"type": kind, **dict(sorted(props.items()))}
-
-
-def _top() -> tuple[dict[str, Any], str] | None:
-    """The theme's top-level ``config`` and the ``$schema`` Altair adds to every chart."""
-    spec = alt.LayerChart(layer=[alt.Chart(inline_data(pl.DataFrame({"x": [0]}))).mark_point()]
-                          ).to_dict(validate=False)
-    if list(spec) != ["config", "layer", "data", "$schema"]:  # (the one layer's data moved up)
-        return None
-    return spec["config"], spec["$schema"]
 
 
 def _by_series(rows: Rows) -> dict[str, Rows]:
@@ -153,7 +133,7 @@ def _det_spec(s: str, style: SeriesStyle, eer: float, lines: Rows, dr30: dict[st
                              "tooltip": tip, "x": _field("probit_pfa", "quantitative"),
                              "y": _field("probit_pmiss", "quantitative")}})
     if omitted:
-        subtitle += _omitted_note(omitted, WIDTH)
+        subtitle += omitted_note(omitted, WIDTH)
     return {"layer": layers, "height": HEIGHT, "resolve": {"scale": {"color": "shared"}},
             "title": {"text": title, "subtitle": subtitle},
             "usermeta": {"scoreframe": {"omitted_points": omitted}}, "width": WIDTH}
@@ -191,7 +171,7 @@ def _det_data(det: pl.DataFrame, points: pl.DataFrame, gcols: Sequence[str],
     inside = (pl.col("probit_pfa").is_between(xlo, xhi)
               & pl.col("probit_pmiss").is_between(ylo, yhi))
     pts = pts.with_columns(_inside=inside,
-                           prior=pl.col("p_target").map_elements(_prior_label,
+                           prior=pl.col("p_target").map_elements(prior_label,
                                                                  return_dtype=pl.String),
                            marker=pl.format("{} DCF @ p_target={}", pl.col("kind"),
                                             pl.col("p_target")))
@@ -212,8 +192,8 @@ def _det_data(det: pl.DataFrame, points: pl.DataFrame, gcols: Sequence[str],
         elif (kind, p) not in outside.setdefault(s, []):
             outside[s].append((kind, p))
     return {"lines": lines, "dr30": dr30, "eer": eer,
-            "priors": {s: [_prior_label(p) for p in ps] for s, ps in priors.items()},
-            "outside": {s: [f"{kind} @{_prior_label(p)}" for kind, p in items]
+            "priors": {s: [prior_label(p) for p in ps] for s, ps in priors.items()},
+            "outside": {s: [f"{kind} @{prior_label(p)}" for kind, p in items]
                         for s, items in outside.items()},
             "points": inside_rows}
 
@@ -284,7 +264,7 @@ def group_specs(*, det: pl.DataFrame, points: pl.DataFrame, nber: pl.DataFrame,
     ``histogram_plot(..., title="Scores: <label>")`` on the group's rows, with
     ``series=gcols`` and ``styles``.
     """
-    top = _top()
+    top = vega_top()
     if top is None or not gcols or any(v is None for k in keys for v in k):
         return None
     frames = (det, points, nber, histograms)
@@ -324,10 +304,9 @@ def group_specs(*, det: pl.DataFrame, points: pl.DataFrame, nber: pl.DataFrame,
     lo = max(float(probit(DET_BOX[0])), float(probit(DET_BOX[2])))
     hi = min(float(probit(DET_BOX[1])), float(probit(DET_BOX[3])))
     diag = display_rows(pl.DataFrame({"probit_pfa": [lo, hi], "probit_pmiss": [lo, hi]}))
-    axes = (det_axis("false-alarm probability (%)", DET_BOX[0], DET_BOX[1], length_px=WIDTH
-                     ).to_dict(validate=False),
-            det_axis("miss probability (%)", DET_BOX[2], DET_BOX[3], length_px=HEIGHT
-                     ).to_dict(validate=False))
+    axes = (det_axis_options("false-alarm probability (%)", DET_BOX[0], DET_BOX[1],
+                             length_px=WIDTH),
+            det_axis_options("miss probability (%)", DET_BOX[2], DET_BOX[3], length_px=HEIGHT))
     config, schema = top
 
     def wrap(spec: dict[str, Any]) -> dict[str, Any]:
