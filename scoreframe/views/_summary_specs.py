@@ -30,6 +30,7 @@ from scoreframe.views._vega import (
     SERIES,
     WIDTH,
     SeriesStyle,
+    dcf_markers,
     det_axis_options,
     display_decimate,
     display_rows,
@@ -38,7 +39,6 @@ from scoreframe.views._vega import (
     long_format,
     mark,
     omitted_note,
-    prior_label,
     series_labels,
     series_order,
     styles_for,
@@ -339,31 +339,7 @@ def det_spec(det: pl.DataFrame, points: pl.DataFrame, *, series: Sequence[str],
 def _point_layers(pts: pl.DataFrame, names: Mapping[str, str],
                   box: tuple[float, float, float, float]) -> tuple[list[Spec], list[str]]:
     """The DCF markers of :func:`det_spec` (``det_plot``'s) and the points left out."""
-    xlo, xhi, ylo, yhi = box
-    pts = pts.filter(pl.col(SERIES).is_in(list(names)))
-    pts = pts.select(SERIES, *[c for c in ("p_target", "kind", "pfa", "pmiss", "probit_pfa",
-                                           "probit_pmiss", "dcf_norm") if c in pts.columns])
-    if not pts.height:
-        return [], []
-    if "probit_pfa" not in pts.columns:
-        pts = pts.with_columns(probit_pfa=pl.Series(probit(pts["pfa"].to_numpy())),
-                               probit_pmiss=pl.Series(probit(pts["pmiss"].to_numpy())))
-    priors = [float(p) for p in pts["p_target"].unique(maintain_order=True)]
-    inside = (pl.col("probit_pfa").is_between(xlo, xhi)
-              & pl.col("probit_pmiss").is_between(ylo, yhi))
-    out = pts.filter(~inside).group_by("kind", "p_target", maintain_order=True).agg(
-        pl.col(SERIES))
-    several = len(names) > 1
-    omitted = [f"{r['kind']} @{prior_label(r['p_target'])}"
-               + ((f" of {', '.join(r[SERIES])}" if len(r[SERIES]) <= 2
-                   else f" ({len(r[SERIES])} series)") if several else "")
-               for r in out.iter_rows(named=True)]
-    pts = pts.filter(inside).with_columns(
-        prior=pl.col("p_target").map_elements(prior_label, return_dtype=pl.String),
-        marker=pl.format("{} DCF @ p_target={}", pl.col("kind"), pl.col("p_target")))
-    keep = [SERIES, "prior", "marker", "kind", "pfa", "pmiss", "probit_pfa", "probit_pmiss"]
-    keep += ["dcf_norm"] if "dcf_norm" in pts.columns else []
-    labels = [prior_label(p) for p in priors]
+    kinds, labels, omitted = dcf_markers(pts, names, box)
     shape = field("prior", "nominal", legend={
         "symbolFillColor": "#555", "symbolStrokeColor": "#555",
         "title": ["DCF point, p_target", "(filled: min, open: act)"]}, scale={
@@ -372,16 +348,12 @@ def _point_layers(pts: pl.DataFrame, names: Mapping[str, str],
         sort=labels)
     tip = _tooltip((SERIES, "nominal", None), ("marker", "nominal", None),
                    ("pfa", "quantitative", ".3%"), ("pmiss", "quantitative", ".3%"))
-    if "dcf_norm" in pts.columns:
+    if any("dcf_norm" in part.columns for part in kinds.values()):
         tip.append(field("dcf_norm", "quantitative", format=".4f", title="normalized DCF"))
-    layers = []
-    for kind, filled in (("min", True), ("act", False)):
-        part = pts.filter(pl.col("kind") == kind).select(keep)
-        if not part.height:
-            continue
-        layers.append({"data": {"values": display_rows(part)}, "mark": mark(
-            "point", clip=True, filled=filled, opacity=1, size=70, strokeWidth=1.8),
-            "encoding": {"color": field(SERIES, "nominal", legend=None), "shape": shape,
-                         "tooltip": tip, "x": field("probit_pfa", "quantitative"),
-                         "y": field("probit_pmiss", "quantitative")}})
+    layers = [{"data": {"values": display_rows(part)}, "mark": mark(
+        "point", clip=True, filled=kind == "min", opacity=1, size=70, strokeWidth=1.8),
+        "encoding": {"color": field(SERIES, "nominal", legend=None), "shape": shape,
+                     "tooltip": tip, "x": field("probit_pfa", "quantitative"),
+                     "y": field("probit_pmiss", "quantitative")}}
+        for kind, part in kinds.items()]
     return layers, omitted

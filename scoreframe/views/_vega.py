@@ -30,7 +30,7 @@ from scoreframe.kernels.elementary import probit
 
 __all__ = ["CACHE_ENV", "COLORS", "DASHES", "DET_BOX", "DET_TICKS", "HEIGHT", "LN10",
            "MEASURE_DASHES", "MEASURE_WIDTHS", "NON_GROUP", "OFF_SCALE", "POINT_SHAPES", "SERIES",
-           "WIDTH", "SeriesStyle", "as_polars", "det_axis_options", "det_ticks",
+           "WIDTH", "SeriesStyle", "as_polars", "dcf_markers", "det_axis_options", "det_ticks",
            "display_decimate", "display_rows", "group_cols", "javascript_bundle", "long_format",
            "omitted_note", "prior_label", "series_labels", "series_order", "series_scale",
            "styles_for", "thin_rows", "uniform_grid"]
@@ -336,6 +336,46 @@ def omitted_note(omitted: Sequence[str], width: int) -> list[str]:
         else:
             note[-1] += (" " if note[-1].endswith(":") else "; ") + item
     return note
+
+
+def dcf_markers(pts: pl.DataFrame, names: Mapping[str, str],
+                box: tuple[float, float, float, float]
+                ) -> tuple[dict[str, pl.DataFrame], list[str], list[str]]:
+    """The DCF markers of a DET plot: the rows drawn per kind, the priors' labels, those left out.
+
+    ``pts`` are operating points with a ``series`` column; only the series of ``names`` are
+    drawn. Returns ``{"min": rows, "act": rows}`` (the non-empty kinds, in that order, rows
+    inside the ``box`` with their ``prior`` and ``marker`` labels), the labels of every prior
+    (in order of appearance: the marker shapes' domain), and the points outside the box, named
+    for the subtitle (``"act @0.001 of A, B"``).
+    """
+    xlo, xhi, ylo, yhi = box
+    pts = pts.filter(pl.col(SERIES).is_in(list(names)))
+    pts = pts.select(SERIES, *[c for c in ("p_target", "kind", "pfa", "pmiss", "probit_pfa",
+                                           "probit_pmiss", "dcf_norm") if c in pts.columns])
+    if not pts.height:
+        return {}, [], []
+    if "probit_pfa" not in pts.columns:
+        pts = pts.with_columns(probit_pfa=pl.Series(probit(pts["pfa"].to_numpy())),
+                               probit_pmiss=pl.Series(probit(pts["pmiss"].to_numpy())))
+    priors = [prior_label(float(p)) for p in pts["p_target"].unique(maintain_order=True)]
+    inside = (pl.col("probit_pfa").is_between(xlo, xhi)
+              & pl.col("probit_pmiss").is_between(ylo, yhi))
+    out = pts.filter(~inside).group_by("kind", "p_target", maintain_order=True).agg(
+        pl.col(SERIES))
+    several = len(names) > 1
+    omitted = [f"{r['kind']} @{prior_label(r['p_target'])}"
+               + ((f" of {', '.join(r[SERIES])}" if len(r[SERIES]) <= 2
+                   else f" ({len(r[SERIES])} series)") if several else "")
+               for r in out.iter_rows(named=True)]
+    pts = pts.filter(inside).with_columns(
+        prior=pl.col("p_target").map_elements(prior_label, return_dtype=pl.String),
+        marker=pl.format("{} DCF @ p_target={}", pl.col("kind"), pl.col("p_target")))
+    keep = [SERIES, "prior", "marker", "kind", "pfa", "pmiss", "probit_pfa", "probit_pmiss"]
+    keep += ["dcf_norm"] if "dcf_norm" in pts.columns else []
+    kinds = {kind: part for kind in ("min", "act")
+             if (part := pts.filter(pl.col("kind") == kind).select(keep)).height}
+    return kinds, priors, omitted
 
 
 LN10 = math.log(10.0)

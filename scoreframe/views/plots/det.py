@@ -17,9 +17,8 @@ import polars as pl
 
 from scoreframe.errors import ScoreframeError, message
 from scoreframe.kernels.elementary import probit
-from scoreframe.views._vega import POINT_SHAPES, display_decimate
+from scoreframe.views._vega import POINT_SHAPES, dcf_markers, display_decimate
 from scoreframe.views._vega import omitted_note as _omitted_note
-from scoreframe.views._vega import prior_label as _prior_label
 from scoreframe.views.plots.style import (
     DET_BOX,
     HEIGHT,
@@ -176,31 +175,7 @@ def det_plot(det: Any, *, curve: Literal["steppy", "rocch", "both"] = "steppy",
 def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dict[str, str],
                   box: tuple[float, float, float, float]) -> tuple[list[alt.Chart], list[str]]:
     """Marker layers (filled: min DCF, open: act DCF; shape: prior) and the omitted points."""
-    xlo, xhi, ylo, yhi = box
-    pts = series_labels(points, series).filter(pl.col(SERIES).is_in(list(names)))
-    pts = pts.select(*([SERIES] + [c for c in ("p_target", "kind", "pfa", "pmiss", "probit_pfa",
-                                              "probit_pmiss", "dcf_norm") if c in pts.columns]))
-    if not pts.height:
-        return [], []
-    if "probit_pfa" not in pts.columns:
-        pts = pts.with_columns(probit_pfa=pl.Series(probit(pts["pfa"].to_numpy())),
-                               probit_pmiss=pl.Series(probit(pts["pmiss"].to_numpy())))
-    priors = [float(p) for p in pts["p_target"].unique(maintain_order=True)]
-    inside = (pl.col("probit_pfa").is_between(xlo, xhi)
-              & pl.col("probit_pmiss").is_between(ylo, yhi))
-    out = pts.filter(~inside).group_by("kind", "p_target", maintain_order=True).agg(
-        pl.col(SERIES))
-    several = len(names) > 1
-    omitted = [f"{r['kind']} @{_prior_label(r['p_target'])}"
-               + ((f" of {', '.join(r[SERIES])}" if len(r[SERIES]) <= 2
-                   else f" ({len(r[SERIES])} series)") if several else "")
-               for r in out.iter_rows(named=True)]
-    pts = pts.filter(inside).with_columns(
-        prior=pl.col("p_target").map_elements(_prior_label, return_dtype=pl.String),
-        marker=pl.format("{} DCF @ p_target={}", pl.col("kind"), pl.col("p_target")))
-    keep = [SERIES, "prior", "marker", "kind", "pfa", "pmiss", "probit_pfa", "probit_pmiss"]
-    keep += ["dcf_norm"] if "dcf_norm" in pts.columns else []
-    labels = [_prior_label(p) for p in priors]
+    kinds, labels, omitted = dcf_markers(series_labels(points, series), names, box)
     shape = alt.Shape("prior:N", sort=labels, scale=alt.Scale(
         domain=labels, range=[POINT_SHAPES[i % len(POINT_SHAPES)] for i in range(len(labels))]),
         legend=alt.Legend(title=["DCF point, p_target", "(filled: min, open: act)"],
@@ -208,16 +183,11 @@ def _point_layers(points: pl.DataFrame, series: Sequence[str] | None, names: dic
     tooltip = [alt.Tooltip(f"{SERIES}:N"), alt.Tooltip("marker:N"),
                alt.Tooltip("pfa:Q", format=".3%"),
                alt.Tooltip("pmiss:Q", format=".3%")]
-    if "dcf_norm" in pts.columns:
+    if any("dcf_norm" in part.columns for part in kinds.values()):
         tooltip.append(alt.Tooltip("dcf_norm:Q", format=".4f", title="normalized DCF"))
-    layers = []
-    for kind, filled in (("min", True), ("act", False)):
-        part = pts.filter(pl.col("kind") == kind).select(keep)
-        if not part.height:
-            continue
-        layers.append(alt.Chart(inline_data(part)).mark_point(
-            size=70, filled=filled, strokeWidth=1.8, opacity=1, clip=True).encode(
-            x=alt.X("probit_pfa:Q"), y=alt.Y("probit_pmiss:Q"),
-            color=alt.Color(f"{SERIES}:N", legend=None),
-            shape=shape, tooltip=tooltip))
+    layers = [alt.Chart(inline_data(part)).mark_point(
+        size=70, filled=kind == "min", strokeWidth=1.8, opacity=1, clip=True).encode(
+        x=alt.X("probit_pfa:Q"), y=alt.Y("probit_pmiss:Q"),
+        color=alt.Color(f"{SERIES}:N", legend=None), shape=shape, tooltip=tooltip)
+        for kind, part in kinds.items()]
     return layers, omitted
