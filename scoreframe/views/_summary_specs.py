@@ -113,7 +113,9 @@ def _tooltip(*fields: tuple[str, str, str | None]) -> list[Spec]:
             for name, kind, fmt in fields]
 
 
-_PRIOR_X = field("prior_log_odds", "quantitative", scale={"nice": False, "zero": False},
+def _prior_x() -> Spec:
+    """The prior log-odds axis of the NBER and APE charts (a new dict each time)."""
+    return field("prior_log_odds", "quantitative", scale={"nice": False, "zero": False},
                  title="prior log-odds logit(p_target)")
 
 
@@ -127,7 +129,7 @@ def nber_spec(nber: pl.DataFrame, *, series: Sequence[str], styles: Mapping[str,
         "tooltip": _tooltip((SERIES, "nominal", None), ("measure", "nominal", None),
                             ("prior_log_odds", "quantitative", ".2f"),
                             ("value", "quantitative", ".4f")),
-        "x": _PRIOR_X,
+        "x": _prior_x(),
         "y": field("value", "quantitative", scale={"domain": [0, y_max], "nice": False},
                    title="normalized DCF")}
     layers = [_measures_layer(df, {"act_dcf_norm": "actual", "min_dcf_norm": "minimum"},
@@ -180,7 +182,7 @@ def ape_spec(ape: pl.DataFrame, summary: pl.DataFrame, *, series: Sequence[str],
     channels = {
         "tooltip": _tooltip((SERIES, "nominal", None), ("measure", "nominal", None),
                             ("value", "quantitative", ".4f")),
-        "x": _PRIOR_X, "y": field("value", "quantitative", title="P(error)")}
+        "x": _prior_x(), "y": field("value", "quantitative", title="P(error)")}
     first = df.filter(pl.col(SERIES) == order[0]).select("prior_log_odds", "default")
     curves = {"layer": [
         _measures_layer(df, {"act": "actual", "min": "PAV (minimum)"}, "prior_log_odds", style,

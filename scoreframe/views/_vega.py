@@ -33,7 +33,8 @@ __all__ = ["CACHE_ENV", "COLORS", "DASHES", "DET_BOX", "DET_TICKS", "HEIGHT", "L
            "WIDTH", "SeriesStyle", "as_polars", "dcf_markers", "det_axis_options", "det_ticks",
            "display_decimate", "display_rows", "group_cols", "javascript_bundle", "long_format",
            "omitted_note", "prior_label", "series_labels", "series_order", "series_scale",
-           "styles_for", "thin_rows", "uniform_grid"]
+           "styles_for", "thin_rows", "uniform_grid", "DEFAULT_CONFIG", "DEFAULT_SCHEMA",
+           "DEFAULTS_ALTAIR", "field", "legend_dict", "legend_options", "mark", "vega_top"]
 
 #: Standard DET ticks (probabilities); those inside the plot box are labelled, in percent.
 DET_TICKS = (0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6,
@@ -483,24 +484,34 @@ def mark(kind: str, **props: Any) -> dict[str, Any]:
 
 
 #: What Altair's default theme adds to every top-level chart: ``config``, and the ``$schema``
-#: of the Vega-Lite version Altair writes (a test checks both against the installed Altair).
+#: of the Vega-Lite version it writes, as Altair :data:`DEFAULTS_ALTAIR` writes them (a test
+#: checks both against the installed Altair).
 DEFAULT_CONFIG: dict[str, Any] = {"view": {"continuousWidth": 300, "continuousHeight": 300}}
 DEFAULT_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
+DEFAULTS_ALTAIR = "6.3.0"
 
 
 def vega_top() -> tuple[dict[str, Any], str] | None:
     """The top-level ``config`` and ``$schema`` of a chart, or None (a theme adds more).
 
-    Without Altair imported in this process no theme can have been chosen, so the default
-    theme's (:data:`DEFAULT_CONFIG`, :data:`DEFAULT_SCHEMA`); with it, what Altair writes for
-    a one-mark chart under the active theme (None when that has keys beyond these two).
+    Without Altair imported in this process no theme can have been chosen: the default
+    theme's, which for the Altair version these constants come from (:data:`DEFAULTS_ALTAIR`)
+    are :data:`DEFAULT_CONFIG` and :data:`DEFAULT_SCHEMA`, read without importing it. Otherwise
+    (Altair already imported, or another version installed, whose schema may differ), what
+    Altair writes for a one-mark chart under the active theme: None when that has keys
+    beyond these two.
     """
-    if "altair" not in sys.modules:
+    if "altair" not in sys.modules and _altair_version() == DEFAULTS_ALTAIR:
         return json.loads(json.dumps(DEFAULT_CONFIG)), DEFAULT_SCHEMA
-    import altair as alt  # noqa: PLC0415 - already imported: the user's theme applies
+    import altair as alt  # noqa: PLC0415 - the active theme and version decide
 
     spec = alt.LayerChart(layer=[alt.Chart(alt.Data(values=[{"x": 0}])).mark_point()]
                           ).to_dict(validate=False)
     if list(spec) != ["config", "layer", "data", "$schema"]:  # (the one layer's data moved up)
         return None
     return spec["config"], spec["$schema"]
+
+
+@functools.cache
+def _altair_version() -> str:
+    return version("altair")

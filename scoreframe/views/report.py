@@ -60,12 +60,14 @@ from scoreframe.views._report_biometric import section_html as biometric_html
 from scoreframe.views._vega import SeriesStyle, javascript_bundle, series_labels, series_scale
 
 if TYPE_CHECKING:
-    import altair as alt
+    from altair import TopLevelMixin as AltairChart
+else:  # Altair is imported only where a chart is built through it
+    AltairChart = Any
 
 __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", "write_report"]
 
 #: ``(section, name, chart)``: an Altair chart, or the Vega-Lite dict its ``to_dict()`` gives.
-ChartItem = tuple[str, str, "alt.TopLevelMixin | dict[str, Any]"]
+ChartItem = tuple[str, str, "AltairChart | dict[str, Any]"]
 #: ``progress(done, total)``: called as groups are evaluated and as charts render.
 Progress = Callable[[int, int], None]
 
@@ -102,7 +104,7 @@ class Report:
     t_dcf: pl.DataFrame | None = None  # t-DCF over CM thresholds (tandem)
     comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
     biometric: Any = None  # views._report_biometric.BiometricSection (biometric=...)
-    _charts: list[tuple[str, str, alt.TopLevelMixin]] | None = field(default=None, repr=False)
+    _charts: list[tuple[str, str, AltairChart]] | None = field(default=None, repr=False)
     _items: list[ChartItem] | None = field(
         default=None, repr=False)
 
@@ -136,7 +138,7 @@ class Report:
         labels = series_labels(self.summary.select(gcols), gcols)["series"]
         return series_scale(labels.to_list())
 
-    def charts(self) -> list[tuple[str, str, alt.TopLevelMixin]]:
+    def charts(self) -> list[tuple[str, str, AltairChart]]:
         """``(section, name, chart)`` for every chart: across groups first, then per group."""
         if self._charts is None:
             with _unvalidated():
@@ -169,7 +171,7 @@ class Report:
         scored = self.summary.filter(pl.col("cllr").is_not_null())
 
         def made(section: str, name: str, spec: Callable[[], dict[str, Any] | None],
-                 chart: Callable[[Any], alt.TopLevelMixin]) -> ChartItem:
+                 chart: Callable[[Any], AltairChart]) -> ChartItem:
             """The chart's dict when ``fast`` and it can be written directly, else Altair's."""
             d = spec() if fast and gcols else None
             if d is not None:

@@ -34,6 +34,7 @@ from scoreframe.views._vega import (
     HEIGHT,
     MEASURE_DASHES,
     MEASURE_WIDTHS,
+    NON_GROUP,
     OFF_SCALE,
     SERIES,
     WIDTH,
@@ -52,7 +53,7 @@ from scoreframe.views._vega import (
 )
 
 __all__ = ["COLORS", "DASHES", "DET_BOX", "DET_TICKS", "HEIGHT", "MEASURE_DASHES",
-           "MEASURE_WIDTHS", "OFF_SCALE", "SERIES", "WIDTH", "RowData", "SeriesStyle",
+           "MEASURE_WIDTHS", "NON_GROUP", "OFF_SCALE", "SERIES", "WIDTH", "RowData", "SeriesStyle",
            "as_polars", "det_axis", "det_ticks", "display_rows", "group_cols", "inline_data",
            "legend", "long_format", "measure_encodings", "measures_chart", "series_encodings",
            "series_labels", "series_order", "series_scale", "styles_for"]
