@@ -34,9 +34,9 @@ from scoreframe.metrics._options import Biometric
 from scoreframe.stats.summary import VerificationRequest
 
 if TYPE_CHECKING:
-    from altair import TopLevelMixin as AltairChart
+    from altair import TopLevelMixin as _AltairChart
 else:  # Altair is imported only where a chart is built through it
-    AltairChart = Any
+    _AltairChart = Any
 
 __all__ = ["BiometricSection", "biometric_section", "section_html"]
 
@@ -62,7 +62,7 @@ class BiometricSection:
         return section_html(self)
 
     def charts(self, *, series: Sequence[str] | None = None, styles: Any = None
-               ) -> list[tuple[str, str, AltairChart]]:
+               ) -> list[tuple[str, str, _AltairChart]]:
         """``(section, name, chart)`` of the section, in reading order."""
         from scoreframe.views.plots._biometric import (
             cmc_plot,
@@ -72,7 +72,7 @@ class BiometricSection:
             fnir_fpir_plot,
         )
 
-        out: list[tuple[str, str, AltairChart]] = []
+        out: list[tuple[str, str, _AltairChart]] = []
         if self.det.height:
             out.append((SECTION, "fnmr_fmr_log", fmr_fnmr_plot(
                 self.det, points=self.targets.filter(pl.col("kind") == "fnmr_at_fmr"),

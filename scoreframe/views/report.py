@@ -60,14 +60,14 @@ from scoreframe.views._report_biometric import section_html as biometric_html
 from scoreframe.views._vega import SeriesStyle, javascript_bundle, series_labels, series_scale
 
 if TYPE_CHECKING:
-    from altair import TopLevelMixin as AltairChart
+    from altair import TopLevelMixin as _AltairChart
 else:  # Altair is imported only where a chart is built through it
-    AltairChart = Any
+    _AltairChart = Any
 
 __all__ = ["Progress", "Report", "build_report", "render_html", "summary_html", "write_report"]
 
 #: ``(section, name, chart)``: an Altair chart, or the Vega-Lite dict its ``to_dict()`` gives.
-ChartItem = tuple[str, str, "AltairChart | dict[str, Any]"]
+_ChartItem = tuple[str, str, "_AltairChart | dict[str, Any]"]
 #: ``progress(done, total)``: called as groups are evaluated and as charts render.
 Progress = Callable[[int, int], None]
 
@@ -104,8 +104,8 @@ class Report:
     t_dcf: pl.DataFrame | None = None  # t-DCF over CM thresholds (tandem)
     comparison: pl.DataFrame | None = None  # scoreframe.compare frame (two systems)
     biometric: Any = None  # views._report_biometric.BiometricSection (biometric=...)
-    _charts: list[tuple[str, str, AltairChart]] | None = field(default=None, repr=False)
-    _items: list[ChartItem] | None = field(
+    _charts: list[tuple[str, str, _AltairChart]] | None = field(default=None, repr=False)
+    _items: list[_ChartItem] | None = field(
         default=None, repr=False)
 
     @property
@@ -138,7 +138,7 @@ class Report:
         labels = series_labels(self.summary.select(gcols), gcols)["series"]
         return series_scale(labels.to_list())
 
-    def charts(self) -> list[tuple[str, str, AltairChart]]:
+    def charts(self) -> list[tuple[str, str, _AltairChart]]:
         """``(section, name, chart)`` for every chart: across groups first, then per group."""
         if self._charts is None:
             with _unvalidated():
@@ -146,7 +146,7 @@ class Report:
                                 if not isinstance(c, dict)]
         return self._charts
 
-    def _chart_items(self) -> list[ChartItem]:
+    def _chart_items(self) -> list[_ChartItem]:
         """The charts as :meth:`charts` lists them, the per-group ones as Vega-Lite dicts.
 
         The dicts are what ``to_dict()`` of those charts gives, built without Altair objects
@@ -159,7 +159,7 @@ class Report:
             self._items = self._build_charts(fast=True)
         return self._items
 
-    def _build_charts(self, *, fast: bool) -> list[ChartItem]:
+    def _build_charts(self, *, fast: bool) -> list[_ChartItem]:
         """The charts; with ``fast``, as Vega-Lite dicts wherever they can be written directly.
 
         Altair (:mod:`scoreframe.views.plots`) is imported only for a chart that needs it:
@@ -171,7 +171,7 @@ class Report:
         scored = self.summary.filter(pl.col("cllr").is_not_null())
 
         def made(section: str, name: str, spec: Callable[[], dict[str, Any] | None],
-                 chart: Callable[[Any], AltairChart]) -> ChartItem:
+                 chart: Callable[[Any], _AltairChart]) -> _ChartItem:
             """The chart's dict when ``fast`` and it can be written directly, else Altair's."""
             d = spec() if fast and gcols else None
             if d is not None:
@@ -179,7 +179,7 @@ class Report:
             with _unvalidated() as plots:
                 return section, name, chart(plots)
 
-        out: list[ChartItem] = [
+        out: list[_ChartItem] = [
             made("all groups", "det",
                  lambda: summary_specs.det_spec(self.det, self.points, series=series, styles=st,
                                                 title="DET (all groups)"),
