@@ -232,11 +232,10 @@ class Report:
             with _unvalidated():
                 out += self.biometric.charts(series=gcols, styles=st)
         keys = scored.select(gcols).rows() if gcols else []
-        if len(keys) < 2:
+        if not gcols or len(keys) < 2:
             with _unvalidated() as plots:
                 out.append(("all groups", "histogram", plots.histogram_plot(self.histograms)))
             return out
-        assert gcols is not None
         specs = group_specs(det=self.det, points=self.points, nber=self.nber,
                             histograms=self.histograms, keys=keys, gcols=gcols, styles=st,
                             p_target=self.p_target) if fast else None
