@@ -11,7 +11,10 @@ dict that ``chart.to_dict()`` of :func:`~scoreframe.views.plots.det.det_plot`,
 the same order, the same rows (the tests compare both, byte for byte). When a frame falls
 outside what these dicts reproduce (null or colliding group values, unknown styles, several
 series in one group's histogram, an Altair theme adding top-level keys), it returns None and the
-report builds those charts through Altair.
+report builds those charts through Altair. The NBER chart's layers after its curves and the DCF
+markers' shapes are those of the charts across groups
+(:func:`~scoreframe.views._summary_specs.nber_chart`,
+:func:`~scoreframe.views._summary_specs.marker_shape`).
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ from typing import Any
 
 import polars as pl
 
-from scoreframe.kernels.elementary import logit, probit
+from scoreframe.kernels.elementary import probit
+from scoreframe.views._summary_specs import marker_shape, nber_chart, prior_rules
 from scoreframe.views._vega import (
     DET_BOX,
     HEIGHT,
     MEASURE_DASHES,
     MEASURE_WIDTHS,
-    POINT_SHAPES,
     SERIES,
     WIDTH,
     SeriesStyle,
@@ -112,12 +115,7 @@ def _det_spec(s: str, style: SeriesStyle, eer: float, lines: Rows, dr30: dict[st
         if dr30["_vert"] or dr30["_horiz"]:
             subtitle.append("thin dashed: rule of 30 (30 false alarms / 30 misses)")
     if points:
-        shape = _field("prior", "nominal", legend={
-            "symbolFillColor": "#555", "symbolStrokeColor": "#555",
-            "title": ["DCF point, p_target", "(filled: min, open: act)"]}, scale={
-            "domain": priors,
-            "range": [POINT_SHAPES[i % len(POINT_SHAPES)] for i in range(len(priors))]},
-            sort=priors)
+        shape = marker_shape(priors)
         tip = [_field(SERIES, "nominal"), _field("marker", "nominal"),
                _field("pfa", "quantitative", format=".3%"),
                _field("pmiss", "quantitative", format=".3%")]
@@ -198,12 +196,12 @@ def _det_data(det: pl.DataFrame, points: pl.DataFrame, gcols: Sequence[str],
             "points": inside_rows}
 
 
-def _nber_spec(s: str, style: SeriesStyle, wide: Rows, marks: Rows, ref: Rows, rules: Rows,
+def _nber_spec(s: str, style: SeriesStyle, wide: Rows, marks: Rows, rules: Rows,
                title: str) -> dict[str, Any]:
     """``nber_plot(group, components=True, p_target=..., title=title).to_dict()``."""
     measures = list(_NBER_MEASURES.values())
     lg = _legend("curve")
-    layers: list[dict[str, Any]] = [{
+    curves = {
         "data": {"values": wide}, "mark": _mark("line", clip=True),
         "encoding": {
             "color": _series_channel(s, style, "color", _legend(None)),
@@ -223,33 +221,8 @@ def _nber_spec(s: str, style: SeriesStyle, wide: Rows, marks: Rows, ref: Rows, r
                         title="prior log-odds logit(p_target)"),
             "y": _field("value", "quantitative", scale={"domain": [0, _Y_MAX], "nice": False},
                         title="normalized DCF")},
-        "transform": [{"fold": measures, "as": ["measure", "value"]}]},
-        {"data": {"values": ref}, "mark": _mark("rule", color="#555", strokeDash=[1, 2]),
-         "encoding": {"y": _field("value", "quantitative")}}]
-    if marks:
-        layers.append({"data": {"values": marks}, "mark": _mark(
-            "point", clip=True, filled=False, size=60, strokeWidth=1.5), "encoding": {
-            "color": _field(SERIES, "nominal", legend=None),
-            "shape": _field("which", "nominal", legend={"title": "DR30 on minimum"}, scale={
-                "domain": ["30 false alarms", "30 misses"],
-                "range": ["triangle-left", "triangle-right"]}),
-            "tooltip": [_field(SERIES, "nominal"), _field("which", "nominal")],
-            "x": _field("prior_log_odds", "quantitative"),
-            "y": _field("min_dcf_norm", "quantitative")}})
-    if rules:
-        layers += [
-            {"data": {"values": rules}, "mark": _mark(
-                "rule", clip=True, color="#333", strokeDash=[5, 3], strokeWidth=0.8),
-             "encoding": {"tooltip": [_field("label", "nominal")],
-                          "x": _field("prior_log_odds", "quantitative")}},
-            {"data": {"values": rules}, "mark": _mark(
-                "text", align="left", clip=True, color="#333", dx=3, dy=6, fontSize=10),
-             "encoding": {"text": _field("label", "nominal"),
-                          "x": _field("prior_log_odds", "quantitative"),
-                          "y": _field("y", "quantitative")}}]
-    return {"layer": layers, "height": HEIGHT, "title": {
-        "text": title, "subtitle": "dotted line at 1: the default system (no information)"},
-        "width": WIDTH}
+        "transform": [{"fold": measures, "as": ["measure", "value"]}]}
+    return nber_chart(curves, marks, rules, title)
 
 
 def group_specs(*, det: pl.DataFrame, points: pl.DataFrame, nber: pl.DataFrame,
@@ -296,11 +269,7 @@ def group_specs(*, det: pl.DataFrame, points: pl.DataFrame, nber: pl.DataFrame,
                                             pl.lit("30 misses")))
                                         .select(SERIES, "prior_log_odds", "min_dcf_norm",
                                                 "which")))
-    ref = display_rows(pl.DataFrame({"value": [1.0]}))
-    rules = display_rows(pl.DataFrame({
-        "prior_log_odds": [float(logit(p)) for p in p_target],
-        "label": [f"p={p:g}" for p in p_target], "y": [_Y_MAX] * len(p_target)})) \
-        if p_target else []
+    rules = prior_rules(p_target, _Y_MAX)
     lo = max(float(probit(DET_BOX[0])), float(probit(DET_BOX[2])))
     hi = min(float(probit(DET_BOX[1])), float(probit(DET_BOX[3])))
     diag = display_rows(pl.DataFrame({"probit_pfa": [lo, hi], "probit_pmiss": [lo, hi]}))
@@ -322,7 +291,7 @@ def group_specs(*, det: pl.DataFrame, points: pl.DataFrame, nber: pl.DataFrame,
         det_spec = _det_spec(s, styles[s], data["eer"][s], data["lines"][s], data["dr30"][s],
                              data["points"].get(s, []), data["priors"].get(s, []),
                              data["outside"].get(s, []), axes, diag, f"DET: {label}")
-        nber_spec = _nber_spec(s, styles[s], wide[s], marks.get(s, []), ref, rules,
+        nber_spec = _nber_spec(s, styles[s], wide[s], marks.get(s, []), rules,
                                f"NBER: {label}")
         hist_spec = {"data": {"values": rows}, "mark": _mark(
             "rect", opacity=0.55, stroke="black", strokeWidth=0.3), "encoding": {

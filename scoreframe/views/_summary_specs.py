@@ -47,7 +47,9 @@ from scoreframe.views._vega import (
     vega_top,
 )
 
-__all__ = ["ape_spec", "det_spec", "ece_spec", "nber_spec", "tippett_spec"]
+__all__ = ["ape_spec", "det_spec", "ece_spec", "marker_shape", "nber_chart", "nber_spec",
+           "prior_rules",
+           "tippett_spec"]
 
 Spec = dict[str, Any]
 
@@ -132,32 +134,49 @@ def nber_spec(nber: pl.DataFrame, *, series: Sequence[str], styles: Mapping[str,
         "x": _prior_x(),
         "y": field("value", "quantitative", scale={"domain": [0, y_max], "nice": False},
                    title="normalized DCF")}
-    layers = [_measures_layer(df, {"act_dcf_norm": "actual", "min_dcf_norm": "minimum"},
-                              "prior_log_odds", style, order, channels=channels),
-              {"data": {"values": display_rows(pl.DataFrame({"value": [1.0]}))},
-               "mark": mark("rule", color="#555", strokeDash=[1, 2]),
-               "encoding": {"y": field("value", "quantitative")}}]
+    curves = _measures_layer(df, {"act_dcf_norm": "actual", "min_dcf_norm": "minimum"},
+                             "prior_log_odds", style, order, channels=channels)
+    marks: list[dict[str, Any]] = []
     if "dr30_fa" in df.columns:
-        marks = df.filter(pl.col("dr30_fa") | pl.col("dr30_miss")).with_columns(
+        marks = display_rows(df.filter(pl.col("dr30_fa") | pl.col("dr30_miss")).with_columns(
             which=pl.when(pl.col("dr30_fa")).then(pl.lit("30 false alarms")).otherwise(
-                pl.lit("30 misses")))
-        if marks.height:
-            layers.append({
-                "data": {"values": display_rows(marks.select(SERIES, "prior_log_odds",
-                                                             "min_dcf_norm", "which"))},
-                "mark": mark("point", clip=True, filled=False, size=60, strokeWidth=1.5),
-                "encoding": {
-                    "color": field(SERIES, "nominal", legend=None),
-                    "shape": field("which", "nominal", legend={"title": "DR30 on minimum"},
-                                   scale={"domain": ["30 false alarms", "30 misses"],
-                                          "range": ["triangle-left", "triangle-right"]}),
-                    "tooltip": _tooltip((SERIES, "nominal", None), ("which", "nominal", None)),
-                    "x": field("prior_log_odds", "quantitative"),
-                    "y": field("min_dcf_norm", "quantitative")}})
-    if p_target:
-        rules = display_rows(pl.DataFrame({
-            "prior_log_odds": [float(logit(p)) for p in p_target],
-            "label": [f"p={p:g}" for p in p_target], "y": [y_max] * len(p_target)}))
+                pl.lit("30 misses"))).select(SERIES, "prior_log_odds", "min_dcf_norm", "which"))
+    return _top(nber_chart(curves, marks, prior_rules(p_target, y_max), title))
+
+
+def prior_rules(p_target: Sequence[float], y_max: float) -> list[dict[str, Any]]:
+    """The rows of the NBER charts' rules at ``logit(p_target)``, labelled at ``y_max``."""
+    if not p_target:
+        return []
+    return display_rows(pl.DataFrame({
+        "prior_log_odds": [float(logit(p)) for p in p_target],
+        "label": [f"p={p:g}" for p in p_target], "y": [y_max] * len(p_target)}))
+
+
+def nber_chart(curves: Spec, marks: list[dict[str, Any]], rules: list[dict[str, Any]],
+               title: str) -> Spec:
+    """An NBER chart as ``nber_plot`` lays it out (without the top-level keys).
+
+    The ``curves`` layer, the dotted default-system line at 1, the rule-of-30 markers on the
+    minimum curve (``marks`` rows, when any) and the operating points' labelled rules (``rules``
+    rows of :func:`prior_rules`, when any); shared by the chart across groups and each group's.
+    """
+    layers = [curves, {"data": {"values": [{"value": 1.0}]},
+                       "mark": mark("rule", color="#555", strokeDash=[1, 2]),
+                       "encoding": {"y": field("value", "quantitative")}}]
+    if marks:
+        layers.append({
+            "data": {"values": marks},
+            "mark": mark("point", clip=True, filled=False, size=60, strokeWidth=1.5),
+            "encoding": {
+                "color": field(SERIES, "nominal", legend=None),
+                "shape": field("which", "nominal", legend={"title": "DR30 on minimum"},
+                               scale={"domain": ["30 false alarms", "30 misses"],
+                                      "range": ["triangle-left", "triangle-right"]}),
+                "tooltip": _tooltip((SERIES, "nominal", None), ("which", "nominal", None)),
+                "x": field("prior_log_odds", "quantitative"),
+                "y": field("min_dcf_norm", "quantitative")}})
+    if rules:
         layers += [
             {"data": {"values": rules}, "mark": mark(
                 "rule", clip=True, color="#333", strokeDash=[5, 3], strokeWidth=0.8),
@@ -168,9 +187,9 @@ def nber_spec(nber: pl.DataFrame, *, series: Sequence[str], styles: Mapping[str,
              "encoding": {"text": field("label", "nominal"),
                           "x": field("prior_log_odds", "quantitative"),
                           "y": field("y", "quantitative")}}]
-    return _top({"layer": layers, "height": HEIGHT, "title": {
+    return {"layer": layers, "height": HEIGHT, "title": {
         "text": title, "subtitle": "dotted line at 1: the default system (no information)"},
-        "width": WIDTH})
+        "width": WIDTH}
 
 
 def ape_spec(ape: pl.DataFrame, summary: pl.DataFrame, *, series: Sequence[str],
@@ -338,16 +357,21 @@ def det_spec(det: pl.DataFrame, points: pl.DataFrame, *, series: Sequence[str],
                  "width": WIDTH})
 
 
+def marker_shape(priors: list[str]) -> Spec:
+    """The DCF markers' shape channel: one shape per prior (labels in order of appearance)."""
+    return field("prior", "nominal", legend={
+        "symbolFillColor": "#555", "symbolStrokeColor": "#555",
+        "title": ["DCF point, p_target", "(filled: min, open: act)"]}, scale={
+        "domain": priors,
+        "range": [POINT_SHAPES[i % len(POINT_SHAPES)] for i in range(len(priors))]},
+        sort=priors)
+
+
 def _point_layers(pts: pl.DataFrame, names: Mapping[str, str],
                   box: tuple[float, float, float, float]) -> tuple[list[Spec], list[str]]:
     """The DCF markers of :func:`det_spec` (``det_plot``'s) and the points left out."""
     kinds, labels, omitted = dcf_markers(pts, names, box)
-    shape = field("prior", "nominal", legend={
-        "symbolFillColor": "#555", "symbolStrokeColor": "#555",
-        "title": ["DCF point, p_target", "(filled: min, open: act)"]}, scale={
-        "domain": labels,
-        "range": [POINT_SHAPES[i % len(POINT_SHAPES)] for i in range(len(labels))]},
-        sort=labels)
+    shape = marker_shape(labels)
     tip = _tooltip((SERIES, "nominal", None), ("marker", "nominal", None),
                    ("pfa", "quantitative", ".3%"), ("pmiss", "quantitative", ".3%"))
     if any("dcf_norm" in part.columns for part in kinds.values()):
