@@ -48,8 +48,7 @@ from scoreframe.views._vega import (
 )
 
 __all__ = ["ape_spec", "det_spec", "ece_spec", "marker_shape", "nber_chart", "nber_spec",
-           "prior_rules",
-           "tippett_spec"]
+           "prior_rules", "tippett_spec"]
 
 Spec = dict[str, Any]
 
