@@ -92,3 +92,32 @@ def test_zeros_are_made_positive_without_touching_the_input():
     assert (tar.tobytes(), non.tobytes()) == before  # a copy was fixed, not the caller's array
     clean = np.array([-2.0, 0.0, 1.0])
     assert SortedScores(clean, clean).tar is clean  # nothing to fix: no copy
+
+
+def test_polars_path_sums_in_the_background_and_waits_for_them(monkeypatch):
+    """The Polars path returns once the targets are located; the Cllr sums finish in two
+    threads meanwhile, and reading them waits: the integers of the numpy path."""
+    import threading
+
+    from scoreframe.kernels import sorted_scores as kss
+
+    df = data(200_000, seed=9)
+    gate = threading.Event()
+    slow = kss.nontarget_cost_sum
+
+    def held(x):  # the non-targets' sums cannot finish before the positions are read
+        gate.wait(30)
+        return slow(x)
+
+    with monkeypatch.context() as m:
+        forced(m, True)
+        m.setattr(reduce, "nontarget_cost_sum", held)
+        g = groups(df)
+        assert "cllr_sums" not in vars(g) and not g.sums[1].done()
+        positions = g.tar_positions.copy()  # known before the sums
+        gate.set()
+        sums = g.cllr_sums
+    with monkeypatch.context() as m:
+        forced(m, False)
+        ref = groups(df)
+    assert sums == ref.cllr_sums and np.array_equal(positions, ref.tar_positions)

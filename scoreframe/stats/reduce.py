@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from scoreframe._cached_property import cached_property
 from scoreframe._sorting import POLARS_SORT_MIN, polars_sorts_faster
 from scoreframe.errors import DegenerateError, Place, ValidationError, message
 from scoreframe.frames._sql_guard import where_expr
@@ -385,18 +386,21 @@ def _sorted_by_polars(df: pl.DataFrame) -> SortedScores:
     """The sorted classes of ``df`` (``score``, Boolean ``label``) by Polars, then two scans.
 
     One Polars query filters and sorts both classes (in parallel, on all its threads; the
-    results are read in place). Then one thread sums the targets' Cllr costs and those of the
-    lower non-targets, the other the upper non-targets' (exact integers: the pieces add up to
-    the whole), and each locates half of the targets in the merged order. Trials with a null
-    or NaN score or an unknown label are in neither class, as in :func:`sort_classes`.
+    results are read in place). Then two threads each locate half of the targets in the
+    merged order and go on to sum Cllr costs: one the targets' and those of the lower
+    non-targets, the other the upper non-targets' (exact integers: the pieces add up to the
+    whole). This returns as soon as the positions are known, so the PAV blocks (which need
+    them) are computed on this thread while the sums run (:class:`_SummingScores`). Trials
+    with a null or NaN score or an unknown label are in neither class, as in
+    :func:`sort_classes`.
     """
     score, label = pl.col("score"), pl.col("label")
     ok = score.is_not_null() & score.is_not_nan()
     out = df.select(score.filter(label & ok).sort().implode().alias("tar"),
                     score.filter(label.not_() & ok).sort().implode().alias("non"))
     # zeros made positive by SortedScores (a copy only if there is a -0.0)
-    sorted_ = SortedScores(out["tar"][0].to_numpy(), out["non"][0].to_numpy())
-    tar, non = sorted_.tar, sorted_.non
+    plain = SortedScores(out["tar"][0].to_numpy(), out["non"][0].to_numpy())
+    tar, non = plain.tar, plain.non
     n_tar, n_non = tar.shape[0], non.shape[0]
     k = max(0, min(n_non, (n_non - n_tar) // 2))  # the first thread also has the targets
     pos = np.empty(n_tar, dtype=np.int64)
@@ -405,20 +409,56 @@ def _sorted_by_polars(df: pl.DataFrame) -> SortedScores:
         pos[lo:hi] = np.searchsorted(non, tar[lo:hi], side="left")
         pos[lo:hi] += np.arange(lo, hi, dtype=np.int64)
 
+    located = [threading.Event(), threading.Event()]
+    found = [False, False]
+
     def first() -> tuple[int, int]:
-        positions(0, n_tar // 2)
+        try:
+            positions(0, n_tar // 2)
+            found[0] = True
+        finally:
+            located[0].set()
         return target_cost_sum(tar), nontarget_cost_sum(non[:k])
 
     def second() -> int:
-        positions(n_tar // 2, n_tar)
+        try:
+            positions(n_tar // 2, n_tar)
+            found[1] = True
+        finally:
+            located[1].set()
         return nontarget_cost_sum(non[k:])
 
-    with ThreadPoolExecutor(2) as pool:
-        one, two = pool.submit(first), pool.submit(second)
-        (cost_tar, cost_lo), cost_hi = one.result(), two.result()
-    # the cached properties' own slots (exact integers), as SortedScores.seeded sets them
-    sorted_.__dict__.update(cllr_sums=(cost_tar, cost_lo + cost_hi), tar_positions=pos)
+    pool = ThreadPoolExecutor(2)
+    try:
+        sums = (pool.submit(first), pool.submit(second))
+    finally:
+        pool.shutdown(wait=False)  # the sums finish on their own; their results are kept
+    for i in range(2):
+        located[i].wait()
+        if not found[i]:  # the search failed: its error, from the thread
+            sums[i].result()
+    sorted_ = _SummingScores(tar, non, sums)
+    # the cached property's own slot, as SortedScores.seeded sets the sums
+    sorted_.__dict__["tar_positions"] = pos
     return sorted_
+
+
+@dataclass(frozen=True, eq=False)
+class _SummingScores(SortedScores):
+    """Sorted classes whose Cllr sums are still being summed by two threads.
+
+    ``sums`` are the futures of :func:`_sorted_by_polars`' two threads: the targets' and the
+    lower non-targets' exact sums, and the upper non-targets'. :attr:`cllr_sums` waits for
+    them (the same integers as summing here).
+    """
+
+    sums: tuple[Future[tuple[int, int]], Future[int]] = field(default=None, repr=False)  # type: ignore[assignment]
+
+    @cached_property
+    def cllr_sums(self) -> tuple[int, int]:
+        """The exact sums of the threads (waits for them)."""
+        (cost_tar, cost_lo), cost_hi = self.sums[0].result(), self.sums[1].result()
+        return cost_tar, cost_lo + cost_hi
 
 
 def sort_classes(score: np.ndarray, is_tar: np.ndarray, is_non: np.ndarray) -> SortedScores:
