@@ -112,12 +112,24 @@ def test_polars_path_sums_in_the_background_and_waits_for_them(monkeypatch):
     with monkeypatch.context() as m:
         forced(m, True)
         m.setattr(reduce, "nontarget_cost_sum", held)
-        g = groups(df)
-        assert "cllr_sums" not in vars(g) and not g.sums[1].done()
-        positions = g.tar_positions.copy()  # known before the sums
-        gate.set()
+        try:
+            g = groups(df)
+            pending = "cllr_sums" not in vars(g) and not g.__dict__["_sums"][1].done()
+            positions = g.tar_positions.copy()  # known before the sums
+        finally:
+            gate.set()
         sums = g.cllr_sums
+    assert pending
     with monkeypatch.context() as m:
         forced(m, False)
         ref = groups(df)
     assert sums == ref.cllr_sums and np.array_equal(positions, ref.tar_positions)
+    # a pickle is the plain sorted classes with their sums; a replaced copy sums its own
+    import dataclasses
+    import pickle
+
+    back = pickle.loads(pickle.dumps(g))
+    assert type(back) is SortedScores and back.cllr_sums == sums
+    assert np.array_equal(back.tar_positions, positions)
+    half = dataclasses.replace(g, non=g.non[: g.n_non // 2])
+    assert half.cllr_sums == sort_scores(g.tar, g.non[: g.n_non // 2]).cllr_sums

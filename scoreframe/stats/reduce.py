@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -437,9 +437,9 @@ def _sorted_by_polars(df: pl.DataFrame) -> SortedScores:
         located[i].wait()
         if not found[i]:  # the search failed: its error, from the thread
             sums[i].result()
-    sorted_ = _SummingScores(tar, non, sums)
-    # the cached property's own slot, as SortedScores.seeded sets the sums
-    sorted_.__dict__["tar_positions"] = pos
+    sorted_ = _SummingScores(tar, non)
+    # the slots of the futures and of the cached positions, as SortedScores.seeded sets sums
+    sorted_.__dict__.update(_sums=sums, tar_positions=pos)
     return sorted_
 
 
@@ -447,18 +447,27 @@ def _sorted_by_polars(df: pl.DataFrame) -> SortedScores:
 class _SummingScores(SortedScores):
     """Sorted classes whose Cllr sums are still being summed by two threads.
 
-    ``sums`` are the futures of :func:`_sorted_by_polars`' two threads: the targets' and the
-    lower non-targets' exact sums, and the upper non-targets'. :attr:`cllr_sums` waits for
-    them (the same integers as summing here).
+    The futures of :func:`_sorted_by_polars`' two threads (the targets' and the lower
+    non-targets' exact sums, and the upper non-targets') sit in the instance's ``_sums``
+    slot; :attr:`cllr_sums` waits for them (the same integers as summing here). A copy made
+    by :func:`dataclasses.replace` has no futures and sums its own classes; a pickle or deep
+    copy is a plain :class:`SortedScores` with the sums already known.
     """
 
-    sums: tuple[Future[tuple[int, int]], Future[int]] = field(default=None, repr=False)  # type: ignore[assignment]
+    #: :func:`~scoreframe.stats.summary.reduce_sorted` need not sum them in a thread of its own
+    summed_elsewhere = True
 
     @cached_property
     def cllr_sums(self) -> tuple[int, int]:
-        """The exact sums of the threads (waits for them)."""
-        (cost_tar, cost_lo), cost_hi = self.sums[0].result(), self.sums[1].result()
+        """The exact sums of the threads (waits for them), or of this copy's classes."""
+        sums = self.__dict__.get("_sums")
+        if sums is None:  # a copy with other classes (dataclasses.replace)
+            return target_cost_sum(self.tar), nontarget_cost_sum(self.non)
+        (cost_tar, cost_lo), cost_hi = sums[0].result(), sums[1].result()
         return cost_tar, cost_lo + cost_hi
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return SortedScores.seeded, (self.tar, self.non, self.cllr_sums)
 
 
 def sort_classes(score: np.ndarray, is_tar: np.ndarray, is_non: np.ndarray) -> SortedScores:

@@ -479,7 +479,8 @@ def reduce_sorted(s: SortedScores, request: Request, ctx: Context | None = None,
         s = SortedScores.seeded(s.tar, s.non, (sum(p.cllr_tar for p in parts),
                                                sum(p.cllr_non for p in parts)))
     pool = (ThreadPoolExecutor(1) if s.n_tar + s.n_non >= PARALLEL_MIN
-            and "cllr_sums" not in vars(s)  # not summed with the sort already
+            and "cllr_sums" not in vars(s)  # not summed with the sort already,
+            and not getattr(s, "summed_elsewhere", False)  # nor being summed beside it
             and threading.current_thread() is threading.main_thread() else None)
     cllr = (pool.submit(lambda: s.cllr_sums) if pool is not None else None)
     try:
