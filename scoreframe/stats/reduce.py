@@ -462,7 +462,7 @@ class _SummingScores(SortedScores):
         """The exact sums of the threads (waits for them), or of this copy's classes."""
         sums = self.__dict__.get("_sums")
         if sums is None:  # a copy with other classes (dataclasses.replace)
-            return target_cost_sum(self.tar), nontarget_cost_sum(self.non)
+            return SortedScores.cllr_sums.func(self)
         (cost_tar, cost_lo), cost_hi = sums[0].result(), sums[1].result()
         return cost_tar, cost_lo + cost_hi
 

@@ -95,18 +95,39 @@ def _measure_channels(measures: list[str], *, several_series: bool) -> Spec:
 
 
 def _measures_layer(df: pl.DataFrame, measures: dict[str, str], x: str,
-                    styles: Mapping[str, SeriesStyle], order: list[str], *,
-                    channels: Spec, **mark_props: Any) -> Spec:
-    """One line layer of the wide rows, Vega folding the ``measures`` (``measures_chart``)."""
+                    styles: Mapping[str, SeriesStyle], *, x_channel: Spec, y_channel: Spec,
+                    x_format: str | None, **mark_props: Any) -> Spec:
+    """One line layer of the wide rows, Vega folding the ``measures`` (``measures_chart``).
+
+    ``df`` has its ``series`` labels; the series keep their order of appearance and get their
+    ``styles``. The tooltip names the series, the measure, ``x`` (when ``x_format`` is given)
+    and the value, as every curve chart of :mod:`scoreframe.views.plots` does.
+    """
+    order = series_order(df, None)
+    style = styles_for(order, styles)
     names = list(measures.values())
     several = len(order) > 1
-    enc = {**_series_channels(order, styles, dash=several),
+    tips = [(SERIES, "nominal", None), ("measure", "nominal", None),
+            *([(x, "quantitative", x_format)] if x_format else []),
+            ("value", "quantitative", ".4f")]
+    enc = {**_series_channels(order, style, dash=several),
            **_measure_channels(names, several_series=several),
-           "detail": field(SERIES, "nominal"), **channels}
+           "detail": field(SERIES, "nominal"), "tooltip": _tooltip(*tips),
+           "x": x_channel, "y": y_channel}
     rows = display_rows(df.select(SERIES, x, *measures).rename(measures))
     return {"data": {"values": rows}, "mark": mark("line", clip=True, **mark_props),
             "encoding": dict(sorted(enc.items())),
             "transform": [{"fold": names, "as": ["measure", "value"]}]}
+
+
+def _reference_layer(df: pl.DataFrame, y: str, **mark_props: Any) -> Spec:
+    """The grey dotted reference curve ``y``, drawn once (from the first series' rows)."""
+    first = df.filter(pl.col(SERIES) == df[SERIES][0]).select("prior_log_odds", y)
+    return {"data": {"values": display_rows(first)},
+            "mark": mark("line", clip=True, color="#777", strokeDash=[1, 2], strokeWidth=1.0,
+                         **mark_props),
+            "encoding": {"x": field("prior_log_odds", "quantitative"),
+                         "y": field(y, "quantitative")}}
 
 
 def _tooltip(*fields: tuple[str, str, str | None]) -> list[Spec]:
@@ -124,17 +145,11 @@ def nber_spec(nber: pl.DataFrame, *, series: Sequence[str], styles: Mapping[str,
               p_target: Sequence[float], title: str, y_max: float = 1.2) -> Spec | None:
     """``nber_plot(nber, p_target=..., series=..., styles=..., title=...).to_dict()``."""
     df = series_labels(nber, series)
-    order = series_order(df, None)
-    style = styles_for(order, styles)
-    channels = {
-        "tooltip": _tooltip((SERIES, "nominal", None), ("measure", "nominal", None),
-                            ("prior_log_odds", "quantitative", ".2f"),
-                            ("value", "quantitative", ".4f")),
-        "x": _prior_x(),
-        "y": field("value", "quantitative", scale={"domain": [0, y_max], "nice": False},
-                   title="normalized DCF")}
-    curves = _measures_layer(df, {"act_dcf_norm": "actual", "min_dcf_norm": "minimum"},
-                             "prior_log_odds", style, order, channels=channels)
+    curves = _measures_layer(
+        df, {"act_dcf_norm": "actual", "min_dcf_norm": "minimum"}, "prior_log_odds", styles,
+        x_channel=_prior_x(), x_format=".2f",
+        y_channel=field("value", "quantitative", scale={"domain": [0, y_max], "nice": False},
+                        title="normalized DCF"))
     marks: list[dict[str, Any]] = []
     if "dr30_fa" in df.columns:
         marks = display_rows(df.filter(pl.col("dr30_fa") | pl.col("dr30_miss")).with_columns(
@@ -196,19 +211,11 @@ def ape_spec(ape: pl.DataFrame, summary: pl.DataFrame, *, series: Sequence[str],
     """``ape_plot(ape, summary, series=..., styles=..., title=...).to_dict()``."""
     df = series_labels(ape, series)
     order = series_order(df, None)
-    style = styles_for(order, styles)
-    channels = {
-        "tooltip": _tooltip((SERIES, "nominal", None), ("measure", "nominal", None),
-                            ("value", "quantitative", ".4f")),
-        "x": _prior_x(), "y": field("value", "quantitative", title="P(error)")}
-    first = df.filter(pl.col(SERIES) == order[0]).select("prior_log_odds", "default")
     curves = {"layer": [
-        _measures_layer(df, {"act": "actual", "min": "PAV (minimum)"}, "prior_log_odds", style,
-                        order, channels=channels),
-        {"data": {"values": display_rows(first)},
-         "mark": mark("line", clip=True, color="#777", strokeDash=[1, 2], strokeWidth=1.0),
-         "encoding": {"x": field("prior_log_odds", "quantitative"),
-                      "y": field("default", "quantitative")}}],
+        _measures_layer(df, {"act": "actual", "min": "PAV (minimum)"}, "prior_log_odds", styles,
+                        x_channel=_prior_x(), x_format=None,
+                        y_channel=field("value", "quantitative", title="P(error)")),
+        _reference_layer(df, "default")],
         "height": HEIGHT, "title": {
             "text": title, "subtitle": "grey dotted: the reference (no-information) system"},
         "width": WIDTH}
@@ -238,19 +245,13 @@ def tippett_spec(tippett: pl.DataFrame, *, series: Sequence[str],
                  title: str = "Tippett plot") -> Spec | None:
     """``tippett_plot(tippett, series=..., styles=...).to_dict()``."""
     df = thin_rows(series_labels(tippett, series), max_points=max_points)
-    order = series_order(df, None)
-    style = styles_for(order, styles)
-    channels = {
-        "tooltip": _tooltip((SERIES, "nominal", None), ("measure", "nominal", None),
-                            ("threshold", "quantitative", ".3f"),
-                            ("value", "quantitative", ".4f")),
-        "x": field("threshold", "quantitative", scale={"nice": False, "zero": False},
-                   title="ln(LR)"),
-        "y": field("value", "quantitative", scale={"domain": [0, 1]},
-                   title="proportion of LRs >= x")}
-    lines = _measures_layer(df, {"p_tar_ge": "same source (H1)",
-                                 "p_non_ge": "different source (H2)"}, "threshold", style, order,
-                            channels=channels, interpolate="step-before")
+    lines = _measures_layer(
+        df, {"p_tar_ge": "same source (H1)", "p_non_ge": "different source (H2)"}, "threshold",
+        styles, interpolate="step-before", x_format=".3f",
+        x_channel=field("threshold", "quantitative", scale={"nice": False, "zero": False},
+                        title="ln(LR)"),
+        y_channel=field("value", "quantitative", scale={"domain": [0, 1]},
+                        title="proportion of LRs >= x"))
     zero = {"data": {"values": display_rows(pl.DataFrame({"threshold": [0.0]}))},
             "mark": mark("rule", color="#555", strokeDash=[4, 3]),
             "encoding": {"x": field("threshold", "quantitative")}}
@@ -262,24 +263,14 @@ def ece_spec(ece: pl.DataFrame, *, series: Sequence[str], styles: Mapping[str, S
              title: str = "Empirical cross-entropy") -> Spec | None:
     """``ece_plot(ece, series=..., styles=...).to_dict()``."""
     df = series_labels(ece, series)
-    order = series_order(df, None)
-    style = styles_for(order, styles)
     shape = "natural" if uniform_grid(df["prior_log_odds"]) else "linear"
-    channels = {
-        "tooltip": _tooltip((SERIES, "nominal", None), ("measure", "nominal", None),
-                            ("prior_log_odds", "quantitative", ".2f"),
-                            ("value", "quantitative", ".4f")),
-        "x": field("prior_log_odds", "quantitative", scale={"nice": False, "zero": False},
-                   title="prior ln odds"),
-        "y": field("value", "quantitative", title="empirical cross-entropy (bits)")}
-    curves = _measures_layer(df, {"ece": "LRs", "ece_min": "PAV LRs"}, "prior_log_odds", style,
-                             order, channels=channels, interpolate=shape)
-    first = df.filter(pl.col(SERIES) == order[0]).select("prior_log_odds", "ece_ref")
-    ref = {"data": {"values": display_rows(first)},
-           "mark": mark("line", clip=True, color="#777", interpolate=shape, strokeDash=[1, 2],
-                        strokeWidth=1.0),
-           "encoding": {"x": field("prior_log_odds", "quantitative"),
-                        "y": field("ece_ref", "quantitative")}}
+    curves = _measures_layer(
+        df, {"ece": "LRs", "ece_min": "PAV LRs"}, "prior_log_odds", styles, interpolate=shape,
+        x_format=".2f",
+        x_channel=field("prior_log_odds", "quantitative", scale={"nice": False, "zero": False},
+                        title="prior ln odds"),
+        y_channel=field("value", "quantitative", title="empirical cross-entropy (bits)"))
+    ref = _reference_layer(df, "ece_ref", interpolate=shape)
     return _top({"layer": [curves, ref], "height": HEIGHT, "title": {
         "text": title, "subtitle": "grey dotted: the reference system (LR = 1)"},
         "width": WIDTH})
